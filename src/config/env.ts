@@ -1,0 +1,180 @@
+// Every environment variable the code reads is read here, once, and checked before anything
+// starts. A bad value stops startup with one message naming the variable and the value: read
+// per-request instead, a typo surfaces at 3am as a failure that never mentions the setting.
+
+export const CAPTURE_FORMATS = ['png', 'webp', 'html', 'links', 'mhtml', 'wacz'] as const;
+export type CaptureFormat = (typeof CAPTURE_FORMATS)[number];
+
+/** Variables without which no process can do its job. */
+export const REQUIRED_ENV = [
+  'CAPTURE_LEDGER_DATABASE_URL',
+  'CAPTURE_LEDGER_FGA_API_URL',
+  'CAPTURE_LEDGER_FGA_STORE_ID',
+  'CAPTURE_LEDGER_FGA_MODEL_ID',
+  'CAPTURE_LEDGER_S3_ENDPOINT',
+  'CAPTURE_LEDGER_S3_ACCESS_KEY_ID',
+  'CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY',
+  'CAPTURE_LEDGER_S3_BUCKET',
+] as const;
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly value: string | undefined,
+    reason: string,
+  ) {
+    super(`${variable}=${JSON.stringify(value ?? '')}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface Config {
+  databaseUrl: string;
+  temporal: { address: string; namespace: string; taskQueue: string };
+  fga: { apiUrl: string; storeId: string; modelId: string };
+  s3: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string };
+  opensearch: { url: string; index: string } | undefined;
+  api: { host: string; port: number; publicUrl: string; replayUrl: string };
+  identity:
+    | { mode: 'oidc'; issuer: string; audience: string; devIdentityAlsoSet: boolean }
+    | { mode: 'dev' }
+    | { mode: 'none' };
+  issuerPort: number;
+  crawl: {
+    webhook: { url: string; token: string } | undefined;
+    formats: CaptureFormat[];
+    signing: boolean;
+    levelTimeoutSeconds: number;
+  };
+  flowPort: number;
+  replayPort: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback?: string): string {
+  const v = env[name];
+  if (v === undefined || v.trim() === '') {
+    if (fallback !== undefined) return fallback;
+    throw new ConfigError(name, v, 'is required');
+  }
+  return v.trim();
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function url(env: Env, name: string, fallback?: string): string {
+  const v = str(env, name, fallback);
+  let parsed: URL;
+  try {
+    parsed = new URL(v);
+  } catch {
+    throw new ConfigError(name, v, 'is not a URL');
+  }
+  if (!['http:', 'https:', 'postgres:', 'postgresql:'].includes(parsed.protocol)) {
+    throw new ConfigError(name, v, `has an unsupported scheme ${parsed.protocol}`);
+  }
+  return v;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, raw, 'is not a whole number');
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, raw, `must be between ${min} and ${max}`);
+  return n;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(name, raw, 'must be 1 or 0');
+}
+
+export function parseFormats(env: Env): CaptureFormat[] {
+  const name = 'CAPTURE_LEDGER_CAPTURE_FORMATS';
+  const raw = str(env, name, 'wacz');
+  const parts = raw.split(',').map((s) => s.trim());
+  const unknown = parts.filter((p) => !(CAPTURE_FORMATS as readonly string[]).includes(p));
+  if (unknown.length > 0 || parts.length === 0) {
+    throw new ConfigError(name, raw, `unknown capture format ${unknown.map((u) => JSON.stringify(u)).join(', ')}; allowed: ${CAPTURE_FORMATS.join(',')}`);
+  }
+  return [...new Set(parts)] as CaptureFormat[];
+}
+
+/** Reads and checks the whole configuration; throws ConfigError on the first bad value. */
+export function loadConfig(env: Env = process.env): Config {
+  for (const name of REQUIRED_ENV) str(env, name);
+
+  const formats = parseFormats(env);
+  const signing = flag(env, 'CAPTURE_LEDGER_CAPTURE_SIGNING');
+  if (signing && !formats.includes('wacz')) {
+    throw new ConfigError('CAPTURE_LEDGER_CAPTURE_SIGNING', env.CAPTURE_LEDGER_CAPTURE_SIGNING, `signing needs wacz in CAPTURE_LEDGER_CAPTURE_FORMATS (now ${formats.join(',')})`);
+  }
+
+  const hookUrl = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
+  const hookToken = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN');
+  if ((hookUrl === undefined) !== (hookToken === undefined)) {
+    const missing = hookUrl === undefined ? 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL' : 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN';
+    throw new ConfigError(missing, undefined, 'must be set together with ' + (hookUrl === undefined ? 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN' : 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL') + ' (both or neither)');
+  }
+  if (hookUrl !== undefined) url(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
+
+  const issuer = optional(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
+  const dev = flag(env, 'CAPTURE_LEDGER_DEV_IDENTITY');
+  let identity: Config['identity'];
+  if (issuer !== undefined) {
+    url(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
+    identity = { mode: 'oidc', issuer, audience: str(env, 'CAPTURE_LEDGER_OIDC_AUDIENCE', 'capture-ledger'), devIdentityAlsoSet: dev };
+  } else if (dev) {
+    identity = { mode: 'dev' };
+  } else {
+    identity = { mode: 'none' };
+  }
+
+  const osUrl = optional(env, 'CAPTURE_LEDGER_OPENSEARCH_URL');
+  const apiPort = int(env, 'CAPTURE_LEDGER_API_PORT', 7070, 1, 65535);
+
+  return {
+    databaseUrl: url(env, 'CAPTURE_LEDGER_DATABASE_URL'),
+    temporal: {
+      address: str(env, 'CAPTURE_LEDGER_TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+      namespace: str(env, 'CAPTURE_LEDGER_TEMPORAL_NAMESPACE', 'default'),
+      taskQueue: str(env, 'CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE', 'capture-ledger'),
+    },
+    fga: {
+      apiUrl: url(env, 'CAPTURE_LEDGER_FGA_API_URL'),
+      storeId: str(env, 'CAPTURE_LEDGER_FGA_STORE_ID'),
+      modelId: str(env, 'CAPTURE_LEDGER_FGA_MODEL_ID'),
+    },
+    s3: {
+      endpoint: url(env, 'CAPTURE_LEDGER_S3_ENDPOINT'),
+      region: str(env, 'CAPTURE_LEDGER_S3_REGION', 'us-east-1'),
+      accessKeyId: str(env, 'CAPTURE_LEDGER_S3_ACCESS_KEY_ID'),
+      secretAccessKey: str(env, 'CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY'),
+      bucket: str(env, 'CAPTURE_LEDGER_S3_BUCKET'),
+    },
+    opensearch: osUrl === undefined ? undefined : { url: url(env, 'CAPTURE_LEDGER_OPENSEARCH_URL'), index: str(env, 'CAPTURE_LEDGER_OPENSEARCH_INDEX', 'capture-ledger-pages') },
+    api: {
+      host: str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1'),
+      port: apiPort,
+      publicUrl: url(env, 'CAPTURE_LEDGER_PUBLIC_URL', `http://127.0.0.1:${apiPort}`),
+      replayUrl: url(env, 'CAPTURE_LEDGER_REPLAY_URL', 'http://127.0.0.1:8899'),
+    },
+    identity,
+    issuerPort: int(env, 'CAPTURE_LEDGER_ISSUER_PORT', 7071, 1, 65535),
+    crawl: {
+      webhook: hookUrl !== undefined && hookToken !== undefined ? { url: hookUrl, token: hookToken } : undefined,
+      formats,
+      signing,
+      levelTimeoutSeconds: int(env, 'CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS', 1800, 1, 7 * 24 * 3600),
+    },
+    flowPort: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 1, 65535),
+    replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),
+  };
+}

@@ -1,0 +1,136 @@
+// Kysely table types, written to match migrations/. Every query is typed from these.
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type GeneratedAlways<T> = ColumnType<T, never, never>;
+type Json<T> = ColumnType<T, T | string, T | string>;
+
+export type CrawlState = 'running' | 'succeeded' | 'failed';
+export type StopReason = 'completed' | 'max_depth' | 'max_pages' | 'failed';
+export type PageState = 'pending' | 'captured' | 'failed' | 'skipped';
+export type RuleAction = 'follow' | 'capture' | 'skip';
+
+export interface CaptureTargetsTable {
+  id: Generated<string>;
+  org_id: string;
+  url: string;
+  url_hash: GeneratedAlways<Buffer>;
+  enabled: Generated<boolean>;
+  created_at: Generated<Date>;
+}
+
+export interface CrawlsTable {
+  id: Generated<string>;
+  org_id: string;
+  submitted_by: string;
+  state: Generated<CrawlState>;
+  stop_reason: StopReason | null;
+  seeds: string[];
+  rules: Json<unknown[]>;
+  max_depth: number;
+  max_pages: number;
+  per_host_delay_ms: number;
+  host_parallelism: number;
+  formats: string[];
+  signing: Generated<boolean>;
+  depth_reached: Generated<number>;
+  dispatched_depth: number | null;
+  failure: string | null;
+  started_at: Generated<Date>;
+  finished_at: Timestamp | null;
+}
+
+export interface CrawlPagesTable {
+  id: Generated<number>;
+  crawl_id: string;
+  url: string;
+  url_hash: GeneratedAlways<Buffer>;
+  depth: number;
+  host: string;
+  action: Generated<'follow' | 'capture'>;
+  state: Generated<PageState>;
+  skip_reason: string | null;
+  task_id: string | null;
+  final_url: string | null;
+  submitted_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  discovered_at: Generated<Date>;
+}
+
+export interface CrawlLevelReportsTable {
+  crawl_id: string;
+  depth: number;
+  report_id: Generated<string>;
+  body: Json<unknown>;
+  reported_by: string;
+  reported_at: Generated<Date>;
+  admitted_at: Timestamp | null;
+}
+
+export interface CrawlDecisionsTable {
+  crawl_id: string;
+  depth: number;
+  rule: number;
+  action: RuleAction;
+  hostname: string;
+  links: number;
+  samples: string[];
+}
+
+export interface CaptureSubmissionsTable {
+  task_id: string;
+  org_id: string;
+  submitted_by: string;
+  crawl_id: string | null;
+  url: string;
+  manifest_key: string | null;
+  manifest_error: string | null;
+  reported_at: Generated<Date>;
+}
+
+export interface ArchivesTable {
+  id: Generated<string>;
+  task_id: string;
+  bucket: string;
+  object_key: string;
+  url: string;
+  final_url: string | null;
+  sha256: string | null;
+  size: ColumnType<number | null, number | null, number | null>;
+  provenance: Json<Record<string, unknown>>;
+  captured_at: Timestamp;
+  indexed_at: Timestamp | null;
+  created_at: Generated<Date>;
+}
+
+export interface FgaOutboxTable {
+  id: Generated<number>;
+  operation: Generated<'write' | 'delete'>;
+  tuple_user: string;
+  relation: string;
+  object: string;
+  condition: Json<{ name: string; context?: Record<string, unknown> }> | null;
+  attempts: Generated<number>;
+  last_error: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface Database {
+  capture_targets: CaptureTargetsTable;
+  crawls: CrawlsTable;
+  crawl_pages: CrawlPagesTable;
+  crawl_level_reports: CrawlLevelReportsTable;
+  crawl_decisions: CrawlDecisionsTable;
+  capture_submissions: CaptureSubmissionsTable;
+  archives: ArchivesTable;
+  fga_outbox: FgaOutboxTable;
+}
+
+export type Crawl = Selectable<CrawlsTable>;
+export type NewCrawl = Insertable<CrawlsTable>;
+export type CrawlUpdate = Updateable<CrawlsTable>;
+export type CrawlPage = Selectable<CrawlPagesTable>;
+export type Archive = Selectable<ArchivesTable>;
+export type NewArchive = Insertable<ArchivesTable>;
+export type OutboxRow = Selectable<FgaOutboxTable>;
+export type NewOutboxRow = Insertable<FgaOutboxTable>;

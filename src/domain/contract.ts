@@ -1,0 +1,78 @@
+// The webhook contract between the ledger and the capture flow (design.md "The webhook
+// contract"), kept as the Windmill flow had it. Types only; schemas live beside the routes.
+import type { CaptureFormat } from '../config/env.ts';
+
+/** ledger → flow: POST $CAPTURE_LEDGER_CRAWL_WEBHOOK_URL with Bearer $..._TOKEN */
+export interface DispatchBody {
+  crawlId: string;
+  depth: number;
+  orgId: string;
+  /** where the flow POSTs the level report, with a Bearer JWT */
+  reportUrl: string;
+  formats: CaptureFormat[];
+  signing: boolean;
+  perHostDelayMs: number;
+  hostParallelism: number;
+  /** per host name (with port): the earliest time the next capture may be submitted,
+   * last finish on that host + delay, so spacing also holds across levels. ISO 8601. */
+  notBefore: Record<string, string>;
+  /** follow pages also ask for the `links` format */
+  pages: { url: string; follow: boolean }[];
+}
+
+export type PageReportStatus = 'captured' | 'failed' | 'skipped';
+
+export interface PageReport {
+  url: string;
+  status: PageReportStatus;
+  skipReason?: 'robots';
+  taskId?: string;
+  /** where the capturer wrote `<key>.result.json`; never the result itself */
+  manifestKey?: string;
+  manifestError?: string;
+  finalUrl?: string;
+  submittedAt?: string;
+  finishedAt?: string;
+}
+
+/** flow → ledger: POST reportUrl (= /api/crawls/:id/levels/:depth) */
+export interface LevelReportBody {
+  depth: number;
+  pages: PageReport[];
+}
+
+export interface ManifestArtifact {
+  format: CaptureFormat;
+  bucket: string;
+  key: string;
+  sha256: string;
+  size: number;
+}
+
+export interface ManifestLink {
+  href: string;
+  rel?: string;
+}
+
+/** `<key>.result.json`, written by the capturer next to its artifacts. */
+export interface Manifest {
+  taskId: string;
+  url: string;
+  finalUrl?: string;
+  status: 'succeeded' | 'failed';
+  error?: { type: string; message?: string };
+  artifacts: ManifestArtifact[];
+  documentWithheld?: 'url-policy' | 'content-type' | 'no-archive' | 'deny' | 'unattributed';
+  software?: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+/** The `links` artifact's body: what the page linked to. */
+export interface LinksArtifact {
+  url: string;
+  finalUrl?: string;
+  links: ManifestLink[];
+}
+
+export const ERROR_TYPE_CANCELLED = 'ERROR_TYPE_CANCELLED';

@@ -1,0 +1,39 @@
+// Domain errors, mapped to HTTP in one place (src/api/error-handler.ts).
+
+/** 404: also what a caller gets when they may not see the thing — the two must look the same. */
+export class NotFoundError extends Error {
+  override name = 'NotFoundError';
+  constructor(message = 'not found') {
+    super(message);
+  }
+}
+
+/** 409 */
+export class ConflictError extends Error {
+  override name = 'ConflictError';
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** 400 with a body that names the problem: { error: message, ...details } */
+export class BadRequestError extends Error {
+  override name = 'BadRequestError';
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** 401 { error: 'unauthenticated' } */
+export class UnauthenticatedError extends Error {
+  override name = 'UnauthenticatedError';
+  constructor(readonly reason = 'unauthenticated') {
+    super(reason);
+  }
+}

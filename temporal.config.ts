@@ -1,0 +1,23 @@
+// Names shared by the API, the worker and operators' commands. Addresses come from the config.
+export const TASK_QUEUE = 'capture-ledger';
+export const CRAWL_WORKFLOW = 'crawl';
+export const RECONCILE_WORKFLOW = 'reconcile';
+export const OUTBOX_DRAIN_WORKFLOW = 'outboxDrain';
+export const INDEX_CRAWL_WORKFLOW = 'indexCrawl';
+
+export const crawlWorkflowId = (crawlId: string): string => `crawl-${crawlId}`;
+
+export const SCHEDULES = {
+  reconcile: { id: 'reconcile', cron: '17 3 * * *' },
+  outboxDrain: { id: 'outbox-drain', every: '1m' },
+} as const;
+
+/** Registered on the dev server by `npm run stack:up` so the Web UI can filter crawls. */
+export const SEARCH_ATTRIBUTES = {
+  CrawlId: 'Keyword',
+  CrawlOrg: 'Keyword',
+  CrawlState: 'Keyword',
+} as const;
+
+export const SIGNALS = { levelReported: 'levelReported', cancel: 'cancel' } as const;
+export const QUERIES = { progress: 'progress' } as const;

@@ -1,0 +1,55 @@
+// Integration tests run against the real stack started by `npm run stack:up` (npm test does
+// it). This checks each service answers, builds the migrated template database, and bundles the
+// workflows once for every worker the tests start.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+import type {} from 'vitest';
+import type { TestProject } from 'vitest/node';
+import { migrate } from '../../src/db/migrate.ts';
+import { adminUrl, TEMPLATE_DB } from './db.ts';
+import { loadProjectEnv, ROOT } from './env.ts';
+
+async function reachable(name: string, url: string): Promise<void> {
+  try {
+    await fetch(url, { signal: AbortSignal.timeout(5000) });
+  } catch (err) {
+    throw new Error(`${name} does not answer at ${url} (${(err as Error).message}); run \`npm run stack:up\` and read .stack/logs/`);
+  }
+}
+
+export default async function setup(project: TestProject): Promise<void> {
+  loadProjectEnv();
+  const base = process.env.CAPTURE_LEDGER_DATABASE_URL!;
+  await reachable('OpenFGA', `${process.env.CAPTURE_LEDGER_FGA_API_URL}/healthz`);
+  await reachable('SeaweedFS S3', process.env.CAPTURE_LEDGER_S3_ENDPOINT!);
+
+  const admin = new pg.Client({ connectionString: adminUrl(base) });
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw new Error(`Postgres does not answer at ${adminUrl(base)} (${(err as Error).message}); run \`npm run stack:up\``);
+  }
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`);
+  } finally {
+    await admin.end();
+  }
+  await migrate(adminUrl(base, TEMPLATE_DB));
+
+  const workflows = ROOT + 'src/workflows/index.ts';
+  if (existsSync(workflows)) {
+    const { bundleWorkflowCode } = await import('@temporalio/worker');
+    const { code } = await bundleWorkflowCode({ workflowsPath: workflows, logger: undefined });
+    mkdirSync(ROOT + '.stack/test', { recursive: true });
+    const path = ROOT + '.stack/test/workflow-bundle.js';
+    writeFileSync(path, code);
+    project.provide('workflowBundlePath', path);
+  }
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    workflowBundlePath: string;
+  }
+}
