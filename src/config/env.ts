@@ -66,7 +66,10 @@ function optional(env: Env, name: string): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
 
-function url(env: Env, name: string, fallback?: string): string {
+const HTTP = ['http:', 'https:'];
+const POSTGRES = ['postgres:', 'postgresql:'];
+
+function url(env: Env, name: string, fallback?: string, schemes: readonly string[] = HTTP): string {
   const v = str(env, name, fallback);
   let parsed: URL;
   try {
@@ -74,9 +77,18 @@ function url(env: Env, name: string, fallback?: string): string {
   } catch {
     throw new ConfigError(name, v, 'is not a URL');
   }
-  if (!['http:', 'https:', 'postgres:', 'postgresql:'].includes(parsed.protocol)) {
-    throw new ConfigError(name, v, `has an unsupported scheme ${parsed.protocol}`);
+  if (!schemes.includes(parsed.protocol)) {
+    throw new ConfigError(name, v, `has the scheme ${parsed.protocol.replace(/:$/, '')}; expected ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}`);
   }
+  if (parsed.hostname === '') throw new ConfigError(name, v, 'has no host');
+  return v;
+}
+
+/** host:port, as Temporal's client expects it. */
+function hostPort(env: Env, name: string, fallback: string): string {
+  const v = str(env, name, fallback);
+  const m = /^([^\s:/]+|\[[0-9a-fA-F:]+\]):(\d+)$/.exec(v);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new ConfigError(name, v, 'must be host:port (port 1-65535)');
   return v;
 }
 
@@ -107,6 +119,19 @@ export function parseFormats(env: Env): CaptureFormat[] {
   return [...new Set(parts)] as CaptureFormat[];
 }
 
+/**
+ * Just the database URL, for `npm run db:migrate`, which runs before fga:deploy has written the
+ * OpenFGA ids that loadConfig requires.
+ */
+export function loadDatabaseUrl(env: Env = process.env): string {
+  return url(env, 'CAPTURE_LEDGER_DATABASE_URL', undefined, POSTGRES);
+}
+
+/** Just the OpenFGA API URL, for `npm run fga:deploy`, which is what creates the ids. */
+export function loadFgaApiUrl(env: Env = process.env): string {
+  return url(env, 'CAPTURE_LEDGER_FGA_API_URL');
+}
+
 /** Reads and checks the whole configuration; throws ConfigError on the first bad value. */
 export function loadConfig(env: Env = process.env): Config {
   for (const name of REQUIRED_ENV) str(env, name);
@@ -119,9 +144,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const hookUrl = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
   const hookToken = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN');
-  if ((hookUrl === undefined) !== (hookToken === undefined)) {
-    const missing = hookUrl === undefined ? 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL' : 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN';
-    throw new ConfigError(missing, undefined, 'must be set together with ' + (hookUrl === undefined ? 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN' : 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL') + ' (both or neither)');
+  // Half a webhook fails only after someone asks for a crawl, by which time a row is open.
+  if (hookUrl === undefined && hookToken !== undefined) {
+    throw new ConfigError('CAPTURE_LEDGER_CRAWL_WEBHOOK_URL', env.CAPTURE_LEDGER_CRAWL_WEBHOOK_URL, 'is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN is: set both or neither');
+  }
+  if (hookUrl !== undefined && hookToken === undefined) {
+    throw new ConfigError('CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN', env.CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN, `is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is (${hookUrl}): set both or neither`);
   }
   if (hookUrl !== undefined) url(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
 
@@ -141,9 +169,9 @@ export function loadConfig(env: Env = process.env): Config {
   const apiPort = int(env, 'CAPTURE_LEDGER_API_PORT', 7070, 1, 65535);
 
   return {
-    databaseUrl: url(env, 'CAPTURE_LEDGER_DATABASE_URL'),
+    databaseUrl: url(env, 'CAPTURE_LEDGER_DATABASE_URL', undefined, POSTGRES),
     temporal: {
-      address: str(env, 'CAPTURE_LEDGER_TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+      address: hostPort(env, 'CAPTURE_LEDGER_TEMPORAL_ADDRESS', '127.0.0.1:7233'),
       namespace: str(env, 'CAPTURE_LEDGER_TEMPORAL_NAMESPACE', 'default'),
       taskQueue: str(env, 'CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE', 'capture-ledger'),
     },

@@ -2,6 +2,7 @@
 // (transactional DDL: one that fails half-way leaves the database as it was), under an
 // advisory lock so two processes migrating at once take turns. Safe to run twice.
 import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
@@ -28,7 +29,7 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         result.alreadyApplied.push(file);
         continue;
       }
-      const sql = await readFile(new URL(file, `file://${dir.endsWith('/') ? dir : dir + '/'}`), 'utf8');
+      const sql = await readFile(join(dir, file), 'utf8');
       await client.query('BEGIN');
       try {
         await client.query(sql);
