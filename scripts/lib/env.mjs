@@ -1,0 +1,51 @@
+// Project settings for the scripts: .env.example (defaults), then .env, then .env.local; a later
+// file wins over an earlier one, and a variable already set in the real environment wins over all
+// of them (like node's --env-file). process.loadEnvFile never overrides, so merge by hand.
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const STACK_DIR = ROOT + '.stack/';
+export const TOOLS_DIR = ROOT + '.tools/';
+
+let loaded = null;
+
+/** Loads the project's env files into process.env (once) and returns the merged settings. */
+export function loadEnv() {
+  if (loaded) return loaded;
+  const merged = {};
+  for (const f of ['.env.example', '.env', '.env.local']) {
+    const p = ROOT + f;
+    if (existsSync(p)) Object.assign(merged, parseEnv(readFileSync(p, 'utf8')));
+  }
+  for (const [k, v] of Object.entries(merged)) {
+    if (process.env[k] === undefined) process.env[k] = v;
+  }
+  loaded = { ...merged, ...pick(process.env, Object.keys(merged)) };
+  return loaded;
+}
+
+function pick(obj, keys) {
+  const out = {};
+  for (const k of keys) if (obj[k] !== undefined) out[k] = obj[k];
+  return out;
+}
+
+/** `npm start` / `npm test`: a fresh clone has no .env yet; copy the template verbatim. */
+export function ensureDotEnv(log = console.log) {
+  if (!existsSync(ROOT + '.env')) {
+    copyFileSync(ROOT + '.env.example', ROOT + '.env');
+    log('created .env from .env.example');
+  }
+}
+
+export function intSetting(name) {
+  const env = loadEnv();
+  const raw = process.env[name] ?? env[name];
+  const n = Number(raw);
+  if (!raw || !Number.isInteger(n) || n <= 0 || n > 65535) {
+    throw new Error(`${name} must be a port number (got ${JSON.stringify(raw)}); see .env.example`);
+  }
+  return n;
+}

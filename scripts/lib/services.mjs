@@ -1,0 +1,350 @@
+// The services of the local stack, in start order. compose.yaml names the same services
+// (test/unit/compose.test.ts checks it), so keep the two in step.
+import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { STACK_DIR, ROOT, intSetting, loadEnv } from './env.mjs';
+import { resolveBinary, postgresBinDir, opensearchCommand } from './tools.mjs';
+import { s3Request } from './s3.mjs';
+
+/** name → description, in start order; `profile` services start only when that profile is asked for. */
+export const SERVICES = [
+  { name: 'postgres', what: 'Postgres (ledger + OpenFGA databases)' },
+  { name: 'temporal', what: 'Temporal dev server + Web UI' },
+  { name: 'openfga', what: 'OpenFGA (postgres datastore)' },
+  { name: 'seaweedfs', what: 'SeaweedFS S3' },
+  { name: 'opensearch', what: 'OpenSearch single node', profile: 'search' },
+];
+
+export const PROFILES = ['search'];
+
+const isRoot = () => process.getuid?.() === 0;
+
+function urlParts(name) {
+  const raw = loadEnv()[name] ?? process.env[name];
+  const u = new URL(raw);
+  return { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1), url: raw };
+}
+
+function sqlIdent(s) {
+  return '"' + s.replaceAll('"', '""') + '"';
+}
+function sqlString(s) {
+  return "'" + s.replaceAll("'", "''") + "'";
+}
+
+async function httpOk(url, pred = () => true) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+  const body = await res.text();
+  if (res.status !== 200) return `HTTP ${res.status} from ${url}: ${body.slice(0, 200)}`;
+  return pred(body) ? true : `unexpected answer from ${url}: ${body.slice(0, 200)}`;
+}
+
+export function s3Settings() {
+  const env = loadEnv();
+  return {
+    endpoint: env.CAPTURE_LEDGER_S3_ENDPOINT,
+    region: env.CAPTURE_LEDGER_S3_REGION,
+    accessKeyId: env.CAPTURE_LEDGER_S3_ACCESS_KEY_ID,
+    secretAccessKey: env.CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY,
+    bucket: env.CAPTURE_LEDGER_S3_BUCKET,
+  };
+}
+
+/**
+ * Everything stack.mjs needs to run one service: the ports it takes, the command, how to tell
+ * it is healthy, and what to do once it is.
+ */
+export function serviceSpec(name) {
+  const env = loadEnv();
+  switch (name) {
+    case 'postgres': {
+      const port = intSetting('CAPTURE_LEDGER_PG_PORT');
+      const bin = postgresBinDir();
+      const data = STACK_DIR + 'pg';
+      const sock = STACK_DIR + 'pg-run';
+      const asPostgres = (cmd, args) => (isRoot() ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+      const psql = (sql) => {
+        const [c, a] = asPostgres(`${bin}/psql`, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-f', '-']);
+        return execFileSync(c, a, { input: sql, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30000 });
+      };
+      return {
+        name,
+        ports: [{ setting: 'CAPTURE_LEDGER_PG_PORT', port }],
+        timeoutMs: 60000,
+        stopSignal: 'SIGINT', // fast shutdown
+        tool: bin ? { path: `${bin}/postgres`, source: bin } : null,
+        missing: 'postgres (Debian package `postgresql`: apt-get install -y postgresql; .ci/run does it)',
+        match: 'postgres',
+        // runuser stays as a parent; the real server pid is in postmaster.pid
+        realPid: () => Number(String(execFileSync('head', ['-1', data + '/postmaster.pid'])).trim()),
+        prepare(log) {
+          mkdirSync(STACK_DIR, { recursive: true });
+          for (const d of [data, sock]) {
+            mkdirSync(d, { recursive: true, mode: 0o700 });
+            if (isRoot()) chownSync(d, postgresUid(), postgresGid());
+          }
+          if (!existsSync(data + '/PG_VERSION')) {
+            log('postgres: initdb ' + data);
+            const [c, a] = asPostgres(`${bin}/initdb`, ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C.UTF-8']);
+            execFileSync(c, a, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120000 });
+          }
+        },
+        command() {
+          return asPostgres(`${bin}/postgres`, ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${sock}`, '-c', 'max_connections=200', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']);
+        },
+        async health() {
+          const [c, a] = asPostgres(`${bin}/pg_isready`, ['-q', '-h', '127.0.0.1', '-p', String(port), '-d', 'postgres', '-U', 'postgres']);
+          try {
+            execFileSync(c, a, { stdio: 'ignore', timeout: 5000 });
+            return true;
+          } catch {
+            return `pg_isready -h 127.0.0.1 -p ${port} says not ready`;
+          }
+        },
+        async afterHealthy(log) {
+          const ledger = urlParts('CAPTURE_LEDGER_DATABASE_URL');
+          const fga = urlParts('CAPTURE_LEDGER_FGA_DATABASE_URL');
+          const roles = new Map([[ledger.user, ledger.password], [fga.user, fga.password]]);
+          let sql = '';
+          for (const [user, password] of roles) {
+            sql += `SELECT format('CREATE ROLE %I', ${sqlString(user)}) WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = ${sqlString(user)})\\gexec\n`;
+            // SUPERUSER: tests clone databases from a template (CREATE DATABASE ... TEMPLATE)
+            sql += `ALTER ROLE ${sqlIdent(user)} WITH LOGIN SUPERUSER PASSWORD ${sqlString(password)};\n`;
+          }
+          for (const { database, user } of [ledger, fga]) {
+            sql += `SELECT format('CREATE DATABASE %I OWNER %I', ${sqlString(database)}, ${sqlString(user)}) WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = ${sqlString(database)})\\gexec\n`;
+          }
+          psql(sql);
+          log(`postgres: role ${[...roles.keys()].join(', ')}; databases ${ledger.database}, ${fga.database}`);
+        },
+        url: `postgres://127.0.0.1:${port}`,
+      };
+    }
+    case 'temporal': {
+      const port = intSetting('CAPTURE_LEDGER_TEMPORAL_PORT');
+      const ui = intSetting('CAPTURE_LEDGER_TEMPORAL_UI_PORT');
+      const tool = resolveBinary('temporal');
+      const address = `127.0.0.1:${port}`;
+      const namespace = env.CAPTURE_LEDGER_TEMPORAL_NAMESPACE || 'default';
+      return {
+        name,
+        ports: [
+          { setting: 'CAPTURE_LEDGER_TEMPORAL_PORT', port },
+          { setting: 'CAPTURE_LEDGER_TEMPORAL_UI_PORT', port: ui },
+        ],
+        timeoutMs: 90000,
+        tool,
+        missing: 'temporal (npm run tools builds it into .tools/bin)',
+        match: 'temporal',
+        prepare() {
+          mkdirSync(STACK_DIR + 'temporal', { recursive: true });
+        },
+        command() {
+          const args = ['server', 'start-dev', '--db-filename', STACK_DIR + 'temporal/temporal.db', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(ui), '--log-level', 'warn'];
+          for (const sa of ['CrawlId=Keyword', 'CrawlOrg=Keyword', 'CrawlState=Keyword']) args.push('--search-attribute', sa);
+          if (namespace !== 'default') args.push('--namespace', namespace);
+          return [tool.path, args];
+        },
+        async health() {
+          const page = await httpOk(`http://127.0.0.1:${ui}/`);
+          if (page !== true) return `Web UI: ${page}`;
+          try {
+            const out = execFileSync(tool.path, ['operator', 'search-attribute', 'list', '--address', address, '--namespace', namespace, '-o', 'json', '--command-timeout', '5s'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 });
+            for (const k of ['CrawlId', 'CrawlOrg', 'CrawlState']) if (!out.includes(`"${k}"`)) return `search attribute ${k} not registered yet`;
+            return true;
+          } catch (err) {
+            return `temporal operator search-attribute list: ${String(err.stderr ?? err.message).trim().split('\n').pop()}`;
+          }
+        },
+        url: `grpc ${address}, Web UI http://127.0.0.1:${ui}`,
+      };
+    }
+    case 'openfga': {
+      const http = intSetting('CAPTURE_LEDGER_FGA_HTTP_PORT');
+      const grpc = intSetting('CAPTURE_LEDGER_FGA_GRPC_PORT');
+      const tool = resolveBinary('openfga');
+      return {
+        name,
+        ports: [
+          { setting: 'CAPTURE_LEDGER_FGA_HTTP_PORT', port: http },
+          { setting: 'CAPTURE_LEDGER_FGA_GRPC_PORT', port: grpc },
+        ],
+        timeoutMs: 60000,
+        tool,
+        missing: 'openfga (npm run tools builds it into .tools/bin)',
+        match: 'openfga',
+        command() {
+          return [
+            tool.path,
+            ['run', '--datastore-engine', 'postgres', '--datastore-uri', env.CAPTURE_LEDGER_FGA_DATABASE_URL, '--http-addr', `127.0.0.1:${http}`, '--grpc-addr', `127.0.0.1:${grpc}`, '--metrics-enabled=false', '--datastore-metrics-enabled=false', '--playground-enabled=false', '--log-format', 'text'],
+          ];
+        },
+        health: () => httpOk(`http://127.0.0.1:${http}/healthz`, (b) => b.includes('SERVING')),
+        url: `http://127.0.0.1:${http}`,
+      };
+    }
+    case 'seaweedfs': {
+      const s3 = intSetting('CAPTURE_LEDGER_S3_PORT');
+      // SeaweedFS's internal servers take the next ports after S3 (and +10000 for their gRPC).
+      const master = s3 + 1;
+      const volume = s3 + 2;
+      const filer = s3 + 3;
+      const tool = resolveBinary('weed');
+      const dir = STACK_DIR + 'seaweed';
+      const cfg = s3Settings();
+      const internal = (port, what) => ({ setting: `CAPTURE_LEDGER_S3_PORT + ${port - s3} (${what})`, port });
+      return {
+        name,
+        ports: [
+          { setting: 'CAPTURE_LEDGER_S3_PORT', port: s3 },
+          internal(master, 'master'),
+          internal(volume, 'volume'),
+          internal(filer, 'filer'),
+          { setting: 'CAPTURE_LEDGER_S3_PORT + 10000 (s3 gRPC)', port: s3 + 10000 },
+          { ...internal(master + 10000, 'master gRPC') },
+          { ...internal(volume + 10000, 'volume gRPC') },
+          { ...internal(filer + 10000, 'filer gRPC') },
+        ],
+        timeoutMs: 90000,
+        tool,
+        missing: 'weed (npm run tools builds it into .tools/bin)',
+        match: 'weed',
+        prepare() {
+          mkdirSync(dir + '/data', { recursive: true });
+          // an identity makes SeaweedFS verify every signature (with none it allows everything)
+          const identities = {
+            identities: [
+              {
+                name: cfg.accessKeyId,
+                credentials: [{ accessKey: cfg.accessKeyId, secretKey: cfg.secretAccessKey }],
+                actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+              },
+            ],
+          };
+          writeFileSync(dir + '/s3.json', JSON.stringify(identities, null, 2) + '\n', { mode: 0o600 });
+        },
+        command() {
+          return [
+            tool.path,
+            [
+              'server',
+              `-dir=${dir}/data`,
+              '-ip=127.0.0.1',
+              '-ip.bind=127.0.0.1',
+              `-master.port=${master}`,
+              `-volume.port=${volume}`,
+              `-filer.port=${filer}`,
+              '-master.volumeSizeLimitMB=256',
+              '-volume.max=0',
+              '-filer',
+              '-s3',
+              `-s3.port=${s3}`,
+              `-s3.config=${dir}/s3.json`,
+            ],
+          ];
+        },
+        async health() {
+          const r = await s3Request(cfg, 'GET', '/');
+          if (r.status !== 200) return `signed ListBuckets: HTTP ${r.status} ${r.body.slice(0, 200)}`;
+          const anon = await fetch(new URL('/', cfg.endpoint), { signal: AbortSignal.timeout(3000) });
+          await anon.text();
+          if (anon.status !== 403) return `an unsigned request was answered ${anon.status}, expected 403 (signatures not verified?)`;
+          return true;
+        },
+        async afterHealthy(log) {
+          // the filer may need a moment after S3 answers; retry bucket creation briefly
+          let last = '';
+          for (let i = 0; i < 40; i++) {
+            const r = await s3Request(cfg, 'PUT', `/${cfg.bucket}`);
+            if (r.status === 200 || r.body.includes('BucketAlreadyOwnedByYou') || r.body.includes('BucketAlreadyExists')) {
+              const head = await s3Request(cfg, 'HEAD', `/${cfg.bucket}`);
+              if (head.status === 200) {
+                log(`seaweedfs: bucket ${cfg.bucket} ready`);
+                return;
+              }
+              last = `HEAD /${cfg.bucket}: ${head.status}`;
+            } else last = `PUT /${cfg.bucket}: ${r.status} ${r.body.slice(0, 200)}`;
+            await new Promise((res) => setTimeout(res, 500));
+          }
+          throw new Error(`could not create bucket ${cfg.bucket} (${last})`);
+        },
+        url: `${cfg.endpoint} (bucket ${cfg.bucket})`,
+      };
+    }
+    case 'opensearch': {
+      const http = intSetting('CAPTURE_LEDGER_OPENSEARCH_PORT');
+      const transport = http + 100;
+      const cmd = opensearchCommand();
+      const home = STACK_DIR + 'opensearch';
+      return {
+        name,
+        ports: [
+          { setting: 'CAPTURE_LEDGER_OPENSEARCH_PORT', port: http },
+          { setting: 'CAPTURE_LEDGER_OPENSEARCH_PORT + 100 (transport)', port: transport },
+        ],
+        timeoutMs: 180000,
+        tool: cmd,
+        missing: 'the OpenSearch launcher (npm run tools -- --profile search builds it into .tools/opensearch)',
+        match: 'OpenSearchLauncher',
+        prepare() {
+          for (const d of ['data', 'logs', 'config']) mkdirSync(`${home}/${d}`, { recursive: true });
+        },
+        command() {
+          return [
+            cmd.path,
+            [
+              '-Xms512m',
+              '-Xmx512m',
+              '-XX:+UseG1GC',
+              '-Djava.awt.headless=true',
+              '-Dfile.encoding=UTF-8',
+              '-Dio.netty.noUnsafe=true',
+              '-Dio.netty.noKeySetOptimization=true',
+              '-Dio.netty.recycler.maxCapacityPerThread=0',
+              '-Dlog4j.shutdownHookEnabled=false',
+              '-Dlog4j2.disable.jmx=true',
+              ...cmd.args,
+              cmd.main,
+              `path.home=${home}`,
+              `path.data=${home}/data`,
+              `path.logs=${home}/logs`,
+              'cluster.name=capture-ledger',
+              'node.name=capture-ledger-1',
+              'discovery.type=single-node',
+              'network.host=127.0.0.1',
+              `http.port=${http}`,
+              `transport.port=${transport}`,
+              'cluster.routing.allocation.disk.threshold_enabled=false',
+              'action.auto_create_index=true',
+            ],
+          ];
+        },
+        health: () =>
+          httpOk(`http://127.0.0.1:${http}/_cluster/health`, (b) => {
+            const s = JSON.parse(b).status;
+            return s === 'green' || s === 'yellow';
+          }),
+        url: `http://127.0.0.1:${http}`,
+      };
+    }
+    default:
+      throw new Error(`unknown service ${name}`);
+  }
+}
+
+let pgIds = null;
+function pgIdsOf() {
+  if (!pgIds) {
+    const out = execFileSync('id', ['postgres'], { encoding: 'utf8' });
+    pgIds = { uid: Number(/uid=(\d+)/.exec(out)[1]), gid: Number(/gid=(\d+)/.exec(out)[1]) };
+  }
+  return pgIds;
+}
+function postgresUid() {
+  return pgIdsOf().uid;
+}
+function postgresGid() {
+  return pgIdsOf().gid;
+}
+
+export { ROOT };

@@ -1,0 +1,181 @@
+// npm run stack:up [-- --profile search] | stack:down | stack:status
+//
+// Runs the real services on this machine (no Docker): each one detached, logging to
+// .stack/logs/<service>.log, its pid in .stack/pids/<service>.json. `up` waits until each service
+// really answers (bounded), `down` stops only the processes `up` recorded.
+import { SERVICES, PROFILES, serviceSpec } from './lib/services.mjs';
+import { loadEnv } from './lib/env.mjs';
+import { fgaMigrate } from './lib/fga-migrate.mjs';
+import { StackError, logPath, logTail, portFree, readPid, rel, removePid, startDetached, stopPid, waitHealthy, writePid } from './lib/proc.mjs';
+
+const STOP_SIGNAL = { postgres: 'SIGINT' };
+
+export function parseProfiles(argv) {
+  const profiles = new Set();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    let v = null;
+    if (a === '--profile') v = argv[++i];
+    else if (a.startsWith('--profile=')) v = a.slice('--profile='.length);
+    else continue;
+    for (const p of String(v ?? '').split(',').filter(Boolean)) {
+      if (!PROFILES.includes(p)) throw new StackError(`unknown profile ${JSON.stringify(p)} (known: ${PROFILES.join(', ')})`);
+      profiles.add(p);
+    }
+  }
+  return profiles;
+}
+
+const t0 = Date.now();
+const say = (msg) => console.log(`[stack ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
+
+function describeCommand(cmd, args) {
+  return [cmd, ...args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ').replace(/postgres:\/\/[^@\s]*@/g, 'postgres://***@');
+}
+
+async function upOne(name) {
+  const spec = serviceSpec(name);
+  const rec = readPid(name);
+  if (rec?.running) {
+    const h = await spec.health().catch((e) => e.message);
+    if (h === true) {
+      await spec.afterHealthy?.(say);
+      say(`${name}: already up (pid ${rec.pid}) at ${spec.url}`);
+      return false;
+    }
+    say(`${name}: running (pid ${rec.pid}) but not healthy yet; waiting`);
+    const reason = await waitHealthy(spec.health, { timeoutMs: spec.timeoutMs });
+    if (reason) throw new StackError(`${name}: the running process (pid ${rec.pid}, started by stack:up) ${reason}. Read ${rel(logPath(name))}, or run \`npm run stack:down\` and try again.\n${logTail(logPath(name))}`);
+    await spec.afterHealthy?.(say);
+    say(`${name}: up (pid ${rec.pid}) at ${spec.url}`);
+    return false;
+  }
+  if (rec?.stale) removePid(name);
+  if (!spec.tool) throw new StackError(`${name}: command not found: ${spec.missing}`);
+  for (const { setting, port } of spec.ports) {
+    if (!(await portFree(port))) {
+      throw new StackError(`${name}: port ${port} on 127.0.0.1 (${setting}) is already in use by a process stack:up did not start; stop it or change the port in .env. Nothing was started for ${name}; log: ${rel(logPath(name))}`);
+    }
+  }
+  await spec.prepare?.(say);
+  if (name === 'openfga') {
+    say('openfga: fga:migrate (openfga migrate against CAPTURE_LEDGER_FGA_DATABASE_URL)');
+    fgaMigrate();
+  }
+  const [cmd, args] = spec.command();
+  say(`${name}: starting (${spec.tool.source === 'PATH' ? 'from PATH: ' : ''}${spec.tool.path})`);
+  const st = startDetached(name, cmd, args);
+  writePid(name, st.child.pid, spec.match);
+  const reason = await waitHealthy(spec.health, { timeoutMs: spec.timeoutMs, exitStatus: st.exitStatus });
+  if (reason) {
+    const tail = logTail(st.log, st.logStart);
+    await stopPid(st.child.pid, { signal: STOP_SIGNAL[name], graceMs: 5000 });
+    removePid(name);
+    throw new StackError(`${name}: ${reason}.\n  command: ${describeCommand(cmd, args)}\n  log: ${rel(st.log)}\n${tail}`);
+  }
+  if (spec.realPid) writePid(name, spec.realPid(), spec.match);
+  await spec.afterHealthy?.(say);
+  say(`${name}: up (pid ${readPid(name).pid}) at ${spec.url}`);
+  return true;
+}
+
+/** Service names given on the command line (`up postgres temporal`), validated. */
+export function parseNames(argv) {
+  const names = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--profile') i++;
+    else if (!argv[i].startsWith('--')) {
+      if (!SERVICES.some((s) => s.name === argv[i])) throw new StackError(`unknown service ${JSON.stringify(argv[i])} (known: ${SERVICES.map((s) => s.name).join(', ')})`);
+      names.push(argv[i]);
+    }
+  }
+  return names;
+}
+
+export async function up(profiles, only = []) {
+  loadEnv();
+  const wanted = SERVICES.filter((s) => (only.length ? only.includes(s.name) : !s.profile || profiles.has(s.profile)));
+  // every command first: a missing tool stops stack:up before anything was started
+  const missing = [];
+  for (const { name } of wanted) {
+    const spec = serviceSpec(name);
+    if (!spec.tool && !readPid(name)?.running) missing.push(`${name}: command not found: ${spec.missing}`);
+  }
+  if (missing.length) throw new StackError(`nothing was started.\n  ${missing.join('\n  ')}`);
+  const started = [];
+  try {
+    for (const { name } of wanted) {
+      if (await upOne(name)) started.push(name);
+    }
+  } catch (err) {
+    if (started.length) {
+      say(`stopping what this run started (${started.join(', ')}) so no partial stack is left behind`);
+      for (const name of started.reverse()) await downOne(name);
+    }
+    throw err;
+  }
+  say(`stack is up: ${wanted.map((s) => s.name).join(', ')} (logs in .stack/logs, \`npm run stack:status\`)`);
+}
+
+async function downOne(name) {
+  const rec = readPid(name);
+  if (!rec) return;
+  if (rec.running) {
+    const how = await stopPid(rec.pid, { signal: STOP_SIGNAL[name] ?? 'SIGTERM', graceMs: name === 'postgres' ? 30000 : 15000 });
+    say(`${name}: ${how} (pid ${rec.pid})`);
+  } else {
+    say(`${name}: was not running (stale pid file removed)`);
+  }
+  removePid(name);
+}
+
+export async function down() {
+  for (const { name } of [...SERVICES].reverse()) await downOne(name);
+  say('stack is down');
+}
+
+export async function status() {
+  loadEnv();
+  let bad = false;
+  for (const { name, profile, what } of SERVICES) {
+    const rec = readPid(name);
+    let spec;
+    try {
+      spec = serviceSpec(name);
+    } catch (err) {
+      console.log(`${name.padEnd(11)} ERROR      ${err.message}`);
+      bad = true;
+      continue;
+    }
+    let state;
+    if (rec?.running) {
+      const h = await spec.health().catch((e) => e.message);
+      state = h === true ? 'up' : `unhealthy: ${h}`;
+      if (h !== true) bad = true;
+    } else {
+      state = profile ? `down (profile ${profile})` : 'down';
+      if (!profile) bad = true;
+    }
+    const pid = rec?.running ? `pid ${rec.pid}` : '';
+    console.log(`${name.padEnd(11)} ${state.padEnd(22)} ${pid.padEnd(11)} ${spec.url.padEnd(50)} ${rel(logPath(name))}  # ${what}`);
+  }
+  return bad ? 1 : 0;
+}
+
+async function main() {
+  const [cmd, ...rest] = process.argv.slice(2);
+  try {
+    if (cmd === 'up') await up(parseProfiles(rest), parseNames(rest));
+    else if (cmd === 'down') await down();
+    else if (cmd === 'status') process.exitCode = await status();
+    else {
+      console.error('usage: node scripts/stack.mjs up [--profile search] [service...] | down | status');
+      process.exitCode = 2;
+    }
+  } catch (err) {
+    console.error(`stack:${cmd} failed: ${err instanceof StackError ? err.message : err.stack ?? err.message}`);
+    process.exitCode = 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
