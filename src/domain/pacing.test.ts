@@ -1,0 +1,313 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { effectiveDelayMs, hostOf, Pacer, pacingViolations, politenessLowerBound, simulatePacing, type Capture, type PacingOptions, type SimPage } from './pacing.ts';
+
+const pages = (spec: [string, number][]): SimPage[] => spec.map(([host, durationMs]) => ({ host, durationMs }));
+const makespan = (r: { finish: number }[]): number => Math.max(...r.map((x) => x.finish));
+
+describe('effectiveDelayMs', () => {
+  it('is perHostDelayMs without a Crawl-delay', () => {
+    expect(effectiveDelayMs(2000, undefined)).toBe(2000);
+  });
+  it('takes a Crawl-delay that is longer', () => {
+    expect(effectiveDelayMs(2000, 5000)).toBe(5000);
+  });
+  it('ignores a Crawl-delay that is shorter or equal', () => {
+    expect(effectiveDelayMs(2000, 1000)).toBe(2000);
+    expect(effectiveDelayMs(2000, 2000)).toBe(2000);
+    expect(effectiveDelayMs(2000, 0)).toBe(2000);
+  });
+  it('ignores a Crawl-delay that is not a finite number and clamps a negative delay to 0', () => {
+    expect(effectiveDelayMs(100, Number.NaN)).toBe(100);
+    expect(effectiveDelayMs(-5, undefined)).toBe(0);
+  });
+});
+
+describe('hostOf', () => {
+  it('keeps the port, as notBefore is keyed', () => {
+    expect(hostOf('http://127.0.0.2:8080/a?b#c')).toBe('127.0.0.2:8080');
+    expect(hostOf('https://Example.COM/')).toBe('example.com');
+    expect(hostOf('https://example.com:443/')).toBe('example.com');
+  });
+});
+
+describe('Pacer options', () => {
+  it('refuses a negative delay and a parallelism below 1 or fractional', () => {
+    expect(() => new Pacer({ perHostDelayMs: -1, hostParallelism: 1 })).toThrow(/perHostDelayMs/);
+    expect(() => new Pacer({ perHostDelayMs: 0, hostParallelism: 0 })).toThrow(/hostParallelism/);
+    expect(() => new Pacer({ perHostDelayMs: 0, hostParallelism: 1.5 })).toThrow(/hostParallelism/);
+  });
+  it('refuses finish or release on a host with nothing in flight', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 0, hostParallelism: 1 });
+    expect(() => p.finish('a', 0)).toThrow(/nothing in flight/);
+    expect(() => p.release('a')).toThrow(/nothing in flight/);
+  });
+});
+
+describe('one host', () => {
+  it('measures the delay from the finish of the previous capture, not its submit', () => {
+    const r = simulatePacing(pages([['a', 10], ['a', 500], ['a', 5]]), { perHostDelayMs: 100, hostParallelism: 4 });
+    expect(r.map((x) => [x.start, x.finish])).toEqual([
+      [0, 10],
+      [110, 610],
+      [710, 715],
+    ]);
+  });
+  it('never has two captures in flight on the same host, even with slots free', () => {
+    const p = new Pacer<number>({ perHostDelayMs: 0, hostParallelism: 8 });
+    p.add('a', 1);
+    p.add('a', 2);
+    expect(p.take(0).map((s) => s.item)).toEqual([1]);
+    expect(p.take(0)).toEqual([]);
+    expect(p.nextWakeAt()).toBeUndefined();
+    p.finish('a', 7);
+    expect(p.take(7).map((s) => s.item)).toEqual([2]);
+  });
+  it('keeps the order pages were added in', () => {
+    const r = simulatePacing(pages([['a', 1], ['a', 1], ['a', 1], ['a', 1]]), { perHostDelayMs: 10, hostParallelism: 1 });
+    expect(r.map((x) => x.start)).toEqual([0, 11, 22, 33]);
+  });
+  it('does not submit before readyAt and says when to wake', () => {
+    const p = new Pacer<number>({ perHostDelayMs: 100, hostParallelism: 1 });
+    p.add('a', 1);
+    p.add('a', 2);
+    p.take(0);
+    p.finish('a', 40);
+    expect(p.readyAt('a')).toBe(140);
+    expect(p.take(139)).toEqual([]);
+    expect(p.nextWakeAt()).toBe(140);
+    expect(p.take(140)).toEqual([{ host: 'a', item: 2, at: 140 }]);
+  });
+  it('release ends the slot without recording a finish (a robots skip touches nothing)', () => {
+    const p = new Pacer<number>({ perHostDelayMs: 100, hostParallelism: 1 });
+    p.add('a', 1);
+    p.add('a', 2);
+    p.add('a', 3);
+    p.take(0);
+    p.finish('a', 10);
+    expect(p.take(110).map((s) => s.item)).toEqual([2]);
+    p.release('a');
+    expect(p.readyAt('a')).toBe(110);
+    expect(p.take(110).map((s) => s.item)).toEqual([3]);
+    expect(p.lastFinishes()).toEqual({ a: 10 });
+  });
+  it('is done only when nothing is queued or in flight', () => {
+    const p = new Pacer<number>({ perHostDelayMs: 0, hostParallelism: 1 });
+    expect(p.done).toBe(true);
+    p.add('a', 1);
+    expect(p.done).toBe(false);
+    expect(p.pending).toBe(1);
+    p.take(0);
+    expect(p.running).toBe(1);
+    expect(p.done).toBe(false);
+    p.finish('a', 0);
+    expect(p.done).toBe(true);
+  });
+});
+
+describe('Crawl-delay', () => {
+  it('wins when longer than perHostDelayMs, per host', () => {
+    const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 4, crawlDelayMs: { a: 1000 } };
+    const r = simulatePacing(pages([['a', 10], ['a', 10], ['b', 10], ['b', 10]]), opts);
+    expect(r.map((x) => [x.host, x.start])).toEqual([
+      ['a', 0],
+      ['a', 1010],
+      ['b', 0],
+      ['b', 110],
+    ]);
+    expect(pacingViolations(r, opts)).toEqual([]);
+    // the same schedule is a violation once the longer Crawl-delay on b is known
+    expect(pacingViolations(r, { ...opts, crawlDelayMs: { a: 1000, b: 500 } }).map((v) => v.kind)).toEqual(['gap']);
+  });
+  it('does not shorten perHostDelayMs when shorter', () => {
+    const r = simulatePacing(pages([['a', 10], ['a', 10]]), { perHostDelayMs: 300, hostParallelism: 1, crawlDelayMs: { a: 50 } });
+    expect(r[1]!.start).toBe(310);
+  });
+  it('applies from the moment it is learnt (setCrawlDelay)', () => {
+    const p = new Pacer<number>({ perHostDelayMs: 100, hostParallelism: 1 });
+    p.add('a', 1);
+    p.add('a', 2);
+    p.take(0);
+    p.setCrawlDelay('a', 2000);
+    p.finish('a', 5);
+    expect(p.delayFor('a')).toBe(2000);
+    expect(p.readyAt('a')).toBe(2005);
+  });
+});
+
+describe('notBefore and earlier finishes', () => {
+  it('does not submit on a host before its notBefore', () => {
+    const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 4, notBefore: { a: 5000 } };
+    const r = simulatePacing(pages([['a', 10], ['b', 10], ['a', 10]]), opts, 1000);
+    expect(r.map((x) => [x.host, x.start])).toEqual([
+      ['a', 5000],
+      ['b', 1000],
+      ['a', 5110],
+    ]);
+    expect(pacingViolations(r, opts)).toEqual([]);
+    expect(pacingViolations(r, { ...opts, notBefore: { a: 5001 } }).map((v) => v.kind)).toEqual(['notBefore']);
+  });
+  it('a notBefore in the past changes nothing', () => {
+    const r = simulatePacing(pages([['a', 10]]), { perHostDelayMs: 100, hostParallelism: 1, notBefore: { a: 0 } }, 1000);
+    expect(r[0]!.start).toBe(1000);
+  });
+  it('keeps the delay after a finish seen in an earlier level (lastFinish), with the longer Crawl-delay', () => {
+    const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 1, lastFinish: { a: 900 }, crawlDelayMs: { a: 400 } };
+    const r = simulatePacing(pages([['a', 10]]), opts, 1000);
+    expect(r[0]!.start).toBe(1300);
+    expect(pacingViolations([{ host: 'a', start: 1299, finish: 1300 }], opts).map((v) => v.kind)).toEqual(['gap']);
+  });
+});
+
+describe('hostParallelism', () => {
+  it('never has more than hostParallelism distinct hosts in flight', () => {
+    const opts: PacingOptions = { perHostDelayMs: 0, hostParallelism: 2 };
+    const p = new Pacer<string>(opts);
+    for (const h of ['a', 'b', 'c', 'd']) p.add(h, h);
+    expect(p.take(0).map((s) => s.host)).toEqual(['a', 'b']);
+    expect(p.take(0)).toEqual([]);
+    expect(p.nextWakeAt()).toBeUndefined();
+    p.finish('b', 3);
+    expect(p.take(3).map((s) => s.host)).toEqual(['c']);
+  });
+  it('uses a host’s delay to capture another host (the slot is not held through the delay)', () => {
+    const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 1 };
+    const r = simulatePacing(pages([['a', 50], ['a', 50], ['b', 50], ['b', 50]]), opts);
+    expect(makespan(r)).toBe(250);
+    expect(r.map((x) => [x.host, x.start])).toEqual([
+      ['a', 0],
+      ['a', 150],
+      ['b', 50],
+      ['b', 200],
+    ]);
+    expect(pacingViolations(r, opts)).toEqual([]);
+  });
+  it('starts the host with the longest remaining chain first', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 10, hostParallelism: 1 });
+    p.add('short', 's1');
+    p.add('long', 'l1');
+    p.add('long', 'l2');
+    p.add('long', 'l3');
+    expect(p.take(0).map((s) => s.item)).toEqual(['l1']);
+  });
+  it('breaks ties by the order hosts were first seen', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 10, hostParallelism: 1 });
+    p.add('x', 'x1');
+    p.add('y', 'y1');
+    expect(p.take(0).map((s) => s.item)).toEqual(['x1']);
+  });
+});
+
+describe('pacingViolations', () => {
+  const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 1 };
+  it('finds a negative gap (overlap) and a short gap', () => {
+    const caps: Capture[] = [
+      { host: 'a', start: 0, finish: 50 },
+      { host: 'a', start: 40, finish: 60 },
+      { host: 'a', start: 100, finish: 110 },
+    ];
+    expect(pacingViolations(caps, { ...opts, hostParallelism: 9 }).map((v) => v.kind)).toEqual(['overlap', 'gap']);
+  });
+  it('accepts a gap of exactly the delay', () => {
+    expect(pacingViolations([{ host: 'a', start: 0, finish: 50 }, { host: 'a', start: 150, finish: 160 }], opts)).toEqual([]);
+  });
+  it('finds too many hosts at once, but not a finish and a start at the same instant', () => {
+    expect(pacingViolations([{ host: 'a', start: 0, finish: 50 }, { host: 'b', start: 49, finish: 60 }], opts).map((v) => v.kind)).toEqual(['parallelism']);
+    expect(pacingViolations([{ host: 'a', start: 0, finish: 50 }, { host: 'b', start: 50, finish: 60 }], opts)).toEqual([]);
+  });
+});
+
+describe('politenessLowerBound', () => {
+  it('is the longest per-host chain when there are slots for every host', () => {
+    expect(politenessLowerBound(pages([['a', 10], ['a', 10], ['a', 10], ['b', 30]]), { perHostDelayMs: 100, hostParallelism: 2 })).toBe(230);
+  });
+  it('is the total capture time over the slots when that is longer', () => {
+    expect(politenessLowerBound(pages([['a', 100], ['b', 100], ['c', 100], ['d', 100]]), { perHostDelayMs: 0, hostParallelism: 2 })).toBe(200);
+  });
+  it('counts notBefore, earlier finishes and Crawl-delay', () => {
+    const ps = pages([['a', 10], ['a', 10]]);
+    expect(politenessLowerBound(ps, { perHostDelayMs: 100, hostParallelism: 1, notBefore: { a: 50 } })).toBe(50 + 120);
+    expect(politenessLowerBound(ps, { perHostDelayMs: 100, hostParallelism: 1, lastFinish: { a: 0 } })).toBe(100 + 120);
+    expect(politenessLowerBound(ps, { perHostDelayMs: 100, hostParallelism: 1, crawlDelayMs: { a: 1000 } })).toBe(1020);
+  });
+});
+
+// --- properties -----------------------------------------------------------------------------
+
+const HOSTS = ['h0', 'h1', 'h2', 'h3', 'h4', 'h5'];
+const scenario = fc.record({
+  pages: fc.array(fc.record({ host: fc.constantFrom(...HOSTS), durationMs: fc.integer({ min: 0, max: 60 }) }), { minLength: 0, maxLength: 40 }),
+  perHostDelayMs: fc.integer({ min: 0, max: 120 }),
+  hostParallelism: fc.integer({ min: 1, max: 7 }),
+  notBefore: fc.dictionary(fc.constantFrom(...HOSTS), fc.integer({ min: -100, max: 400 })),
+  crawlDelayMs: fc.dictionary(fc.constantFrom(...HOSTS), fc.integer({ min: 0, max: 300 })),
+  lastFinish: fc.dictionary(fc.constantFrom(...HOSTS), fc.integer({ min: -300, max: 0 })),
+});
+
+describe('pacing properties (fast-check)', () => {
+  it('every page is captured once, and no schedule breaks a rule', () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const r = simulatePacing(s.pages, s);
+        expect(r.map((x) => x.index)).toEqual(s.pages.map((_, i) => i));
+        r.forEach((x, i) => {
+          expect(x.host).toBe(s.pages[i]!.host);
+          expect(x.finish - x.start).toBe(s.pages[i]!.durationMs);
+          expect(x.start).toBeGreaterThanOrEqual(0);
+        });
+        expect(pacingViolations(r, s)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('same-host gaps from the finish are at least the longer of the delay and Crawl-delay', () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const r = simulatePacing(s.pages, s);
+        for (const h of HOSTS) {
+          const mine = r.filter((x) => x.host === h).sort((a, b) => a.start - b.start);
+          const delay = Math.max(s.perHostDelayMs, s.crawlDelayMs[h] ?? 0);
+          for (let i = 1; i < mine.length; i++) expect(mine[i]!.start - mine[i - 1]!.finish).toBeGreaterThanOrEqual(delay);
+          if (mine.length > 0 && s.notBefore[h] !== undefined) expect(mine[0]!.start).toBeGreaterThanOrEqual(s.notBefore[h]!);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the makespan is never below the politeness lower bound, and equals it when every host has a slot', () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        if (s.pages.length === 0) return;
+        const r = simulatePacing(s.pages, s);
+        const lb = politenessLowerBound(s.pages, s);
+        expect(makespan(r)).toBeGreaterThanOrEqual(lb);
+        if (s.hostParallelism >= new Set(s.pages.map((p) => p.host)).size) expect(makespan(r)).toBe(lb);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('is work-conserving: a slot is never left idle while some host may start', () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const r = simulatePacing(s.pages, s);
+        // at every start instant t of a later capture on host h, if h was ready earlier than t,
+        // then all slots must have been busy over (readyAt, t)
+        for (const x of r) {
+          const prev = r.filter((y) => y.host === x.host && y.finish <= x.start).sort((a, b) => b.finish - a.finish)[0];
+          const delay = Math.max(s.perHostDelayMs, s.crawlDelayMs[x.host] ?? 0);
+          const ready = Math.max(0, s.notBefore[x.host] ?? -Infinity, prev ? prev.finish + delay : -Infinity, s.lastFinish[x.host] !== undefined ? s.lastFinish[x.host]! + delay : -Infinity);
+          if (ready < x.start) {
+            // just before x.start, every slot was taken by other hosts
+            const t = x.start - 0.5;
+            const busy = r.filter((y) => y.start <= t && y.finish > t).length;
+            expect(busy).toBe(s.hostParallelism);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,308 @@
+// Per-host pacing (spec "Not overloading the other end", "The pacing is measured, not assumed").
+//
+// Pure: no clock, no timers, no I/O. Time is a number of milliseconds passed in by the caller, so
+// the same scheduler runs the real capture flow (Date.now()) and a simulation in virtual time
+// (tests, the pacing benchmark).
+//
+// The rules it keeps:
+// - one capture at a time per host, and the next one on a host is submitted no earlier than the
+//   FINISH of the previous one plus the host's delay. How long a capture takes is not known up
+//   front, so a gap measured from the submit would say nothing about what the other end feels;
+// - the host's delay is perHostDelayMs, or the robots.txt Crawl-delay when that is longer (a value
+//   the other end states is not ours to shorten);
+// - at most hostParallelism distinct hosts are being captured at once;
+// - nothing is submitted on a host before its notBefore (last finish on that host in an earlier
+//   level + delay, sent by the ledger so spacing also holds across levels).
+//
+// Among the hosts that may start, the one with the longest remaining chain (pages left × (capture
+// time + delay)) goes first: the makespan is bounded below by the longest per-host chain, so
+// starting that one as early as possible is what keeps the crawl close to the bound.
+
+export interface PacingOptions {
+  perHostDelayMs: number;
+  /** how many distinct hosts may be captured at once (≥ 1) */
+  hostParallelism: number;
+  /** per host (with port): earliest submit time, ms since the epoch */
+  notBefore?: Record<string, number>;
+  /** per host: robots.txt Crawl-delay in ms; wins when longer than perHostDelayMs */
+  crawlDelayMs?: Record<string, number>;
+  /** per host: the last finish this process saw (e.g. from an earlier level), ms */
+  lastFinish?: Record<string, number>;
+}
+
+/** The gap a host needs between one capture's finish and the next submit. */
+export function effectiveDelayMs(perHostDelayMs: number, crawlDelayMs: number | undefined): number {
+  const own = Math.max(0, perHostDelayMs);
+  return crawlDelayMs !== undefined && Number.isFinite(crawlDelayMs) && crawlDelayMs > own ? crawlDelayMs : own;
+}
+
+/** The host key pacing uses: host name with port (URL.host), as DispatchBody.notBefore is keyed. */
+export function hostOf(url: string): string {
+  return new URL(url).host;
+}
+
+interface HostState<T> {
+  host: string;
+  order: number;
+  queue: T[];
+  inFlight: boolean;
+  lastFinish: number | undefined;
+  notBefore: number;
+  crawlDelayMs: number | undefined;
+  /** total observed capture time and count, for the remaining-work estimate */
+  busyMs: number;
+  captures: number;
+}
+
+export interface Started<T> {
+  host: string;
+  item: T;
+  at: number;
+}
+
+export class Pacer<T> {
+  private readonly hosts = new Map<string, HostState<T>>();
+  private inFlight = 0;
+  private readonly perHostDelayMs: number;
+  private readonly parallelism: number;
+
+  constructor(private readonly opts: PacingOptions) {
+    if (!Number.isFinite(opts.perHostDelayMs) || opts.perHostDelayMs < 0) throw new RangeError(`perHostDelayMs must be ≥ 0, got ${opts.perHostDelayMs}`);
+    if (!Number.isInteger(opts.hostParallelism) || opts.hostParallelism < 1) throw new RangeError(`hostParallelism must be an integer ≥ 1, got ${opts.hostParallelism}`);
+    this.perHostDelayMs = opts.perHostDelayMs;
+    this.parallelism = opts.hostParallelism;
+  }
+
+  private state(host: string): HostState<T> {
+    let s = this.hosts.get(host);
+    if (s === undefined) {
+      s = {
+        host,
+        order: this.hosts.size,
+        queue: [],
+        inFlight: false,
+        lastFinish: this.opts.lastFinish?.[host],
+        notBefore: this.opts.notBefore?.[host] ?? -Infinity,
+        crawlDelayMs: this.opts.crawlDelayMs?.[host],
+        busyMs: 0,
+        captures: 0,
+      };
+      this.hosts.set(host, s);
+    }
+    return s;
+  }
+
+  /** Queue an item (a page) on a host. Items on one host start in the order they were added. */
+  add(host: string, item: T): void {
+    this.state(host).queue.push(item);
+  }
+
+  /** Record a robots.txt Crawl-delay (ms) learnt for a host; the longer of it and perHostDelayMs applies. */
+  setCrawlDelay(host: string, ms: number | undefined): void {
+    this.state(host).crawlDelayMs = ms;
+  }
+
+  delayFor(host: string): number {
+    return effectiveDelayMs(this.perHostDelayMs, this.state(host).crawlDelayMs);
+  }
+
+  /** The earliest time the next capture on this host may be submitted. */
+  readyAt(host: string): number {
+    const s = this.state(host);
+    const afterFinish = s.lastFinish === undefined ? -Infinity : s.lastFinish + this.delayFor(host);
+    return Math.max(s.notBefore, afterFinish);
+  }
+
+  private remainingWork(s: HostState<T>): number {
+    const est = s.captures > 0 ? s.busyMs / s.captures : 0;
+    return s.queue.length * (est + this.delayFor(s.host)) + (s.inFlight ? est : 0);
+  }
+
+  /** Everything that may be submitted at `now`, marked in flight. Call again after each finish. */
+  take(now: number): Started<T>[] {
+    const out: Started<T>[] = [];
+    if (this.inFlight >= this.parallelism) return out;
+    const ready = [...this.hosts.values()].filter((s) => !s.inFlight && s.queue.length > 0 && this.readyAt(s.host) <= now);
+    ready.sort((a, b) => this.remainingWork(b) - this.remainingWork(a) || a.order - b.order);
+    for (const s of ready) {
+      if (this.inFlight >= this.parallelism) break;
+      const item = s.queue.shift() as T;
+      s.inFlight = true;
+      this.inFlight++;
+      out.push({ host: s.host, item, at: now });
+    }
+    return out;
+  }
+
+  /** The capture on `host` finished at `finishedAt` (its duration feeds the work estimate). */
+  finish(host: string, finishedAt: number, durationMs?: number): void {
+    const s = this.state(host);
+    if (!s.inFlight) throw new Error(`finish on ${host}, which has nothing in flight`);
+    s.inFlight = false;
+    this.inFlight--;
+    s.lastFinish = s.lastFinish === undefined ? finishedAt : Math.max(s.lastFinish, finishedAt);
+    if (durationMs !== undefined && durationMs >= 0) {
+      s.busyMs += durationMs;
+      s.captures++;
+    }
+  }
+
+  /** The slot on `host` ended without a capture (e.g. robots.txt said no): no finish is recorded. */
+  release(host: string): void {
+    const s = this.state(host);
+    if (!s.inFlight) throw new Error(`release on ${host}, which has nothing in flight`);
+    s.inFlight = false;
+    this.inFlight--;
+  }
+
+  /**
+   * When to call take() next if nothing finishes before then: the earliest readyAt among hosts
+   * waiting with work, or undefined when only a finish can unblock anything (or all is done).
+   */
+  nextWakeAt(): number | undefined {
+    if (this.inFlight >= this.parallelism) return undefined;
+    let best: number | undefined;
+    for (const s of this.hosts.values()) {
+      if (s.inFlight || s.queue.length === 0) continue;
+      const r = this.readyAt(s.host);
+      if (best === undefined || r < best) best = r;
+    }
+    return best;
+  }
+
+  get running(): number {
+    return this.inFlight;
+  }
+
+  get pending(): number {
+    let n = 0;
+    for (const s of this.hosts.values()) n += s.queue.length;
+    return n;
+  }
+
+  get done(): boolean {
+    return this.inFlight === 0 && this.pending === 0;
+  }
+
+  /** Last recorded finish per host (to carry spacing into the next level). */
+  lastFinishes(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const s of this.hosts.values()) if (s.lastFinish !== undefined) out[s.host] = s.lastFinish;
+    return out;
+  }
+}
+
+// --- simulation and checking (tests, benchmark, and checking real timestamps) --------------------
+
+export interface SimPage {
+  host: string;
+  /** how long the capture takes once submitted */
+  durationMs: number;
+}
+
+export interface Capture {
+  host: string;
+  start: number;
+  finish: number;
+}
+
+export interface SimResult extends Capture {
+  index: number;
+}
+
+/** Runs the Pacer in virtual time from `t0` over pages with known durations. */
+export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0): SimResult[] {
+  const pacer = new Pacer<number>(opts);
+  pages.forEach((p, i) => pacer.add(p.host, i));
+  const results: SimResult[] = [];
+  const running: { host: string; index: number; start: number; finish: number }[] = [];
+  let now = t0;
+  for (;;) {
+    for (const s of pacer.take(now)) {
+      const page = pages[s.item]!;
+      running.push({ host: s.host, index: s.item, start: now, finish: now + page.durationMs });
+    }
+    if (pacer.done) break;
+    const nextFinish = running.length > 0 ? Math.min(...running.map((r) => r.finish)) : Infinity;
+    const wake = pacer.nextWakeAt();
+    const next = Math.min(nextFinish, wake === undefined ? Infinity : Math.max(wake, now));
+    if (!Number.isFinite(next)) throw new Error('pacing simulation stalled');
+    now = next;
+    // finish everything due at `now`, in start order (deterministic)
+    running.sort((a, b) => a.finish - b.finish || a.start - b.start || a.index - b.index);
+    while (running.length > 0 && running[0]!.finish <= now) {
+      const r = running.shift()!;
+      pacer.finish(r.host, r.finish, r.finish - r.start);
+      results.push({ host: r.host, index: r.index, start: r.start, finish: r.finish });
+    }
+  }
+  return results.sort((a, b) => a.index - b.index);
+}
+
+export interface PacingViolation {
+  kind: 'gap' | 'overlap' | 'parallelism' | 'notBefore';
+  host: string;
+  at: number;
+  detail: string;
+}
+
+/**
+ * Checks real or simulated captures against the rules: per host, ordered by submit, every gap
+ * (submit − previous finish) ≥ that host's delay and never negative; no submit before notBefore;
+ * never more than hostParallelism hosts captured at once.
+ */
+export function pacingViolations(captures: Capture[], opts: PacingOptions): PacingViolation[] {
+  const out: PacingViolation[] = [];
+  const byHost = new Map<string, Capture[]>();
+  for (const c of captures) {
+    const list = byHost.get(c.host) ?? [];
+    list.push(c);
+    byHost.set(c.host, list);
+  }
+  for (const [host, list] of byHost) {
+    list.sort((a, b) => a.start - b.start);
+    const delay = effectiveDelayMs(opts.perHostDelayMs, opts.crawlDelayMs?.[host]);
+    const nb = opts.notBefore?.[host];
+    if (nb !== undefined && list[0]!.start < nb) out.push({ kind: 'notBefore', host, at: list[0]!.start, detail: `submitted ${nb - list[0]!.start} ms before notBefore` });
+    const prior = opts.lastFinish?.[host];
+    if (prior !== undefined && list[0]!.start - prior < delay) out.push({ kind: 'gap', host, at: list[0]!.start, detail: `gap ${list[0]!.start - prior} ms after an earlier finish < ${delay} ms` });
+    for (let i = 1; i < list.length; i++) {
+      const gap = list[i]!.start - list[i - 1]!.finish;
+      if (gap < 0) out.push({ kind: 'overlap', host, at: list[i]!.start, detail: `overlaps the previous capture by ${-gap} ms` });
+      else if (gap < delay) out.push({ kind: 'gap', host, at: list[i]!.start, detail: `gap ${gap} ms < ${delay} ms` });
+    }
+  }
+  // sweep: +1 at start, −1 at finish; finishes before starts at the same instant
+  const events = captures.flatMap((c) => [
+    { t: c.start, d: 1, host: c.host },
+    { t: c.finish, d: -1, host: c.host },
+  ]);
+  events.sort((a, b) => a.t - b.t || a.d - b.d);
+  let n = 0;
+  for (const e of events) {
+    n += e.d;
+    if (n > opts.hostParallelism) out.push({ kind: 'parallelism', host: e.host, at: e.t, detail: `${n} captures in flight > ${opts.hostParallelism}` });
+  }
+  return out;
+}
+
+/**
+ * The politeness lower bound on the makespan from `t0`: no schedule that keeps the rules can
+ * finish earlier. Per host, its captures back to back with exactly the delay between them,
+ * starting no earlier than notBefore; and the total capture time spread over hostParallelism slots.
+ */
+export function politenessLowerBound(pages: SimPage[], opts: PacingOptions, t0 = 0): number {
+  const byHost = new Map<string, number[]>();
+  for (const p of pages) byHost.set(p.host, [...(byHost.get(p.host) ?? []), p.durationMs]);
+  let bound = t0;
+  let total = 0;
+  for (const [host, durations] of byHost) {
+    const delay = effectiveDelayMs(opts.perHostDelayMs, opts.crawlDelayMs?.[host]);
+    const work = durations.reduce((a, b) => a + b, 0);
+    total += work;
+    const prior = opts.lastFinish?.[host];
+    const start = Math.max(t0, opts.notBefore?.[host] ?? -Infinity, prior === undefined ? -Infinity : prior + delay);
+    bound = Math.max(bound, start + work + (durations.length - 1) * delay);
+  }
+  return Math.max(bound, t0 + total / opts.hostParallelism);
+}
