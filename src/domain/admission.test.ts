@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { Manifest, PageReport } from './contract.ts';
+import { ERROR_TYPE_CANCELLED } from './contract.ts';
+import { ManifestShapeError, admitPage, archiveFromManifest, checkManifestTask, parseLinksArtifact, parseManifest, type ManifestRead } from './admission.ts';
+
+const now = new Date('2025-03-01T00:00:00.000Z');
+
+function manifest(over: Partial<Manifest> = {}): Manifest {
+  return {
+    taskId: 't1',
+    url: 'https://a.test/',
+    finalUrl: 'https://a.test/home',
+    status: 'succeeded',
+    artifacts: [
+      { format: 'wacz', bucket: 'captures', key: 'k/t1.wacz', sha256: 'abc', size: 123 },
+      { format: 'links', bucket: 'captures', key: 'k/t1.links.json', sha256: 'def', size: 9 },
+    ],
+    software: 'ref-flow',
+    startedAt: '2025-02-01T00:00:00.000Z',
+    finishedAt: '2025-02-01T00:00:02.000Z',
+    ...over,
+  };
+}
+
+function page(over: Partial<PageReport> = {}): PageReport {
+  return { url: 'https://a.test/', status: 'captured', taskId: 't1', manifestKey: 'k/t1.result.json', submittedAt: '2025-02-01T00:00:00.000Z', finishedAt: '2025-02-01T00:00:02.500Z', ...over };
+}
+
+describe('parseManifest', () => {
+  it('reads a manifest', () => {
+    expect(parseManifest(JSON.stringify(manifest()))).toEqual(manifest());
+  });
+  it('defaults missing artifacts to none', () => {
+    const { artifacts: _a, ...rest } = manifest({ status: 'failed' });
+    expect(parseManifest(JSON.stringify(rest)).artifacts).toEqual([]);
+  });
+  it('refuses what is not a manifest', () => {
+    for (const bad of ['nope', '[]', '{}', JSON.stringify({ taskId: 't', url: 'u', status: 'done' }), JSON.stringify({ ...manifest(), artifacts: [{ format: 'wacz' }] }), JSON.stringify({ ...manifest(), error: 'x' })]) {
+      expect(() => parseManifest(bad)).toThrow(ManifestShapeError);
+    }
+  });
+});
+
+describe('parseLinksArtifact', () => {
+  it('keeps well-formed links only', () => {
+    expect(parseLinksArtifact(JSON.stringify({ url: 'u', links: [{ href: 'a' }, { href: 'b', rel: 'nofollow' }, { nope: 1 }, 'x'] }))).toEqual({ url: 'u', links: [{ href: 'a' }, { href: 'b', rel: 'nofollow' }] });
+    expect(() => parseLinksArtifact('{}')).toThrow(ManifestShapeError);
+  });
+});
+
+describe('archiveFromManifest', () => {
+  it('admits a succeeded capture with its WACZ', () => {
+    const d = archiveFromManifest(manifest(), { manifestKey: 'k/t1.result.json', now });
+    expect(d).toEqual({
+      admit: true,
+      archive: {
+        taskId: 't1',
+        bucket: 'captures',
+        objectKey: 'k/t1.wacz',
+        url: 'https://a.test/',
+        finalUrl: 'https://a.test/home',
+        sha256: 'abc',
+        size: 123,
+        capturedAt: '2025-02-01T00:00:02.000Z',
+        provenance: { manifestKey: 'k/t1.result.json', formats: ['wacz', 'links'], software: 'ref-flow', startedAt: '2025-02-01T00:00:00.000Z', finishedAt: '2025-02-01T00:00:02.000Z' },
+      },
+    });
+  });
+  it('never admits failed, cancelled or WACZ-less captures', () => {
+    expect(archiveFromManifest(manifest({ status: 'failed', artifacts: [] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'failed' });
+    expect(archiveFromManifest(manifest({ status: 'failed', error: { type: ERROR_TYPE_CANCELLED }, artifacts: [] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'cancelled' });
+    // even a manifest that claims success is not admitted when it says cancelled
+    expect(archiveFromManifest(manifest({ error: { type: ERROR_TYPE_CANCELLED } }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'cancelled' });
+    expect(archiveFromManifest(manifest({ artifacts: [{ format: 'png', bucket: 'b', key: 'x.png', sha256: 's', size: 1 }] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'no-wacz' });
+  });
+  it('falls back to the report, then to now, for the capture time', () => {
+    const a = archiveFromManifest(manifest({ finishedAt: undefined }), { manifestKey: 'k', fallbackFinishedAt: '2025-02-02T00:00:00Z', now });
+    expect(a.admit && a.archive.capturedAt).toBe('2025-02-02T00:00:00.000Z');
+    const b = archiveFromManifest(manifest({ finishedAt: 'garbage' }), { manifestKey: 'k', now });
+    expect(b.admit && b.archive.capturedAt).toBe(now.toISOString());
+  });
+});
+
+describe('admitPage', () => {
+  const ok = (m: Manifest = manifest()): ManifestRead => ({ kind: 'ok', manifest: m });
+
+  it('a captured page with its manifest becomes an archive', () => {
+    const a = admitPage(page(), ok(), now);
+    expect(a.state).toBe('captured');
+    expect(a.corrected).toBe(false);
+    expect(a.archive?.objectKey).toBe('k/t1.wacz');
+    expect(a.links).toEqual({ bucket: 'captures', key: 'k/t1.links.json' });
+    expect(a.finalUrl).toBe('https://a.test/home');
+    expect(a.submittedAt).toBe('2025-02-01T00:00:00.000Z');
+    expect(a.finishedAt).toBe('2025-02-01T00:00:02.500Z');
+  });
+
+  it('the manifest wins: reported failed, manifest succeeded → captured', () => {
+    const a = admitPage(page({ status: 'failed' }), ok(), now);
+    expect(a.state).toBe('captured');
+    expect(a.corrected).toBe(true);
+    expect(a.archive).not.toBeNull();
+  });
+
+  it('the manifest wins the other way too: reported captured, manifest failed → failed, no archive', () => {
+    const a = admitPage(page(), ok(manifest({ status: 'failed', artifacts: [] })), now);
+    expect(a.state).toBe('failed');
+    expect(a.corrected).toBe(true);
+    expect(a.archive).toBeNull();
+    expect(a.notAdmitted).toBe('failed');
+  });
+
+  it('a cancelled capture stays failed and gets no archive', () => {
+    const a = admitPage(page({ status: 'failed' }), ok(manifest({ status: 'failed', error: { type: ERROR_TYPE_CANCELLED }, artifacts: [] })), now);
+    expect(a.state).toBe('failed');
+    expect(a.corrected).toBe(false);
+    expect(a.archive).toBeNull();
+    expect(a.notAdmitted).toBe('cancelled');
+    expect(a.links).toBeNull();
+  });
+
+  it('without a readable manifest the report stands and nothing is admitted', () => {
+    for (const read of [{ kind: 'absent' }, { kind: 'missing' }, { kind: 'unreadable', error: 'down' }, { kind: 'invalid', error: 'x' }] as ManifestRead[]) {
+      const a = admitPage(page(), read, now);
+      expect(a.state).toBe('captured');
+      expect(a.archive).toBeNull();
+      expect(a.links).toBeNull();
+    }
+  });
+
+  it('a manifest of another task is not believed', () => {
+    const read = checkManifestTask(ok(manifest({ taskId: 'other' })), 't1');
+    expect(read.kind).toBe('invalid');
+    expect(admitPage(page(), ok(manifest({ taskId: 'other' })), now).archive).toBeNull();
+  });
+
+  it('robots skips keep their reason', () => {
+    const a = admitPage({ url: 'https://a.test/private', status: 'skipped', skipReason: 'robots' }, { kind: 'absent' }, now);
+    expect(a).toMatchObject({ state: 'skipped', skipReason: 'robots', taskId: null, archive: null });
+  });
+
+  it('an archive exists exactly when the manifest is readable, of this task, succeeded, not cancelled and has a WACZ', () => {
+    const arbManifest = fc.record({
+      taskId: fc.constantFrom('t1', 't2'),
+      status: fc.constantFrom('succeeded' as const, 'failed' as const),
+      cancelled: fc.boolean(),
+      wacz: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.constantFrom('captured' as const, 'failed' as const, 'skipped' as const), fc.option(arbManifest, { nil: undefined }), (status, mm) => {
+        const read: ManifestRead =
+          mm === undefined
+            ? { kind: 'absent' }
+            : {
+                kind: 'ok',
+                manifest: manifest({
+                  taskId: mm.taskId,
+                  status: mm.status,
+                  ...(mm.cancelled ? { error: { type: ERROR_TYPE_CANCELLED } } : {}),
+                  artifacts: mm.wacz ? manifest().artifacts : [],
+                }),
+              };
+        const a = admitPage(page({ status }), read, now);
+        const expected = mm !== undefined && mm.taskId === 't1' && mm.status === 'succeeded' && !mm.cancelled && mm.wacz;
+        expect(a.archive !== null).toBe(expected);
+        if (a.archive) expect(a.state).toBe('captured');
+        if (mm?.cancelled && mm.taskId === 't1') expect(a.state).toBe('failed');
+      }),
+    );
+  });
+});

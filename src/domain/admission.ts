@@ -1,0 +1,176 @@
+// What a reported page becomes in the ledger, decided without I/O. The level report carries the
+// flow's word; the manifest (<key>.result.json) is what the capturer itself wrote, and where
+// the two disagree the manifest wins — except that a cancelled capture never becomes an archive.
+// Shared by level admission and by reconcile.
+import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
+
+export type PageState = 'pending' | 'captured' | 'failed' | 'skipped';
+
+/** The outcome of looking a manifest up at exactly the reported key. */
+export type ManifestRead =
+  /** the report carried no manifestKey (manifestError, or no task at all) */
+  | { kind: 'absent' }
+  /** the store answered that nothing is at the key */
+  | { kind: 'missing' }
+  /** the store could not be asked (down, timeout): reconcile will try again */
+  | { kind: 'unreadable'; error: string }
+  /** something is there but it is not a manifest of this task */
+  | { kind: 'invalid'; error: string }
+  | { kind: 'ok'; manifest: Manifest };
+
+export class ManifestShapeError extends Error {
+  override name = 'ManifestShapeError';
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optStr = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
+
+/** Parses `<key>.result.json`, checking the fields the ledger relies on. Throws ManifestShapeError. */
+export function parseManifest(text: string): Manifest {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new ManifestShapeError(`manifest is not JSON: ${(err as Error).message}`);
+  }
+  if (!isObj(v)) throw new ManifestShapeError('manifest is not an object');
+  if (typeof v.taskId !== 'string' || v.taskId === '') throw new ManifestShapeError('manifest has no taskId');
+  if (typeof v.url !== 'string') throw new ManifestShapeError('manifest has no url');
+  if (v.status !== 'succeeded' && v.status !== 'failed') throw new ManifestShapeError(`manifest status ${JSON.stringify(v.status)} is neither succeeded nor failed`);
+  if (!optStr(v.finalUrl) || !optStr(v.startedAt) || !optStr(v.finishedAt) || !optStr(v.software)) throw new ManifestShapeError('manifest has a non-string field');
+  if (v.error !== undefined && (!isObj(v.error) || typeof v.error.type !== 'string')) throw new ManifestShapeError('manifest error has no type');
+  const artifacts = v.artifacts ?? [];
+  if (!Array.isArray(artifacts)) throw new ManifestShapeError('manifest artifacts is not an array');
+  for (const a of artifacts) {
+    if (!isObj(a) || typeof a.format !== 'string' || typeof a.bucket !== 'string' || typeof a.key !== 'string') {
+      throw new ManifestShapeError('manifest artifact needs format, bucket and key');
+    }
+  }
+  return { ...(v as unknown as Manifest), artifacts: artifacts as ManifestArtifact[] };
+}
+
+/** Parses the `links` artifact: `{ url, finalUrl?, links: [{ href, rel? }] }`. */
+export function parseLinksArtifact(text: string): LinksArtifact {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new ManifestShapeError(`links artifact is not JSON: ${(err as Error).message}`);
+  }
+  if (!isObj(v) || !Array.isArray(v.links)) throw new ManifestShapeError('links artifact has no links array');
+  const links = v.links.filter((l): l is { href: string; rel?: string } => isObj(l) && typeof l.href === 'string' && optStr(l.rel));
+  return { url: typeof v.url === 'string' ? v.url : '', ...(typeof v.finalUrl === 'string' ? { finalUrl: v.finalUrl } : {}), links };
+}
+
+export const isCancelled = (m: Manifest): boolean => m.error?.type === ERROR_TYPE_CANCELLED;
+
+/** An archives row, as the ledger registers it. */
+export interface ArchiveRecord {
+  taskId: string;
+  bucket: string;
+  objectKey: string;
+  url: string;
+  finalUrl: string | null;
+  sha256: string | null;
+  size: number | null;
+  capturedAt: string;
+  provenance: Record<string, unknown>;
+}
+
+/** failed: the capture failed; cancelled: ERROR_TYPE_CANCELLED; no-wacz: succeeded without a WACZ */
+export type NotAdmittedReason = 'failed' | 'cancelled' | 'no-wacz';
+
+export type ArchiveDecision = { admit: true; archive: ArchiveRecord } | { admit: false; reason: NotAdmittedReason };
+
+/**
+ * Only a succeeded capture with a WACZ becomes an archive. A failed one uploaded nothing, and
+ * recording it would hand out URLs for objects that are not there.
+ */
+export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fallbackUrl?: string; fallbackFinishedAt?: string; now: Date }): ArchiveDecision {
+  if (isCancelled(m)) return { admit: false, reason: 'cancelled' };
+  if (m.status !== 'succeeded') return { admit: false, reason: 'failed' };
+  const wacz = m.artifacts.find((a) => a.format === 'wacz');
+  if (wacz === undefined) return { admit: false, reason: 'no-wacz' };
+  const provenance: Record<string, unknown> = { manifestKey: ctx.manifestKey, formats: m.artifacts.map((a) => a.format) };
+  if (m.software !== undefined) provenance.software = m.software;
+  if (m.startedAt !== undefined) provenance.startedAt = m.startedAt;
+  if (m.finishedAt !== undefined) provenance.finishedAt = m.finishedAt;
+  if (m.documentWithheld !== undefined) provenance.documentWithheld = m.documentWithheld;
+  return {
+    admit: true,
+    archive: {
+      taskId: m.taskId,
+      bucket: wacz.bucket,
+      objectKey: wacz.key,
+      url: m.url || ctx.fallbackUrl || '',
+      finalUrl: m.finalUrl ?? null,
+      sha256: typeof wacz.sha256 === 'string' ? wacz.sha256 : null,
+      size: typeof wacz.size === 'number' && Number.isFinite(wacz.size) ? wacz.size : null,
+      capturedAt: validDate(m.finishedAt) ?? validDate(ctx.fallbackFinishedAt) ?? ctx.now.toISOString(),
+      provenance,
+    },
+  };
+}
+
+function validDate(s: string | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}
+
+/** What one reported page becomes. */
+export interface PageAdmission {
+  url: string;
+  state: Exclude<PageState, 'pending'>;
+  skipReason: string | null;
+  taskId: string | null;
+  finalUrl: string | null;
+  submittedAt: string | null;
+  finishedAt: string | null;
+  /** the report said otherwise and the manifest corrected it */
+  corrected: boolean;
+  archive: ArchiveRecord | null;
+  /** why a page with a readable manifest did not become an archive */
+  notAdmitted: NotAdmittedReason | null;
+  /** the `links` artifact, when the manifest has one */
+  links: { bucket: string; key: string } | null;
+}
+
+/** The manifest wins over the report; without a readable manifest of this task the report stands. */
+export function admitPage(page: PageReport, read: ManifestRead, now: Date): PageAdmission {
+  const base = {
+    url: page.url,
+    skipReason: page.status === 'skipped' ? (page.skipReason ?? null) : null,
+    taskId: page.taskId ?? null,
+    finalUrl: page.finalUrl ?? null,
+    submittedAt: validDate(page.submittedAt) ?? null,
+    finishedAt: validDate(page.finishedAt) ?? null,
+  };
+  if (read.kind !== 'ok' || page.taskId === undefined || read.manifest.taskId !== page.taskId) {
+    return { ...base, state: page.status, corrected: false, archive: null, notAdmitted: null, links: null };
+  }
+  const m = read.manifest;
+  const decision = archiveFromManifest(m, { manifestKey: page.manifestKey ?? '', fallbackUrl: page.url, fallbackFinishedAt: page.finishedAt, now });
+  const succeeded = m.status === 'succeeded' && !isCancelled(m);
+  const state = succeeded ? 'captured' : 'failed';
+  const linksArtifact = succeeded ? m.artifacts.find((a) => a.format === 'links') : undefined;
+  return {
+    ...base,
+    state,
+    skipReason: null,
+    finalUrl: m.finalUrl ?? base.finalUrl,
+    finishedAt: base.finishedAt ?? validDate(m.finishedAt) ?? null,
+    corrected: state !== page.status,
+    archive: decision.admit ? decision.archive : null,
+    notAdmitted: decision.admit ? null : decision.reason,
+    links: linksArtifact ? { bucket: linksArtifact.bucket, key: linksArtifact.key } : null,
+  };
+}
+
+/** Verifies `read` is a manifest of `taskId`; the capturer's key could have been reused. */
+export function checkManifestTask(read: ManifestRead, taskId: string): ManifestRead {
+  if (read.kind === 'ok' && read.manifest.taskId !== taskId) {
+    return { kind: 'invalid', error: `manifest belongs to task ${read.manifest.taskId}, not ${taskId}` };
+  }
+  return read;
+}

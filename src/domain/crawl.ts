@@ -1,0 +1,168 @@
+// Crawl decisions with no I/O: the request's defaults, the seed level, the per-host pacing
+// handed to the flow, how many pages a level may take, and why a crawl stops. The API, the
+// activities and the workflow all decide through these functions, so they cannot drift apart.
+import { BadRequestError } from './errors.ts';
+
+export type StopReason = 'completed' | 'max_depth' | 'max_pages' | 'failed';
+
+/** Spec, "Not overloading the other end": 2000 ms, 4 hosts, 30 pages (seed included). maxDepth
+ * is the spec's own example: deep enough that max_pages is the ordinary outcome. */
+export const CRAWL_DEFAULTS = { maxDepth: 2, maxPages: 30, perHostDelayMs: 2000, hostParallelism: 4 } as const;
+
+/** fromTargets means "capture the list once": follow nothing unless asked to. */
+export const FROM_TARGETS_DEFAULT_DEPTH = 0;
+
+/** Upper bounds of the request schema: a typo should be a 400, not a week-long crawl. */
+export const CRAWL_LIMITS = {
+  seeds: 1000,
+  seedLength: 2048,
+  maxDepth: 20,
+  maxPages: 100_000,
+  perHostDelayMs: 3_600_000,
+  hostParallelism: 64,
+  fromTargetsLimit: 100_000,
+} as const;
+
+export const CRAWL_BODY_KEYS = ['seeds', 'fromTargets', 'rules', 'maxDepth', 'maxPages', 'perHostDelayMs', 'hostParallelism'] as const;
+
+export interface CrawlRequestBody {
+  seeds?: string[];
+  fromTargets?: { limit?: number };
+  rules?: unknown[];
+  maxDepth?: number;
+  maxPages?: number;
+  perHostDelayMs?: number;
+  hostParallelism?: number;
+}
+
+export type SeedSource = 'seeds' | 'fromTargets';
+
+export const BOTH_SOURCES_MESSAGE = 'send seeds or fromTargets, not both';
+export const NO_SOURCE_MESSAGE = 'seeds or fromTargets is required';
+
+/** Exactly one of seeds / fromTargets. Both and neither are different mistakes, said differently. */
+export function seedSource(body: CrawlRequestBody): SeedSource {
+  const hasSeeds = body.seeds !== undefined;
+  const hasTargets = body.fromTargets !== undefined;
+  if (hasSeeds && hasTargets) throw new BadRequestError(BOTH_SOURCES_MESSAGE);
+  if (!hasSeeds && !hasTargets) throw new BadRequestError(NO_SOURCE_MESSAGE);
+  if (hasSeeds && body.seeds!.length === 0) throw new BadRequestError('seeds must not be empty');
+  return hasSeeds ? 'seeds' : 'fromTargets';
+}
+
+export interface CrawlLimits {
+  maxDepth: number;
+  maxPages: number;
+  perHostDelayMs: number;
+  hostParallelism: number;
+}
+
+/** The limits the crawl runs with. fromTargets: depth 0 unless given, and never fewer pages than
+ * seeds (the ordinary default of 30 would silently truncate a longer target list). */
+export function resolveLimits(body: CrawlRequestBody, source: SeedSource, seedCount: number): CrawlLimits {
+  const maxDepth = body.maxDepth ?? (source === 'fromTargets' ? FROM_TARGETS_DEFAULT_DEPTH : CRAWL_DEFAULTS.maxDepth);
+  const requestedPages = body.maxPages ?? CRAWL_DEFAULTS.maxPages;
+  const maxPages = source === 'fromTargets' ? Math.max(requestedPages, seedCount) : requestedPages;
+  return {
+    maxDepth,
+    maxPages,
+    perHostDelayMs: body.perHostDelayMs ?? CRAWL_DEFAULTS.perHostDelayMs,
+    hostParallelism: body.hostParallelism ?? CRAWL_DEFAULTS.hostParallelism,
+  };
+}
+
+/** A URL's fragment is a position inside a page, not another page; nothing else is normalised. */
+export function dropFragment(url: string): string {
+  const i = url.indexOf('#');
+  return i === -1 ? url : url.slice(0, i);
+}
+
+/** The host a page is paced by: host name with its port, as URL.host has it. */
+export function hostOf(url: string): string {
+  return new URL(url).host;
+}
+
+/** How many of `landed` new pages a level may take when `used` pages are already taken. */
+export function levelSlots(used: number, maxPages: number): number {
+  return Math.max(0, maxPages - used);
+}
+
+/** The seed level: distinct seeds in the order given, cut at maxPages. */
+export function planSeedLevel(seeds: readonly string[], maxPages: number): { take: string[]; cut: string[] } {
+  const distinct = [...new Set(seeds)];
+  const slots = levelSlots(0, maxPages);
+  return { take: distinct.slice(0, slots), cut: distinct.slice(slots) };
+}
+
+/**
+ * Per host: the earliest moment the next capture may be submitted — the last finish on that
+ * host plus the delay, so spacing holds across levels as it does inside one. Only the hosts the
+ * level touches, only those with a finish on record.
+ */
+export function computeNotBefore(
+  lastFinish: ReadonlyMap<string, Date>,
+  delayMs: number,
+  hosts: Iterable<string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const host of new Set(hosts)) {
+    const last = lastFinish.get(host);
+    if (last !== undefined) out[host] = new Date(last.getTime() + delayMs).toISOString();
+  }
+  return out;
+}
+
+export interface LevelOutcome {
+  /** the depth just admitted */
+  depth: number;
+  maxDepth: number;
+  /** pages waiting at depth + 1 */
+  nextLevelPages: number;
+  /** pages found for depth + 1 that maxPages left out */
+  cutPages: number;
+  /** whether maxPages cut anything at an earlier level */
+  truncated: boolean;
+}
+
+export type NextStep = { kind: 'next'; depth: number } | { kind: 'stop'; reason: Exclude<StopReason, 'failed'> };
+
+/**
+ * After a level is admitted: go one level deeper, or stop and say why. maxPages having cut
+ * anything wins (the crawl was cut off by the page cap), then maxDepth, and `completed` only
+ * when nothing was left out and nothing new was found.
+ */
+export function decideAfterLevel(o: LevelOutcome): NextStep {
+  const truncated = o.truncated || o.cutPages > 0;
+  if (o.depth >= o.maxDepth) return { kind: 'stop', reason: truncated ? 'max_pages' : 'max_depth' };
+  if (o.nextLevelPages > 0) return { kind: 'next', depth: o.depth + 1 };
+  return { kind: 'stop', reason: truncated ? 'max_pages' : 'completed' };
+}
+
+/** Whether a level's pages ask the flow for links: only follow pages below maxDepth are read. */
+export function readsLinks(action: 'follow' | 'capture', depth: number, maxDepth: number): boolean {
+  return action === 'follow' && depth < maxDepth;
+}
+
+/** What `progress` answers (query on the crawl workflow). */
+export interface CrawlProgress {
+  crawlId: string;
+  phase: 'starting' | 'dispatching' | 'waiting' | 'admitting' | 'finishing' | 'done';
+  depth: number;
+  maxDepth: number;
+  cancelRequested: boolean;
+  levels: LevelSummary[];
+  stopReason: StopReason | null;
+  failure: string | null;
+}
+
+export interface LevelSummary {
+  depth: number;
+  dispatched: number;
+  reportId: string | null;
+  captured: number;
+  failed: number;
+  skipped: number;
+  archives: number;
+  nextLevelPages: number;
+  cutPages: number;
+}
