@@ -206,3 +206,14 @@ export function loadConfig(env: Env = process.env): Config {
     replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),
   };
 }
+
+/** loadConfig for entry points: a bad value prints its one message and exits 1, without a stack. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`configuration: ${err.message}`);
+    process.exit(1);
+  }
+}

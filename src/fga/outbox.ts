@@ -1,7 +1,15 @@
 // Tuple writes are recorded as outbox rows in the same transaction as the rows they describe:
-// either both land or neither does. Delivery to OpenFGA happens afterwards (drainOutbox).
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/types.ts';
+// either both land or neither does. Delivery to OpenFGA happens afterwards (drainOutbox), at
+// least once, and nothing leaves the outbox before OpenFGA has accepted it.
+//
+// OpenFGA writes are transactional across the request: when any tuple in a batch is refused, none
+// of the batch is written, including the tuples that were new. So a batch failure is never read as
+// "already delivered": the batch is retried tuple by tuple, and only the tuples that still fail
+// stay queued (attempts + 1, last_error). A tuple that already exists counts as delivered
+// (on_duplicate: ignore; deletes use on_missing: ignore).
+import { ClientWriteRequestOnDuplicateWrites, ClientWriteRequestOnMissingDeletes, FgaApiAuthenticationError, FgaApiError, FgaApiNotFoundError, type OpenFgaClient, type TupleKey, type TupleKeyWithoutCondition } from '@openfga/sdk';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, OutboxRow } from '../db/types.ts';
 import type { Tuple } from './tuples.ts';
 
 export async function enqueueTuples(trx: Kysely<Database> | Transaction<Database>, tuples: Tuple[], operation: 'write' | 'delete' = 'write'): Promise<void> {
@@ -10,4 +18,218 @@ export async function enqueueTuples(trx: Kysely<Database> | Transaction<Database
     .insertInto('fga_outbox')
     .values(tuples.map((t) => ({ operation, tuple_user: t.user, relation: t.relation, object: t.object, condition: t.condition ? JSON.stringify(t.condition) : null })))
     .execute();
+}
+
+/** OpenFGA refuses more than 100 tuples (writes and deletes together) in one write. */
+export const MAX_TUPLES_PER_WRITE = 100;
+
+export interface DeliveredTuple {
+  id: number;
+  operation: 'write' | 'delete';
+  user: string;
+  relation: string;
+  object: string;
+}
+
+export interface DrainOptions {
+  /** Rows per OpenFGA write, at most 100 (the default). */
+  batchSize?: number;
+  /** Stop after this many rows have been looked at (default: until the queue is empty). */
+  maxRows?: number;
+  /** Called after each batch, e.g. to heartbeat a Temporal activity or print progress. */
+  onBatch?: (batch: { delivered: DeliveredTuple[]; failed: { row: DeliveredTuple; error: string }[] }) => void;
+}
+
+export interface DrainResult {
+  /** Rows OpenFGA accepted (including tuples that were already there) and that left the outbox. */
+  delivered: number;
+  /** Rows that failed this time and stay queued with attempts + 1 and last_error. */
+  failed: number;
+  /** Rows still in the outbox when the drain finished (failed ones and any enqueued meanwhile). */
+  remaining: number;
+  /** Set when OpenFGA could not be reached (or refused the store): the drain stopped early. */
+  unavailable?: string;
+}
+
+const describe = (r: OutboxRow): DeliveredTuple => ({ id: r.id, operation: r.operation, user: r.tuple_user, relation: r.relation, object: r.object });
+const keyOf = (r: OutboxRow): string => `${r.tuple_user}\u0000${r.relation}\u0000${r.object}`;
+const variantOf = (r: OutboxRow): string => `${r.operation}\u0000${JSON.stringify(r.condition ?? null)}`;
+
+function errorText(err: unknown): string {
+  if (err instanceof FgaApiError) {
+    const status = err.statusCode ? `${err.statusCode} ` : '';
+    return `${status}${err.apiErrorMessage ?? err.message}`.slice(0, 2000);
+  }
+  return (err instanceof Error ? err.message : String(err)).slice(0, 2000);
+}
+
+/**
+ * An error that says nothing about the tuples themselves: OpenFGA unreachable, the store or model
+ * missing, credentials refused. Retrying tuple by tuple would only repeat it.
+ */
+function isUnavailable(err: unknown): boolean {
+  return !(err instanceof FgaApiError) || err instanceof FgaApiAuthenticationError || err instanceof FgaApiNotFoundError;
+}
+
+/**
+ * One unit sent to OpenFGA: identical queued rows (the same tuple enqueued twice, e.g. by a
+ * retried activity) travel as one tuple, since OpenFGA refuses duplicates within one request.
+ */
+interface Unit {
+  rows: OutboxRow[];
+}
+
+function toRequest(units: Unit[]): { writes: TupleKey[]; deletes: TupleKeyWithoutCondition[] } {
+  const writes: TupleKey[] = [];
+  const deletes: TupleKeyWithoutCondition[] = [];
+  for (const { rows } of units) {
+    const r = rows[0]!;
+    if (r.operation === 'delete') {
+      deletes.push({ user: r.tuple_user, relation: r.relation, object: r.object });
+    } else {
+      const condition = r.condition ?? undefined;
+      writes.push({ user: r.tuple_user, relation: r.relation, object: r.object, ...(condition ? { condition: { name: condition.name, context: condition.context ?? {} } } : {}) });
+    }
+  }
+  return { writes, deletes };
+}
+
+async function send(fga: OpenFgaClient, units: Unit[]): Promise<void> {
+  const { writes, deletes } = toRequest(units);
+  await fga.write({ writes, deletes }, { conflict: { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore, onMissingDeletes: ClientWriteRequestOnMissingDeletes.Ignore } });
+}
+
+/**
+ * Groups rows, in id order, into units. The batch is cut before a row whose tuple is already in
+ * it with a different operation or condition: a write and a later delete of one tuple must reach
+ * OpenFGA in that order, so they cannot share a request.
+ */
+function plan(rows: OutboxRow[]): { units: Unit[]; taken: OutboxRow[] } {
+  const byKey = new Map<string, { variant: string; unit: Unit }>();
+  const units: Unit[] = [];
+  const taken: OutboxRow[] = [];
+  for (const row of rows) {
+    const seen = byKey.get(keyOf(row));
+    if (seen) {
+      if (seen.variant !== variantOf(row)) break;
+      seen.unit.rows.push(row);
+    } else {
+      const unit = { rows: [row] };
+      byKey.set(keyOf(row), { variant: variantOf(row), unit });
+      units.push(unit);
+    }
+    taken.push(row);
+  }
+  return { units, taken };
+}
+
+/**
+ * Delivers queued tuples to OpenFGA in id order, in batches of at most 100, and removes from the
+ * outbox exactly the rows OpenFGA accepted. Each batch is read with FOR UPDATE SKIP LOCKED inside a
+ * transaction held until its rows are removed, so concurrent drainers never take the same rows.
+ */
+export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts: DrainOptions = {}): Promise<DrainResult> {
+  const batchSize = Math.max(1, Math.min(MAX_TUPLES_PER_WRITE, Math.floor(opts.batchSize ?? MAX_TUPLES_PER_WRITE)));
+  const maxRows = opts.maxRows ?? Number.POSITIVE_INFINITY;
+  const result: DrainResult = { delivered: 0, failed: 0, remaining: 0 };
+  // Rows that failed this time stay queued; the cursor keeps one drain from looping over them.
+  let cursor = 0;
+  let seen = 0;
+
+  while (seen < maxRows && result.unavailable === undefined) {
+    const more = await db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('fga_outbox')
+        .selectAll()
+        .where('id', '>', cursor)
+        .orderBy('id')
+        .limit(Math.min(batchSize, maxRows - seen))
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      if (rows.length === 0) return false;
+
+      const { units, taken } = plan(rows);
+      cursor = taken[taken.length - 1]!.id;
+      seen += taken.length;
+
+      const accepted: OutboxRow[] = [];
+      const failed: { row: OutboxRow; error: string }[] = [];
+      try {
+        await send(fga, units);
+        accepted.push(...taken);
+      } catch (err) {
+        if (isUnavailable(err)) {
+          result.unavailable = errorText(err);
+          for (const row of taken) failed.push({ row, error: result.unavailable });
+        } else {
+          // One refused tuple sinks the whole request: find out which, one tuple at a time.
+          for (const unit of units) {
+            if (result.unavailable !== undefined) {
+              for (const row of unit.rows) failed.push({ row, error: result.unavailable });
+              continue;
+            }
+            try {
+              await send(fga, [unit]);
+              accepted.push(...unit.rows);
+            } catch (single) {
+              const error = errorText(single);
+              if (isUnavailable(single)) result.unavailable = error;
+              for (const row of unit.rows) failed.push({ row, error });
+            }
+          }
+        }
+      }
+
+      if (accepted.length > 0) {
+        await trx.deleteFrom('fga_outbox').where('id', 'in', accepted.map((r) => r.id)).execute();
+      }
+      for (const [error, rows] of groupBy(failed)) {
+        await trx
+          .updateTable('fga_outbox')
+          .set({ attempts: sql`attempts + 1`, last_error: error })
+          .where('id', 'in', rows.map((r) => r.id))
+          .execute();
+      }
+      result.delivered += accepted.length;
+      result.failed += failed.length;
+      opts.onBatch?.({ delivered: accepted.map(describe), failed: failed.map((f) => ({ row: describe(f.row), error: f.error })) });
+      return true;
+    });
+    if (!more) break;
+  }
+
+  const { count } = await db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  result.remaining = Number(count);
+  return result;
+}
+
+function groupBy(failed: { row: OutboxRow; error: string }[]): Map<string, OutboxRow[]> {
+  const m = new Map<string, OutboxRow[]>();
+  for (const f of failed) m.set(f.error, [...(m.get(f.error) ?? []), f.row]);
+  return m;
+}
+
+export class OutboxUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly result: DrainResult,
+  ) {
+    super(message);
+    this.name = 'OutboxUnavailableError';
+  }
+}
+
+/**
+ * drainOutbox for callers that retry on failure (the Temporal activity): throws
+ * OutboxUnavailableError when OpenFGA could not be reached, so the caller's retry policy runs,
+ * and otherwise returns what was delivered. Rows refused for their own sake stay queued with
+ * last_error and do not make it throw.
+ */
+export async function deliverTuples(db: Kysely<Database>, fga: OpenFgaClient, opts: DrainOptions = {}): Promise<DrainResult> {
+  const result = await drainOutbox(db, fga, opts);
+  if (result.unavailable !== undefined) {
+    throw new OutboxUnavailableError(`OpenFGA is unavailable, ${result.remaining} tuples stay queued: ${result.unavailable}`, result);
+  }
+  return result;
 }
