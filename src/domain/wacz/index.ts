@@ -1,0 +1,4 @@
+export * from './cdx.ts';
+export * from './read.ts';
+export * from './warc.ts';
+export * from './write.ts';

@@ -1,0 +1,182 @@
+// WARC/1.1 records (ISO 28500:2017), uncompressed: what a WACZ keeps under archive/. Pure: bytes in,
+// bytes out. Only what the capture flow writes and its tests read back: warcinfo, request and
+// response records, with sha256 block and payload digests.
+import { createHash, randomUUID } from 'node:crypto';
+
+export type HeaderList = [string, string][];
+
+export interface HttpRequestPart {
+  method: string;
+  /** origin-form target: path and query */
+  target: string;
+  httpVersion: string;
+  headers: HeaderList;
+}
+
+export interface HttpResponsePart {
+  status: number;
+  statusText: string;
+  httpVersion: string;
+  headers: HeaderList;
+  /** the payload exactly as received (no content-encoding asked for, none undone) */
+  body: Buffer;
+}
+
+/** One request and the response it got: one hop of a capture (a redirect is its own exchange). */
+export interface HttpExchange {
+  url: string;
+  date: Date;
+  request: HttpRequestPart;
+  response: HttpResponsePart;
+  ip?: string;
+}
+
+export interface WarcRecord {
+  headers: Record<string, string>;
+  block: Buffer;
+}
+
+export function sha256Hex(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+const CRLF = '\r\n';
+
+function checkHeader(name: string, value: string): void {
+  if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new Error(`WARC/HTTP header ${JSON.stringify(name)} contains a line break`);
+}
+
+function headerLines(headers: HeaderList): string {
+  return headers
+    .map(([k, v]) => {
+      checkHeader(k, v);
+      return `${k}: ${v}${CRLF}`;
+    })
+    .join('');
+}
+
+export function httpRequestBlock(r: HttpRequestPart): Buffer {
+  return Buffer.from(`${r.method} ${r.target} HTTP/${r.httpVersion}${CRLF}${headerLines(r.headers)}${CRLF}`, 'latin1');
+}
+
+export function httpResponseHead(r: HttpResponsePart): Buffer {
+  return Buffer.from(`HTTP/${r.httpVersion} ${r.status} ${r.statusText}${CRLF}${headerLines(r.headers)}${CRLF}`, 'latin1');
+}
+
+/** Serialises one record: version line, named fields, blank line, block, two CRLFs. */
+export function serializeRecord(rec: WarcRecord): Buffer {
+  const fields = { ...rec.headers, 'Content-Length': String(rec.block.length) };
+  let head = `WARC/1.1${CRLF}`;
+  for (const [k, v] of Object.entries(fields)) {
+    checkHeader(k, v);
+    head += `${k}: ${v}${CRLF}`;
+  }
+  return Buffer.concat([Buffer.from(head + CRLF, 'utf8'), rec.block, Buffer.from(CRLF + CRLF)]);
+}
+
+export function warcDate(d: Date): string {
+  return d.toISOString();
+}
+
+const recordId = (): string => `<urn:uuid:${randomUUID()}>`;
+
+export function warcinfoRecord(date: Date, fields: Record<string, string>): WarcRecord {
+  const block = Buffer.from(
+    Object.entries(fields)
+      .map(([k, v]) => `${k}: ${v}${CRLF}`)
+      .join(''),
+    'utf8',
+  );
+  return {
+    headers: {
+      'WARC-Type': 'warcinfo',
+      'WARC-Record-ID': recordId(),
+      'WARC-Date': warcDate(date),
+      'WARC-Filename': 'data.warc',
+      'Content-Type': 'application/warc-fields',
+      'WARC-Block-Digest': `sha256:${sha256Hex(block)}`,
+    },
+    block,
+  };
+}
+
+/** The response record first (replay looks it up), then the request that produced it. */
+export function exchangeRecords(x: HttpExchange): { response: WarcRecord; request: WarcRecord } {
+  const responseId = recordId();
+  const head = httpResponseHead(x.response);
+  const responseBlock = Buffer.concat([head, x.response.body]);
+  const ip: Record<string, string> = x.ip !== undefined ? { 'WARC-IP-Address': x.ip } : {};
+  const response: WarcRecord = {
+    headers: {
+      'WARC-Type': 'response',
+      'WARC-Record-ID': responseId,
+      'WARC-Date': warcDate(x.date),
+      'WARC-Target-URI': x.url,
+      ...ip,
+      'Content-Type': 'application/http; msgtype=response',
+      'WARC-Payload-Digest': `sha256:${sha256Hex(x.response.body)}`,
+      'WARC-Block-Digest': `sha256:${sha256Hex(responseBlock)}`,
+    },
+    block: responseBlock,
+  };
+  const requestBlock = httpRequestBlock(x.request);
+  const request: WarcRecord = {
+    headers: {
+      'WARC-Type': 'request',
+      'WARC-Record-ID': recordId(),
+      'WARC-Date': warcDate(x.date),
+      'WARC-Target-URI': x.url,
+      'WARC-Concurrent-To': responseId,
+      'Content-Type': 'application/http; msgtype=request',
+      'WARC-Block-Digest': `sha256:${sha256Hex(requestBlock)}`,
+    },
+    block: requestBlock,
+  };
+  return { response, request };
+}
+
+export interface ParsedRecord extends WarcRecord {
+  /** byte offset of the record in the WARC, and its full length including the trailing CRLFs */
+  offset: number;
+  length: number;
+}
+
+/** Reads every record of an uncompressed WARC; throws on anything malformed. */
+export function parseWarc(buf: Buffer): ParsedRecord[] {
+  const out: ParsedRecord[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const headEnd = buf.indexOf('\r\n\r\n', pos, 'latin1');
+    if (headEnd < 0) throw new Error(`WARC record at ${pos}: no end of headers`);
+    const lines = buf.subarray(pos, headEnd).toString('utf8').split('\r\n');
+    if (!/^WARC\/1\.[01]$/.test(lines[0] ?? '')) throw new Error(`WARC record at ${pos}: bad version line ${JSON.stringify(lines[0])}`);
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const i = line.indexOf(':');
+      if (i <= 0) throw new Error(`WARC record at ${pos}: bad header line ${JSON.stringify(line)}`);
+      headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+    }
+    const len = Number(headers['Content-Length']);
+    if (!Number.isInteger(len) || len < 0) throw new Error(`WARC record at ${pos}: bad Content-Length`);
+    const blockStart = headEnd + 4;
+    const blockEnd = blockStart + len;
+    if (blockEnd + 4 > buf.length || buf.toString('latin1', blockEnd, blockEnd + 4) !== '\r\n\r\n') throw new Error(`WARC record at ${pos}: block does not end where Content-Length says`);
+    out.push({ headers, block: buf.subarray(blockStart, blockEnd), offset: pos, length: blockEnd + 4 - pos });
+    pos = blockEnd + 4;
+  }
+  return out;
+}
+
+/** Splits an HTTP response block into status, headers and payload. */
+export function parseHttpResponse(block: Buffer): { status: number; headers: HeaderList; body: Buffer } {
+  const end = block.indexOf('\r\n\r\n', 0, 'latin1');
+  if (end < 0) throw new Error('HTTP response block has no end of headers');
+  const lines = block.subarray(0, end).toString('latin1').split('\r\n');
+  const m = /^HTTP\/\d(?:\.\d)? (\d{3})/.exec(lines[0] ?? '');
+  if (!m) throw new Error(`bad HTTP status line ${JSON.stringify(lines[0])}`);
+  const headers: HeaderList = lines.slice(1).map((l) => {
+    const i = l.indexOf(':');
+    return [l.slice(0, i).trim(), l.slice(i + 1).trim()];
+  });
+  return { status: Number(m[1]), headers, body: block.subarray(end + 4) };
+}

@@ -1,0 +1,174 @@
+// Writes a WACZ 1.1.1 (https://specs.webrecorder.net/wacz/1.1.1/) in memory:
+//   archive/data.warc        WARC records, stored (not deflated) so replay can range-read them
+//   indexes/index.cdx        CDXJ over the response records, stored
+//   pages/pages.jsonl        a header line, then {id, url, title, text, ts[, textWithheld]} per page
+//   datapackage.json         every file above with its sha256 and size
+//   datapackage-digest.json  the sha256 of datapackage.json, optionally signed (wacz-auth, anonymous)
+// Pure apart from building the zip in memory: no files, no network.
+import { createHash, sign, type KeyObject } from 'node:crypto';
+import yazl from 'yazl';
+import { formatPagesJsonl, type PageEntry } from '../pages-jsonl.ts';
+import { cdxTimestamp, formatCdxj, type CdxEntry } from './cdx.ts';
+import { exchangeRecords, serializeRecord, sha256Hex, warcinfoRecord, type HttpExchange } from './warc.ts';
+
+export const WACZ_VERSION = '1.1.1';
+export const PAGES_HEADER = { format: 'json-pages-1.0', id: 'pages', title: 'All Pages', hasText: true } as const;
+
+/** BrowserHive's DocumentWithheld: why a page's text (and document) was not kept. */
+export type TextWithheld = 'url-policy' | 'content-type' | 'no-archive' | 'deny' | 'unattributed';
+
+export interface WaczPage {
+  url: string;
+  title?: string;
+  /** the rendered body text (document.body.innerText); empty when withheld */
+  text?: string;
+  ts: Date;
+  textWithheld?: TextWithheld;
+}
+
+/** A pages.jsonl line as this writer writes it. */
+export interface WaczPageLine extends PageEntry {
+  textWithheld?: TextWithheld;
+}
+
+export interface WaczSigner {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+export interface WaczInput {
+  exchanges: HttpExchange[];
+  pages: WaczPage[];
+  software: string;
+  created?: Date;
+  title?: string;
+  /** anonymous wacz-auth signature over datapackage.json's hash (ECDSA P-256, SHA-256) */
+  signer?: WaczSigner;
+}
+
+export interface DataPackageResource {
+  name: string;
+  path: string;
+  hash: string;
+  bytes: number;
+}
+
+export interface DataPackage {
+  profile: 'data-package';
+  wacz_version: string;
+  title?: string;
+  created: string;
+  modified?: string;
+  software: string;
+  mainPageUrl?: string;
+  mainPageDate?: string;
+  resources: DataPackageResource[];
+}
+
+export interface SignedData {
+  hash: string;
+  created: string;
+  software: string;
+  signature: string;
+  publicKey: string;
+}
+
+export interface DataPackageDigest {
+  path: 'datapackage.json';
+  hash: string;
+  signedData?: SignedData;
+}
+
+function mimeOf(headers: [string, string][]): string {
+  const ct = headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? '';
+  return ct.split(';')[0]!.trim().toLowerCase();
+}
+
+/** The WARC and its CDXJ index for a list of exchanges. */
+export function buildWarc(exchanges: HttpExchange[], software: string, created: Date): { warc: Buffer; cdx: string } {
+  const parts: Buffer[] = [serializeRecord(warcinfoRecord(created, { software, format: 'WARC File Format 1.1', conformsTo: 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/' }))];
+  let offset = parts[0]!.length;
+  const entries: CdxEntry[] = [];
+  for (const x of exchanges) {
+    const { response, request } = exchangeRecords(x);
+    const resBytes = serializeRecord(response);
+    entries.push({
+      url: x.url,
+      timestamp: cdxTimestamp(x.date),
+      mime: mimeOf(x.response.headers),
+      status: String(x.response.status),
+      digest: response.headers['WARC-Payload-Digest']!,
+      length: resBytes.length,
+      offset,
+      filename: 'data.warc',
+    });
+    const reqBytes = serializeRecord(request);
+    parts.push(resBytes, reqBytes);
+    offset += resBytes.length + reqBytes.length;
+  }
+  return { warc: Buffer.concat(parts), cdx: formatCdxj(entries) };
+}
+
+export function pageLines(pages: WaczPage[]): string {
+  const lines: WaczPageLine[] = pages.map((p) => {
+    const ts = p.ts.toISOString();
+    const line: WaczPageLine = { id: createHash('sha256').update(`${ts} ${p.url}`).digest('hex').slice(0, 32), url: p.url, ts };
+    if (p.title !== undefined) line.title = p.title;
+    line.text = p.text ?? '';
+    if (p.textWithheld !== undefined) line.textWithheld = p.textWithheld;
+    return line;
+  });
+  return formatPagesJsonl(lines, { ...PAGES_HEADER });
+}
+
+/** Anonymous wacz-auth signature: ECDSA (SHA-256) over the UTF-8 hash string, IEEE P1363, base64. */
+export function signHash(hash: string, signer: WaczSigner, software: string, created: Date): SignedData {
+  const signature = sign('sha256', Buffer.from(hash, 'utf8'), { key: signer.privateKey, dsaEncoding: 'ieee-p1363' });
+  const publicKey = signer.publicKey.export({ type: 'spki', format: 'der' });
+  return { hash, created: created.toISOString(), software, signature: signature.toString('base64'), publicKey: publicKey.toString('base64') };
+}
+
+function zip(entries: { name: string; data: Buffer; compress: boolean }[], mtime: Date): Promise<Buffer> {
+  const z = new yazl.ZipFile();
+  for (const e of entries) z.addBuffer(e.data, e.name, { compress: e.compress, mtime });
+  const chunks: Buffer[] = [];
+  const done = new Promise<Buffer>((resolve, reject) => {
+    z.outputStream.on('data', (c: Buffer) => chunks.push(c));
+    z.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
+    z.outputStream.on('error', reject);
+  });
+  z.end();
+  return done;
+}
+
+export async function writeWacz(input: WaczInput): Promise<Buffer> {
+  const created = input.created ?? new Date();
+  const { warc, cdx } = buildWarc(input.exchanges, input.software, created);
+  const files = [
+    { name: 'data.warc', path: 'archive/data.warc', data: warc, compress: false },
+    { name: 'index.cdx', path: 'indexes/index.cdx', data: Buffer.from(cdx, 'utf8'), compress: false },
+    { name: 'pages.jsonl', path: 'pages/pages.jsonl', data: Buffer.from(pageLines(input.pages), 'utf8'), compress: true },
+  ];
+  const main = input.pages[0];
+  const datapackage: DataPackage = {
+    profile: 'data-package',
+    wacz_version: WACZ_VERSION,
+    ...(input.title !== undefined ? { title: input.title } : {}),
+    created: created.toISOString(),
+    software: input.software,
+    ...(main !== undefined ? { mainPageUrl: main.url, mainPageDate: main.ts.toISOString() } : {}),
+    resources: files.map((f) => ({ name: f.name, path: f.path, hash: `sha256:${sha256Hex(f.data)}`, bytes: f.data.length })),
+  };
+  const dpBytes = Buffer.from(JSON.stringify(datapackage, null, 2), 'utf8');
+  const dpHash = `sha256:${sha256Hex(dpBytes)}`;
+  const digest: DataPackageDigest = { path: 'datapackage.json', hash: dpHash };
+  if (input.signer !== undefined) digest.signedData = signHash(dpHash, input.signer, input.software, created);
+  return zip(
+    [
+      ...files.map((f) => ({ name: f.path, data: f.data, compress: f.compress })),
+      { name: 'datapackage.json', data: dpBytes, compress: true },
+      { name: 'datapackage-digest.json', data: Buffer.from(JSON.stringify(digest, null, 2), 'utf8'), compress: true },
+    ],
+    created,
+  );
+}
