@@ -19,6 +19,8 @@ export interface PageEntry {
   text?: string;
   ts?: string;
   id?: string;
+  /** why the capturer did not keep this page's text (BrowserHive's DocumentWithheld), when the line says */
+  textWithheld?: string;
 }
 
 export interface ParsedPages {
@@ -85,10 +87,12 @@ export function parsePagesJsonl(input: string): ParsedPages {
     const text = optionalString(value, 'text', lineNo);
     const ts = optionalString(value, 'ts', lineNo);
     const id = optionalString(value, 'id', lineNo);
+    const textWithheld = optionalString(value, 'textWithheld', lineNo);
     if (title !== undefined) page.title = title;
     if (text !== undefined) page.text = text;
     if (ts !== undefined) page.ts = ts;
     if (id !== undefined) page.id = id;
+    if (textWithheld !== undefined && textWithheld !== '') page.textWithheld = textWithheld;
     pages.push(page);
   }
   if (header === undefined) throw new PagesJsonlError(1, 'empty: no header line');

@@ -23,6 +23,12 @@ describe('parsePagesJsonl', () => {
     expect('text' in parsed.pages[2]!).toBe(false);
   });
 
+  it('carries a page line\'s textWithheld (an empty one means nothing was withheld)', () => {
+    const parsed = parsePagesJsonl([HEADER, '{"url":"https://a/","text":"","textWithheld":"url-policy"}', '{"url":"https://b/","text":"","textWithheld":""}'].join('\n'));
+    expect(parsed.pages).toEqual([{ url: 'https://a/', text: '', textWithheld: 'url-policy' }, { url: 'https://b/', text: '' }]);
+    expect(() => parsePagesJsonl([HEADER, '{"url":"https://a/","textWithheld":true}'].join('\n'))).toThrow(/line 2: textWithheld is not a string/);
+  });
+
   it('takes title and text exactly as written (no trimming, no unescaping beyond JSON)', () => {
     const text = '  line one\nline two\t<b>not html</b>  ';
     const parsed = parsePagesJsonl(HEADER + '\n' + JSON.stringify({ url: 'https://x/', title: ' T ', text }));
@@ -72,6 +78,7 @@ describe('parsePagesJsonl', () => {
         text: fc.string({ unit: 'grapheme', maxLength: 200 }),
         ts: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
         id: fc.uuid(),
+        textWithheld: fc.constantFrom('url-policy', 'content-type', 'no-archive', 'deny', 'unattributed'),
       },
       { requiredKeys: ['url'] },
     );
