@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { parsePagesJsonl, formatPagesJsonl } from '../../src/domain/pages-jsonl.ts';
+import { pageDocuments } from '../../src/search/indexer.ts';
+import { buildQuery } from '../../src/search/query.ts';
+import { documentId, INDEX_MAPPINGS } from '../../src/search/schema.ts';
+import { withheldFromProvenance } from '../../src/search/types.ts';
+
+const archive = (provenance: Record<string, unknown> = {}) => ({ id: '11111111-1111-4111-8111-111111111111', provenance, captured_at: new Date('2024-05-01T12:00:00.000Z') });
+
+describe('pageDocuments', () => {
+  it('makes one document per page line, title and text as written', () => {
+    const parsed = parsePagesJsonl(formatPagesJsonl([{ url: 'https://a/', title: ' A ', text: 'x\ny', ts: '2024-05-01T11:59:00Z' }, { url: 'https://b/' }]));
+    expect(pageDocuments(archive(), parsed)).toEqual([
+      { archiveId: archive().id, position: 0, url: 'https://a/', title: ' A ', text: 'x\ny', ts: '2024-05-01T11:59:00Z', capturedAt: '2024-05-01T12:00:00.000Z' },
+      { archiveId: archive().id, position: 1, url: 'https://b/', capturedAt: '2024-05-01T12:00:00.000Z' },
+    ]);
+  });
+
+  it('carries textWithheld from provenance, and the page line\'s own first', () => {
+    const parsed = parsePagesJsonl(formatPagesJsonl([{ url: 'https://a/', text: '' }, { url: 'https://b/', text: '', textWithheld: 'deny' }]));
+    const docs = pageDocuments(archive({ documentWithheld: 'url-policy' }), parsed);
+    expect(docs.map((d) => d.textWithheld)).toEqual(['url-policy', 'deny']);
+    const plain = pageDocuments(archive({ software: 'x' }), parsed);
+    expect(plain.map((d) => d.textWithheld)).toEqual([undefined, 'deny']);
+    expect('textWithheld' in plain[0]!).toBe(false);
+    expect(plain[0]!.text).toBe('');
+  });
+});
+
+describe('withheldFromProvenance', () => {
+  it('keeps any non-empty reason, even one this code does not know', () => {
+    expect(withheldFromProvenance({ documentWithheld: 'no-archive' })).toBe('no-archive');
+    expect(withheldFromProvenance({ documentWithheld: 'some-future-reason' })).toBe('some-future-reason');
+    expect(withheldFromProvenance({ documentWithheld: '' })).toBeUndefined();
+    expect(withheldFromProvenance({ documentWithheld: 3 })).toBeUndefined();
+    expect(withheldFromProvenance({})).toBeUndefined();
+    expect(withheldFromProvenance(null)).toBeUndefined();
+  });
+});
+
+describe('the index shape', () => {
+  it('analyses title and text with the built-in cjk analyzer and stores nothing about permissions', () => {
+    expect(INDEX_MAPPINGS.properties.title).toEqual({ type: 'text', analyzer: 'cjk' });
+    expect(INDEX_MAPPINGS.properties.text).toEqual({ type: 'text', analyzer: 'cjk' });
+    expect(Object.keys(INDEX_MAPPINGS.properties).sort()).toEqual(['archiveId', 'capturedAt', 'position', 'text', 'textWithheld', 'title', 'ts', 'url']);
+    expect(INDEX_MAPPINGS.dynamic).toBe('strict');
+  });
+
+  it('ids documents by archive and position, so re-indexing overwrites', () => {
+    expect(documentId('a', 0)).toBe('a:0');
+    expect(documentId('a', 12)).toBe('a:12');
+  });
+
+  it('queries title and text, every term required, with an exact total', () => {
+    const q = buildQuery('東京タワー', { size: 20, from: 40 });
+    expect(q).toMatchObject({
+      query: { multi_match: { query: '東京タワー', fields: ['title^2', 'text'], operator: 'and' } },
+      track_total_hits: true,
+      size: 20,
+      from: 40,
+    });
+  });
+});
