@@ -1,0 +1,39 @@
+// robots.txt (RFC 9309) as the capture flow applies it. Pure: the fetch happens elsewhere; this
+// turns what it got into a decision per URL and a Crawl-delay.
+import robotsParser from 'robots-parser';
+
+/** The product token the flow's User-Agent starts with, matched against robots.txt groups. */
+export const ROBOTS_AGENT = 'capture-ledger-flow';
+
+export function robotsUrl(pageUrl: string): string {
+  const u = new URL(pageUrl);
+  return `${u.protocol}//${u.host}/robots.txt`;
+}
+
+/** What fetching robots.txt came to. */
+export type RobotsFetch =
+  | { kind: 'ok'; body: string }
+  /** 4xx: no rules (RFC 9309 2.3.1.3) */
+  | { kind: 'unavailable'; status: number }
+  /** 5xx or too many redirects: assume complete disallow (RFC 9309 2.3.1.4) */
+  | { kind: 'unreachable'; status?: number; reason: string };
+
+export interface RobotsRules {
+  isAllowed(url: string): boolean;
+  /** Crawl-delay for our agent (or *), in ms; undefined when none is given */
+  crawlDelayMs: number | undefined;
+  /** why everything is disallowed, when it is */
+  disallowAll?: string;
+}
+
+export function robotsFrom(fetched: RobotsFetch, url: string, agent = ROBOTS_AGENT): RobotsRules {
+  if (fetched.kind === 'unavailable') return { isAllowed: () => true, crawlDelayMs: undefined };
+  if (fetched.kind === 'unreachable') return { isAllowed: () => false, crawlDelayMs: undefined, disallowAll: fetched.reason };
+  const robots = robotsParser(robotsUrl(url), fetched.body);
+  const delay = robots.getCrawlDelay(agent);
+  return {
+    // robots-parser answers undefined for a URL on another origin: that is not ours to allow
+    isAllowed: (u: string) => robots.isAllowed(u, agent) === true,
+    crawlDelayMs: delay !== undefined && Number.isFinite(delay) && delay >= 0 ? Math.round(delay * 1000) : undefined,
+  };
+}
