@@ -1,0 +1,113 @@
+// npm start [-- --profile search]
+// Sets up whatever is missing (npm ci, .env, tools, stack:up, db:migrate, fga:deploy), then runs
+// the app's processes (api, worker, flow, issuer, replay — each one whose entry file exists) with
+// prefixed output, and prints every URL. Ctrl-C stops the processes it started (the stack stays
+// up; `npm run stack:down` stops it).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { ROOT, loadEnv } from './lib/env.mjs';
+import { say, setup, parseProfileArgs, scriptEntry, runStep } from './lib/setup.mjs';
+
+const APPS = ['api', 'worker', 'flow', 'issuer', 'replay'];
+const DEMO_ORG = 'demo';
+const COLORS = [36, 33, 35, 32, 34];
+
+const { profiles } = parseProfileArgs(process.argv.slice(2));
+
+try {
+  await setup({ profiles });
+} catch (err) {
+  console.error(`npm start: setup failed: ${err.message}`);
+  process.exit(1);
+}
+
+const env = loadEnv();
+if (existsSync(ROOT + 'src/cli/fga-grant.ts')) {
+  // the reference capture flow reports levels as subject capture-flow
+  say(`fga:grant submitter capture-flow ${DEMO_ORG}`);
+  await runStep('fga:grant', 'npm', ['run', '--silent', 'fga:grant', '--', 'submitter', 'capture-flow', DEMO_ORG]).catch((err) => say(`warning: ${err.message}`));
+}
+
+const childEnv = { ...process.env };
+if (profiles.has('search') && !process.env.CAPTURE_LEDGER_OPENSEARCH_URL) {
+  childEnv.CAPTURE_LEDGER_OPENSEARCH_URL = `http://127.0.0.1:${env.CAPTURE_LEDGER_OPENSEARCH_PORT}`;
+}
+
+const children = new Map();
+let stopping = false;
+const width = Math.max(...APPS.map((a) => a.length));
+
+function prefixed(name, color, stream, out) {
+  let buf = '';
+  stream.on('data', (d) => {
+    buf += d.toString();
+    const lines = buf.split('\n');
+    buf = lines.pop();
+    for (const l of lines) out.write(`\x1b[${color}m${name.padEnd(width)} |\x1b[0m ${l}\n`);
+  });
+  stream.on('end', () => {
+    if (buf) out.write(`\x1b[${color}m${name.padEnd(width)} |\x1b[0m ${buf}\n`);
+  });
+}
+
+APPS.forEach((name, i) => {
+  const entry = scriptEntry(name);
+  if (!entry || !existsSync(ROOT + entry)) {
+    say(`${name}: not started (${entry ?? 'no script'} does not exist yet)`);
+    return;
+  }
+  // its own process group, so Ctrl-C can stop npm, tsx and node together
+  const child = spawn('npm', ['run', '--silent', name], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.set(name, child);
+  prefixed(name, COLORS[i % COLORS.length], child.stdout, process.stdout);
+  prefixed(name, COLORS[i % COLORS.length], child.stderr, process.stderr);
+  child.on('exit', (code, signal) => {
+    children.delete(name);
+    if (!stopping) say(`${name} exited (${signal ?? `code ${code}`}); the others keep running`);
+    if (children.size === 0 && stopping) process.exit(0);
+  });
+});
+
+const e = (k) => env[k];
+const s3 = `${e('CAPTURE_LEDGER_S3_ENDPOINT')} (bucket ${e('CAPTURE_LEDGER_S3_BUCKET')}, key ${e('CAPTURE_LEDGER_S3_ACCESS_KEY_ID')})`;
+const urls = [
+  ['API', `http://${e('CAPTURE_LEDGER_API_HOST')}:${e('CAPTURE_LEDGER_API_PORT')}/api`],
+  ['picker', `http://${e('CAPTURE_LEDGER_API_HOST')}:${e('CAPTURE_LEDGER_API_PORT')}/`],
+  ['Temporal Web UI', `http://127.0.0.1:${e('CAPTURE_LEDGER_TEMPORAL_UI_PORT')}`],
+  ['Temporal gRPC', e('CAPTURE_LEDGER_TEMPORAL_ADDRESS')],
+  ['replay', e('CAPTURE_LEDGER_REPLAY_URL')],
+  ['S3', s3],
+  ['OpenFGA', e('CAPTURE_LEDGER_FGA_API_URL')],
+  ['issuer', `http://127.0.0.1:${e('CAPTURE_LEDGER_ISSUER_PORT')}`],
+  ['capture flow webhook', e('CAPTURE_LEDGER_CRAWL_WEBHOOK_URL')],
+  ['Postgres', e('CAPTURE_LEDGER_DATABASE_URL')?.replace(/:[^:@/]*@/, ':***@')],
+];
+if (profiles.has('search')) urls.push(['OpenSearch', childEnv.CAPTURE_LEDGER_OPENSEARCH_URL]);
+console.log('\ncapture-ledger is starting:\n' + urls.map(([k, v]) => `  ${k.padEnd(21)} ${v}`).join('\n') + '\n  (Ctrl-C stops these processes; the stack stays up — npm run stack:down)\n');
+
+function stopAll(sig) {
+  if (stopping) return;
+  stopping = true;
+  say(`${sig}: stopping ${[...children.keys()].join(', ') || 'nothing'}`);
+  if (children.size === 0) process.exit(0);
+  for (const child of children.values()) {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
+  setTimeout(() => {
+    for (const child of children.values()) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    process.exit(0);
+  }, 10000).unref();
+}
+process.on('SIGINT', () => stopAll('SIGINT'));
+process.on('SIGTERM', () => stopAll('SIGTERM'));
+if (children.size === 0) say('no app process exists yet; the stack is up');

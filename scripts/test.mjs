@@ -1,0 +1,34 @@
+// npm test [-- vitest args, e.g. a path]
+// Sets up whatever is missing (npm ci, .env, tools, the stack with OpenSearch, db:migrate,
+// fga:deploy), then runs vitest over the unit and integration projects against the real stack.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { ROOT } from './lib/env.mjs';
+import { say, setup, parseProfileArgs } from './lib/setup.mjs';
+
+const { rest } = parseProfileArgs(process.argv.slice(2));
+// the search tests run against a real OpenSearch node, so the test stack always has it
+const profiles = new Set(['search']);
+
+try {
+  await setup({ profiles });
+} catch (err) {
+  console.error(`npm test: setup failed: ${err.message}`);
+  process.exit(1);
+}
+
+// unless the caller chose reporters, also write JSON results to print one plain closing line
+const results = ROOT + '.stack/test/vitest-results.json';
+const reporters = rest.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default', '--reporter=json', `--outputFile.json=${results}`];
+rmSync(results, { force: true });
+say(`vitest run ${rest.join(' ')}`.trim());
+const child = spawn('npx', ['vitest', 'run', ...reporters, ...rest], { cwd: ROOT, stdio: 'inherit' });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+child.on('close', (code, signal) => {
+  if (reporters.length && existsSync(results)) {
+    const r = JSON.parse(readFileSync(results, 'utf8'));
+    const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  }
+  process.exit(code ?? (signal ? 1 : 0));
+});
