@@ -1,6 +1,14 @@
 // robots.txt (RFC 9309) as the capture flow applies it. Pure: the fetch happens elsewhere; this
 // turns what it got into a decision per URL and a Crawl-delay.
-import robotsParser from 'robots-parser';
+import robotsParserCjs from 'robots-parser';
+
+// robots-parser is CommonJS (module.exports = function) with typings written as an ES default
+// export; under NodeNext the default import is module.exports itself, the function.
+interface ParsedRobots {
+  isAllowed(url: string, ua?: string): boolean | undefined;
+  getCrawlDelay(ua?: string): number | undefined;
+}
+const robotsParser = robotsParserCjs as unknown as (url: string, body: string) => ParsedRobots;
 
 /** The product token the flow's User-Agent starts with, matched against robots.txt groups. */
 export const ROBOTS_AGENT = 'capture-ledger-flow';
