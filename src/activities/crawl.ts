@@ -1,0 +1,144 @@
+// The crawl workflow's activities: every bit of I/O it does. Each one is safe to retry.
+import { ApplicationFailure, log } from '@temporalio/activity';
+import type { OpenFgaClient } from '@openfga/sdk';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Config } from '../config/env.ts';
+import type { Db } from '../db/connect.ts';
+import type { CaptureFormat } from '../config/env.ts';
+import type { DispatchBody } from '../domain/contract.ts';
+import { computeNotBefore, readsLinks, type StopReason } from '../domain/crawl.ts';
+import { deliverTuples as deliverOutbox, type DrainResult } from '../fga/outbox.ts';
+import { admitLevel as admit, AdmissionError, type AdmitLevelResult } from '../ledger/admit-level.ts';
+import { finishCrawlRow, getCrawl, markDispatched } from '../store/crawls.ts';
+import { lastFinishByHost, levelPages } from '../store/pages.ts';
+
+export interface ActivityDeps {
+  config: Config;
+  db: Db;
+  s3: S3Client;
+  fga: OpenFgaClient;
+  fetch?: typeof fetch;
+}
+
+export interface BeginResult {
+  /** false: no running row for this crawl — the workflow exits without touching anything */
+  running: boolean;
+  orgId: string | null;
+  maxDepth: number;
+}
+
+export interface DispatchResult {
+  depth: number;
+  pages: number;
+  follow: number;
+  hosts: number;
+}
+
+export interface FinishInput {
+  crawlId: string;
+  state: 'succeeded' | 'failed';
+  stopReason: StopReason;
+  failure?: string | null;
+}
+
+/** Error types the workflow's retry policies treat as final. */
+export const NON_RETRYABLE = { dispatchRejected: 'DispatchRejected', noCrawl: 'NoCrawl', admission: 'AdmissionError' } as const;
+
+export function reportUrl(publicUrl: string, crawlId: string, depth: number): string {
+  return `${publicUrl.replace(/\/+$/, '')}/api/crawls/${crawlId}/levels/${depth}`;
+}
+
+export function createCrawlActivities(deps: ActivityDeps) {
+  const { config, db } = deps;
+  const doFetch = deps.fetch ?? fetch;
+
+  return {
+    /** The workflow's first step: is there a running row for it? No row, no crawl. */
+    async beginCrawl(input: { crawlId: string }): Promise<BeginResult> {
+      const crawl = await getCrawl(db, input.crawlId);
+      if (crawl === undefined || crawl.state !== 'running') return { running: false, orgId: crawl?.org_id ?? null, maxDepth: crawl?.max_depth ?? 0 };
+      return { running: true, orgId: crawl.org_id, maxDepth: crawl.max_depth };
+    },
+
+    /**
+     * POSTs one level to the capture flow (the webhook contract). The level is recorded as
+     * dispatched before the POST, so a report that beats the response is accepted.
+     */
+    async dispatchLevel(input: { crawlId: string; depth: number }): Promise<DispatchResult> {
+      const hook = config.crawl.webhook;
+      if (hook === undefined) throw ApplicationFailure.nonRetryable('crawl webhook is not configured', NON_RETRYABLE.dispatchRejected);
+      const crawl = await getCrawl(db, input.crawlId);
+      if (crawl === undefined) throw ApplicationFailure.nonRetryable(`crawl ${input.crawlId} does not exist`, NON_RETRYABLE.noCrawl);
+      const pages = await levelPages(db, input.crawlId, input.depth);
+      const hosts = [...new Set(pages.map((p) => p.host))];
+      const notBefore = computeNotBefore(await lastFinishByHost(db, input.crawlId, hosts), crawl.per_host_delay_ms, hosts);
+      const body: DispatchBody = {
+        crawlId: crawl.id,
+        depth: input.depth,
+        orgId: crawl.org_id,
+        reportUrl: reportUrl(config.api.publicUrl, crawl.id, input.depth),
+        formats: crawl.formats as CaptureFormat[],
+        signing: crawl.signing,
+        perHostDelayMs: crawl.per_host_delay_ms,
+        hostParallelism: crawl.host_parallelism,
+        notBefore,
+        pages: pages.map((p) => ({ url: p.url, follow: readsLinks(p.action, input.depth, crawl.max_depth) })),
+      };
+      await markDispatched(db, crawl.id, input.depth);
+      let res: Response;
+      try {
+        res = await doFetch(hook.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.token}` },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(30_000),
+        });
+      } catch (err) {
+        throw new Error(`webhook ${hook.url} unreachable: ${(err as Error).message}`);
+      }
+      const text = await res.text().catch(() => '');
+      if (!res.ok) {
+        const msg = `webhook ${hook.url} answered ${res.status}: ${text.slice(0, 300)}`;
+        // 401/403/400: the flow refuses this request as it is; sending it again cannot help.
+        if ([400, 401, 403, 404, 422].includes(res.status)) throw ApplicationFailure.nonRetryable(msg, NON_RETRYABLE.dispatchRejected);
+        throw new Error(msg);
+      }
+      log.info('level dispatched', { crawlId: crawl.id, depth: input.depth, pages: pages.length });
+      return { depth: input.depth, pages: pages.length, follow: body.pages.filter((p) => p.follow).length, hosts: hosts.length };
+    },
+
+    /** Admits the stored report of a level into the ledger. */
+    async admitLevel(input: { crawlId: string; depth: number; reportId: string; expand: boolean }): Promise<AdmitLevelResult> {
+      try {
+        return await admit(
+          { db, s3: deps.s3, bucket: config.s3.bucket, log: { warn: (msg, meta) => log.warn(msg, meta) } },
+          { crawlId: input.crawlId, depth: input.depth, expand: input.expand },
+        );
+      } catch (err) {
+        if (err instanceof AdmissionError) throw ApplicationFailure.nonRetryable(err.message, NON_RETRYABLE.admission);
+        throw err;
+      }
+    },
+
+    /** Delivers queued tuples to OpenFGA now, so a crawl's archives are visible without waiting
+     * for the outbox-drain schedule. Throws while OpenFGA is unreachable (rows stay queued). */
+    async deliverTuples(): Promise<DrainResult> {
+      return deliverOutbox(db, deps.fga);
+    },
+
+    /** Ends the row. Only a running row changes, so retrying (or finishing twice) is harmless. */
+    async finishCrawl(input: FinishInput): Promise<{ finished: boolean }> {
+      const finished = await finishCrawlRow(db, input.crawlId, { state: input.state, stopReason: input.stopReason, failure: input.failure ?? null });
+      log.info('crawl finished', { ...input, finished });
+      return { finished };
+    },
+
+    /** A failure path's shortcut: the crawl ends failed, stopReason failed. */
+    async setCrawlFailed(input: { crawlId: string; failure: string }): Promise<{ finished: boolean }> {
+      const finished = await finishCrawlRow(db, input.crawlId, { state: 'failed', stopReason: 'failed', failure: input.failure });
+      return { finished };
+    },
+  };
+}
+
+export type CrawlActivities = ReturnType<typeof createCrawlActivities>;

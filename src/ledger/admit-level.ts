@@ -1,0 +1,226 @@
+// Admitting one reported level into the ledger (the fast path of "Filling the ledger").
+//
+// For every reported page that carries a task id: a capture_submissions row (task → organization,
+// manifest key or error), failures included. Each manifest is read at exactly the reported key;
+// where it disagrees with the report, the manifest wins. Succeeded captures with a WACZ become
+// archives with their tuples, in the same transaction. The links of follow pages are read from
+// their `links` artifacts, the rules pick candidates, and the rows that actually land become the
+// next level, cut so the crawl never takes more than maxPages.
+//
+// Idempotent: everything is written in one transaction with ON CONFLICT, so a retried or
+// repeated admission leaves the same rows, archives and tuples.
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Db } from '../db/connect.ts';
+import { admitPage, checkManifestTask, parseLinksArtifact, parseManifest, type ManifestRead, type PageAdmission } from '../domain/admission.ts';
+import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
+import { hostOf, levelSlots, readsLinks } from '../domain/crawl.ts';
+import { selectLinks } from '../domain/links.ts';
+import { rulesFromFixed } from '../domain/rules/index.ts';
+import { replaceLevelDecisions } from '../store/decisions.ts';
+import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
+import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesTaken } from '../store/pages.ts';
+import { recordSubmissions, registerCaptures } from './register.ts';
+
+export interface AdmitDeps {
+  db: Db;
+  s3: S3Client;
+  /** where manifests are read (the report carries keys only) */
+  bucket: string;
+  /** concurrent S3 reads (default 32) */
+  readConcurrency?: number;
+  log?: { warn(msg: string, meta?: Record<string, unknown>): void };
+}
+
+export interface AdmitLevelInput {
+  crawlId: string;
+  depth: number;
+  /**
+   * Read links and plan the next level. False when re-admitting a level whose next level was
+   * already dispatched: the ledger is corrected, the frontier is left alone.
+   */
+  expand: boolean;
+}
+
+export interface AdmitLevelResult {
+  crawlId: string;
+  depth: number;
+  /** the report that was admitted (the newest stored for the level) */
+  reportId: string;
+  pages: number;
+  captured: number;
+  failed: number;
+  skipped: number;
+  /** reported pages the manifest corrected */
+  corrected: number;
+  /** archives this admission added (0 when repeated) */
+  archivesCreated: number;
+  /** archives of this level in the ledger, new or not */
+  archives: number;
+  /** pages whose manifest could not be read (left to reconcile) */
+  manifestsUnreadable: number;
+  /** dispatched pages the report did not mention, now failed */
+  unreported: number;
+  linksRead: number;
+  /** pages waiting at depth + 1 */
+  nextLevelPages: number;
+  /** pages found for depth + 1 that maxPages left out */
+  cutPages: number;
+  expanded: boolean;
+}
+
+export class AdmissionError extends Error {
+  override name = 'AdmissionError';
+}
+
+/** Runs `fn` over `items` with at most `limit` at a time, keeping the order of results. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= items.length) return;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+type ObjectRead = { kind: 'ok'; text: string } | { kind: 'missing' } | { kind: 'unreadable'; error: string };
+
+export async function readObjectText(s3: S3Client, bucket: string, key: string): Promise<ObjectRead> {
+  try {
+    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: AbortSignal.timeout(30_000) });
+    return { kind: 'ok', text: (await res.Body?.transformToString('utf8')) ?? '' };
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string };
+    if (e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return { kind: 'missing' };
+    return { kind: 'unreadable', error: `${e.name ?? 'Error'}: ${e.message ?? String(err)}` };
+  }
+}
+
+/** Reads `<key>.result.json` at exactly the reported key. Never throws. */
+export async function readManifest(s3: S3Client, bucket: string, key: string): Promise<ManifestRead> {
+  const r = await readObjectText(s3, bucket, key);
+  if (r.kind !== 'ok') return r;
+  try {
+    return { kind: 'ok', manifest: parseManifest(r.text) };
+  } catch (err) {
+    return { kind: 'invalid', error: (err as Error).message };
+  }
+}
+
+export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promise<AdmitLevelResult> {
+  const { db, s3, bucket } = deps;
+  const { crawlId, depth } = input;
+  const concurrency = deps.readConcurrency ?? 32;
+  const crawl = await getCrawl(db, crawlId);
+  if (crawl === undefined) throw new AdmissionError(`crawl ${crawlId} does not exist`);
+  const report = await getLevelReport(db, crawlId, depth);
+  if (report === undefined) throw new AdmissionError(`crawl ${crawlId} has no report for level ${depth}`);
+  const body = report.body as LevelReportBody;
+  const now = new Date();
+
+  // Only pages this level dispatched are admitted; a report naming anything else changes nothing.
+  const dispatched = await levelPages(db, crawlId, depth);
+  const actionOf = new Map(dispatched.map((p) => [p.url, p.action]));
+  const reported = dedupeByUrl(body.pages).filter((p) => actionOf.has(p.url));
+
+  const reads = await mapLimit(reported, concurrency, async (p) =>
+    p.taskId !== undefined && p.manifestKey !== undefined ? checkManifestTask(await readManifest(s3, bucket, p.manifestKey), p.taskId) : ({ kind: 'absent' } as ManifestRead),
+  );
+  const admissions: PageAdmission[] = reported.map((p, i) => admitPage(p, reads[i]!, now));
+  const unreadable = reads.filter((r) => r.kind === 'unreadable').length;
+  if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
+
+  // Links: only follow pages below maxDepth, only captured ones, only from their links artifact.
+  const expand = input.expand && depth < crawl.max_depth;
+  const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
+  if (expand) {
+    const toRead = admissions.filter((a) => a.state === 'captured' && a.links !== null && readsLinks(actionOf.get(a.url) ?? 'capture', depth, crawl.max_depth));
+    const linkReads = await mapLimit(toRead, concurrency, async (a) => {
+      const r = await readObjectText(s3, a.links!.bucket, a.links!.key);
+      if (r.kind !== 'ok') return { a, error: r.kind === 'missing' ? 'missing' : r.error };
+      try {
+        return { a, links: parseLinksArtifact(r.text) };
+      } catch (err) {
+        return { a, error: (err as Error).message };
+      }
+    });
+    for (const lr of linkReads) {
+      if ('links' in lr && lr.links !== undefined) {
+        followPages.push({ url: lr.a.url, ...(lr.a.finalUrl !== null ? { finalUrl: lr.a.finalUrl } : {}), links: lr.links.links });
+      } else {
+        deps.log?.warn('links artifact unreadable', { crawlId, depth, url: lr.a.url, error: lr.error });
+      }
+    }
+  }
+  const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages) : null;
+
+  const result = await db.transaction().execute(async (trx) => {
+    await recordSubmissions(
+      trx,
+      reported
+        .filter((p) => p.taskId !== undefined)
+        .map((p) => ({
+          taskId: p.taskId!,
+          orgId: crawl.org_id,
+          submittedBy: crawl.submitted_by,
+          crawlId,
+          url: p.url,
+          manifestKey: p.manifestKey ?? null,
+          manifestError: p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
+        })),
+    );
+    const registrations = await registerCaptures(
+      trx,
+      admissions.filter((a) => a.archive !== null).map((a) => ({ archive: a.archive!, crawlId })),
+    );
+    await applyPageAdmissions(trx, crawlId, depth, admissions);
+    const unreported = await failUnreported(trx, crawlId, depth, reported.map((p) => p.url));
+
+    let nextLevelPages = 0;
+    let cutPages = 0;
+    if (selection !== null) {
+      await insertCandidates(
+        trx,
+        crawlId,
+        depth + 1,
+        selection.candidates.map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action })),
+      );
+      const used = await pagesTaken(trx, crawlId, depth);
+      const cut = await cutLevel(trx, crawlId, depth + 1, levelSlots(used, crawl.max_pages));
+      nextLevelPages = cut.kept;
+      cutPages = cut.cut;
+      await replaceLevelDecisions(trx, crawlId, depth, selection.decisions);
+    }
+    await markReportAdmitted(trx, crawlId, depth, report.report_id);
+    await markDepthReached(trx, crawlId, depth);
+    return { registrations, unreported, nextLevelPages, cutPages };
+  });
+
+  return {
+    crawlId,
+    depth,
+    reportId: report.report_id,
+    pages: admissions.length,
+    captured: admissions.filter((a) => a.state === 'captured').length,
+    failed: admissions.filter((a) => a.state === 'failed').length + result.unreported,
+    skipped: admissions.filter((a) => a.state === 'skipped').length,
+    corrected: admissions.filter((a) => a.corrected).length,
+    archivesCreated: result.registrations.filter((r) => r.created).length,
+    archives: result.registrations.filter((r) => r.archiveId !== '').length,
+    manifestsUnreadable: unreadable,
+    unreported: result.unreported,
+    linksRead: followPages.length,
+    nextLevelPages: result.nextLevelPages,
+    cutPages: result.cutPages,
+    expanded: selection !== null,
+  };
+}
+
+/** The last report of a URL wins when a report names it twice. */
+function dedupeByUrl<T extends { url: string }>(pages: readonly T[]): T[] {
+  return [...new Map(pages.map((p) => [p.url, p])).values()];
+}

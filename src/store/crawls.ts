@@ -1,0 +1,218 @@
+// Crawl rows and level reports. Postgres holds the single-running-crawl guarantee
+// (crawls_single_active_idx); nothing here second-guesses it.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Db } from '../db/connect.ts';
+import type { Crawl, CrawlState, Database, StopReason } from '../db/types.ts';
+import { enqueueTuples } from '../fga/outbox.ts';
+import { jobTuples } from '../fga/tuples.ts';
+import { hostOf } from '../domain/crawl.ts';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export const SINGLE_ACTIVE_INDEX = 'crawls_single_active_idx';
+
+/** True only for the unique violation of crawls_single_active_idx: the one thing that means 409. */
+export function isSingleActiveViolation(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  return e.code === '23505' && e.constraint === SINGLE_ACTIVE_INDEX;
+}
+
+export interface NewCrawlInput {
+  orgId: string;
+  submittedBy: string;
+  seeds: string[];
+  /** the rules as fixed (normalised), stored as read */
+  rules: unknown[];
+  maxDepth: number;
+  maxPages: number;
+  perHostDelayMs: number;
+  hostParallelism: number;
+  formats: string[];
+  signing: boolean;
+  /** the seed level: distinct seeds within maxPages, and those the cap left out */
+  seedLevel: { take: string[]; cut: string[] };
+}
+
+/**
+ * The crawl row, its seed pages and the capture_job tuples, in one transaction: either the crawl
+ * exists with everything it needs, or nothing does. Throws the unique violation of
+ * crawls_single_active_idx when a crawl is already running (isSingleActiveViolation).
+ */
+export async function insertCrawl(db: Db, c: NewCrawlInput): Promise<{ id: string; startedAt: Date }> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto('crawls')
+      .values({
+        org_id: c.orgId,
+        submitted_by: c.submittedBy,
+        seeds: c.seeds,
+        rules: JSON.stringify(c.rules),
+        max_depth: c.maxDepth,
+        max_pages: c.maxPages,
+        per_host_delay_ms: c.perHostDelayMs,
+        host_parallelism: c.hostParallelism,
+        formats: c.formats,
+        signing: c.signing,
+      })
+      .returning(['id', 'started_at'])
+      .executeTakeFirstOrThrow();
+    const pages = [
+      ...c.seedLevel.take.map((url) => ({ crawl_id: row.id, url, depth: 0, host: hostOf(url), action: 'follow' as const })),
+      ...c.seedLevel.cut.map((url) => ({ crawl_id: row.id, url, depth: 0, host: hostOf(url), action: 'follow' as const, state: 'skipped' as const, skip_reason: 'max_pages' })),
+    ];
+    if (pages.length > 0) await trx.insertInto('crawl_pages').values(pages).onConflict((oc) => oc.columns(['crawl_id', 'url_hash']).doNothing()).execute();
+    await enqueueTuples(trx, jobTuples(row.id, c.submittedBy, c.orgId));
+    return { id: row.id, startedAt: row.started_at };
+  });
+}
+
+export async function getCrawl(db: Q, id: string): Promise<Crawl | undefined> {
+  return db.selectFrom('crawls').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findRunningCrawl(db: Q): Promise<Crawl | undefined> {
+  return db.selectFrom('crawls').selectAll().where('state', '=', 'running').executeTakeFirst();
+}
+
+/**
+ * Ends a running crawl. Only a running row changes, so finishing twice (a retried activity) is a
+ * no-op, and a finished crawl is never reopened or relabelled. Returns whether this call ended it.
+ */
+export async function finishCrawlRow(db: Q, id: string, outcome: { state: Exclude<CrawlState, 'running'>; stopReason: StopReason; failure?: string | null }): Promise<boolean> {
+  const res = await db
+    .updateTable('crawls')
+    .set({ state: outcome.state, stop_reason: outcome.stopReason, failure: outcome.failure ?? null, finished_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('state', '=', 'running')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Records that `depth` was handed to the flow (before the POST, so a fast report is never 409). */
+export async function markDispatched(db: Q, id: string, depth: number): Promise<void> {
+  await db
+    .updateTable('crawls')
+    .set({ dispatched_depth: sql<number>`greatest(coalesce(dispatched_depth, -1), ${depth})` })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function markDepthReached(db: Q, id: string, depth: number): Promise<void> {
+  await db
+    .updateTable('crawls')
+    .set({ depth_reached: sql<number>`greatest(depth_reached, ${depth})` })
+    .where('id', '=', id)
+    .execute();
+}
+
+// --- level reports -------------------------------------------------------------------------
+
+/** Stores (or replaces) the report of one level, with a fresh report id. */
+export async function upsertLevelReport(db: Q, crawlId: string, depth: number, body: unknown, reportedBy: string): Promise<{ reportId: string }> {
+  const row = await db
+    .insertInto('crawl_level_reports')
+    .values({ crawl_id: crawlId, depth, body: JSON.stringify(body), reported_by: reportedBy })
+    .onConflict((oc) =>
+      oc.columns(['crawl_id', 'depth']).doUpdateSet({
+        report_id: sql<string>`gen_random_uuid()`,
+        body: sql<string>`excluded.body`,
+        reported_by: sql<string>`excluded.reported_by`,
+        reported_at: sql<Date>`now()`,
+        admitted_at: null,
+      }),
+    )
+    .returning('report_id')
+    .executeTakeFirstOrThrow();
+  return { reportId: row.report_id };
+}
+
+export async function getLevelReport(db: Q, crawlId: string, depth: number) {
+  return db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', depth).executeTakeFirst();
+}
+
+export async function markReportAdmitted(db: Q, crawlId: string, depth: number, reportId: string): Promise<void> {
+  await db
+    .updateTable('crawl_level_reports')
+    .set({ admitted_at: sql<Date>`now()` })
+    .where('crawl_id', '=', crawlId)
+    .where('depth', '=', depth)
+    .where('report_id', '=', reportId)
+    .execute();
+}
+
+// --- reading for the API -------------------------------------------------------------------
+
+export interface CrawlListRow {
+  id: string;
+  orgId: string;
+  state: CrawlState;
+  stopReason: StopReason | null;
+  seeds: string[];
+  startedAt: Date;
+  finishedAt: Date | null;
+  waczCount: number;
+}
+
+export const CRAWL_PAGE_SIZE = 50;
+
+/** Newest first, strictly older than `before` (compared at the millisecond precision callers see). */
+export async function listCrawls(db: Q, opts: { state?: CrawlState; before?: Date; limit?: number }): Promise<CrawlListRow[]> {
+  let q = db
+    .selectFrom('crawls as c')
+    .select([
+      'c.id',
+      'c.org_id',
+      'c.state',
+      'c.stop_reason',
+      'c.seeds',
+      'c.started_at',
+      'c.finished_at',
+      // archives has no crawl_id: the count goes through crawl_pages.task_id
+      sql<number>`(SELECT count(*)::int FROM crawl_pages p JOIN archives a ON a.task_id = p.task_id WHERE p.crawl_id = c.id)`.as('wacz_count'),
+    ]);
+  if (opts.state !== undefined) q = q.where('c.state', '=', opts.state);
+  if (opts.before !== undefined) q = q.where(sql<boolean>`date_trunc('milliseconds', c.started_at) < ${opts.before}`);
+  const rows = await q
+    .orderBy('c.started_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(opts.limit ?? CRAWL_PAGE_SIZE)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    orgId: r.org_id,
+    state: r.state,
+    stopReason: r.stop_reason,
+    seeds: r.seeds,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    waczCount: r.wacz_count,
+  }));
+}
+
+export interface CrawlCounts {
+  pagesDiscovered: number;
+  pagesCaptured: number;
+  pagesFailed: number;
+  pagesSkipped: number;
+  pagesPending: number;
+  waczCount: number;
+}
+
+/** pagesDiscovered is every distinct page the crawl recorded; the difference to pagesCaptured is
+ * what failures, robots and the caps threw away. */
+export async function crawlCounts(db: Q, crawlId: string): Promise<CrawlCounts> {
+  const r = await db
+    .selectFrom('crawl_pages as p')
+    .leftJoin('archives as a', 'a.task_id', 'p.task_id')
+    .where('p.crawl_id', '=', crawlId)
+    .select([
+      sql<number>`count(*)::int`.as('discovered'),
+      sql<number>`count(*) FILTER (WHERE p.state = 'captured')::int`.as('captured'),
+      sql<number>`count(*) FILTER (WHERE p.state = 'failed')::int`.as('failed'),
+      sql<number>`count(*) FILTER (WHERE p.state = 'skipped')::int`.as('skipped'),
+      sql<number>`count(*) FILTER (WHERE p.state = 'pending')::int`.as('pending'),
+      sql<number>`count(a.id)::int`.as('wacz'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { pagesDiscovered: r.discovered, pagesCaptured: r.captured, pagesFailed: r.failed, pagesSkipped: r.skipped, pagesPending: r.pending, waczCount: r.wacz };
+}

@@ -1,0 +1,162 @@
+// crawl_pages: the frontier and the record of every page a crawl took. Deduplication is the
+// unique (crawl_id, url_hash) index; what lands there is what the crawl decided.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/types.ts';
+import type { PageAdmission } from '../domain/admission.ts';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export const MAX_PAGES_SKIP = 'max_pages';
+
+export interface LevelPage {
+  id: number;
+  url: string;
+  host: string;
+  action: 'follow' | 'capture';
+  state: 'pending' | 'captured' | 'failed' | 'skipped';
+}
+
+/** The pages of one level the flow is asked to capture: everything the page cap did not cut. */
+export async function levelPages(db: Q, crawlId: string, depth: number): Promise<LevelPage[]> {
+  return db
+    .selectFrom('crawl_pages')
+    .select(['id', 'url', 'host', 'action', 'state'])
+    .where('crawl_id', '=', crawlId)
+    .where('depth', '=', depth)
+    .where((eb) => eb.or([eb('skip_reason', 'is', null), eb('skip_reason', '!=', MAX_PAGES_SKIP)]))
+    .orderBy('id')
+    .execute();
+}
+
+/** Pages taken so far (every page the cap did not cut) at depths up to `depth`. */
+export async function pagesTaken(db: Q, crawlId: string, maxDepthIncl: number): Promise<number> {
+  const r = await db
+    .selectFrom('crawl_pages')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('crawl_id', '=', crawlId)
+    .where('depth', '<=', maxDepthIncl)
+    .where((eb) => eb.or([eb('skip_reason', 'is', null), eb('skip_reason', '!=', MAX_PAGES_SKIP)]))
+    .executeTakeFirstOrThrow();
+  return r.n;
+}
+
+/** The latest finish per host, over this crawl's pages on `hosts`. */
+export async function lastFinishByHost(db: Q, crawlId: string, hosts: string[]): Promise<Map<string, Date>> {
+  if (hosts.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('crawl_pages')
+    .select(['host', sql<Date>`max(finished_at)`.as('last')])
+    .where('crawl_id', '=', crawlId)
+    .where('host', 'in', hosts)
+    .where('finished_at', 'is not', null)
+    .groupBy('host')
+    .execute();
+  return new Map(rows.filter((r) => r.last !== null).map((r) => [r.host, new Date(r.last)]));
+}
+
+/**
+ * Writes what the level's report (corrected by the manifests) says about each page, in one
+ * statement. Pages are matched by URL within the level; a URL the level never dispatched changes
+ * nothing. Returns how many rows changed.
+ */
+export async function applyPageAdmissions(db: Q, crawlId: string, depth: number, pages: PageAdmission[]): Promise<number> {
+  if (pages.length === 0) return 0;
+  const rows = pages.map((p) => ({
+    url: p.url,
+    state: p.state,
+    skip_reason: p.skipReason,
+    task_id: p.taskId,
+    final_url: p.finalUrl,
+    submitted_at: p.submittedAt,
+    finished_at: p.finishedAt,
+  }));
+  const res = await sql`
+    UPDATE crawl_pages p SET
+      state = x.state, skip_reason = x.skip_reason, task_id = x.task_id, final_url = x.final_url,
+      submitted_at = x.submitted_at, finished_at = x.finished_at
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS x(url text, state text, skip_reason text, task_id text, final_url text, submitted_at timestamptz, finished_at timestamptz)
+    WHERE p.crawl_id = ${crawlId} AND p.depth = ${depth}
+      AND p.url_hash = digest(x.url, 'sha256') AND p.url = x.url
+      AND (p.skip_reason IS NULL OR p.skip_reason <> ${MAX_PAGES_SKIP})
+  `.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}
+
+/** Dispatched pages of a level the report did not mention end failed rather than pending forever. */
+export async function failUnreported(db: Q, crawlId: string, depth: number, reportedUrls: string[]): Promise<number> {
+  const res = await sql`
+    UPDATE crawl_pages SET state = 'failed'
+    WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
+      AND NOT (url = ANY(${reportedUrls}::text[]))
+  `.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}
+
+export interface Candidate {
+  url: string;
+  host: string;
+  action: 'follow' | 'capture';
+}
+
+/**
+ * Inserts the links the rules took as pages of `depth`, in the order given, ON CONFLICT DO
+ * NOTHING. Returns the rows that actually landed: the ones recording and deciding agree on.
+ */
+export async function insertCandidates(db: Q, crawlId: string, depth: number, candidates: Candidate[]): Promise<{ id: number; url: string }[]> {
+  if (candidates.length === 0) return [];
+  const rows = candidates.map((c, i) => ({ ...c, ord: i }));
+  const res = await sql<{ id: number; url: string }>`
+    INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
+    SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(url text, host text, action text, ord int)
+    ORDER BY x.ord
+    ON CONFLICT (crawl_id, url_hash) DO NOTHING
+    RETURNING id, url
+  `.execute(db);
+  return res.rows;
+}
+
+/**
+ * Keeps the first `slots` pending pages of a level (in the order they landed) and marks the rest
+ * skipped with reason max_pages, so the crawl never takes more than maxPages. Returns the counts.
+ */
+export async function cutLevel(db: Q, crawlId: string, depth: number, slots: number): Promise<{ kept: number; cut: number }> {
+  await sql`
+    UPDATE crawl_pages SET state = 'skipped', skip_reason = ${MAX_PAGES_SKIP}
+    WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
+      AND id NOT IN (
+        SELECT id FROM crawl_pages
+        WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
+        ORDER BY id LIMIT ${Math.max(0, slots)}
+      )
+  `.execute(db);
+  const r = await db
+    .selectFrom('crawl_pages')
+    .select([
+      sql<number>`count(*) FILTER (WHERE skip_reason IS DISTINCT FROM ${MAX_PAGES_SKIP})::int`.as('kept'),
+      sql<number>`count(*) FILTER (WHERE skip_reason = ${MAX_PAGES_SKIP})::int`.as('cut'),
+    ])
+    .where('crawl_id', '=', crawlId)
+    .where('depth', '=', depth)
+    .executeTakeFirstOrThrow();
+  return { kept: r.kept, cut: r.cut };
+}
+
+export interface PacingGap {
+  host: string;
+  prevFinishedAt: Date | null;
+  submittedAt: Date | null;
+  gapMs: number | null;
+}
+
+/** The spec's pacing query ("The pacing is measured, not assumed"), with the gap computed. */
+export async function pacingGaps(db: Q, crawlId: string): Promise<PacingGap[]> {
+  const res = await sql<{ host: string; prev: Date | null; submitted_at: Date | null; gap_ms: number | null }>`
+    SELECT host, lag(finished_at) OVER w AS prev, submitted_at,
+           (extract(epoch FROM submitted_at - lag(finished_at) OVER w) * 1000)::float8 AS gap_ms
+    FROM crawl_pages WHERE crawl_id = ${crawlId}
+    WINDOW w AS (PARTITION BY host ORDER BY submitted_at)
+  `.execute(db);
+  return res.rows.map((r) => ({ host: r.host, prevFinishedAt: r.prev, submittedAt: r.submitted_at, gapMs: r.gap_ms }));
+}

@@ -1,0 +1,32 @@
+// Temporal schedules, created idempotently when the worker starts. `temporal schedule trigger
+// --schedule-id outbox-drain` runs one by hand.
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { OUTBOX_DRAIN_WORKFLOW, SCHEDULES } from '../../temporal.config.ts';
+
+export function outboxDrainSchedule(taskQueue: string): ScheduleOptions {
+  return {
+    scheduleId: SCHEDULES.outboxDrain.id,
+    spec: { intervals: [{ every: SCHEDULES.outboxDrain.every }] },
+    action: { type: 'startWorkflow', workflowType: OUTBOX_DRAIN_WORKFLOW, workflowId: SCHEDULES.outboxDrain.id, taskQueue, args: [] },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+  };
+}
+
+/**
+ * Creates each schedule unless it exists; an existing one is updated to the options given (so a
+ * changed task queue or interval takes effect on the next worker start). Returns what happened.
+ */
+export async function ensureSchedules(client: Client, schedules: ScheduleOptions[]): Promise<{ id: string; action: 'created' | 'updated' }[]> {
+  const out: { id: string; action: 'created' | 'updated' }[] = [];
+  for (const s of schedules) {
+    try {
+      await client.schedule.create(s);
+      out.push({ id: s.scheduleId, action: 'created' });
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      await client.schedule.getHandle(s.scheduleId).update((prev) => ({ ...prev, spec: s.spec, action: s.action as never, policies: { ...prev.policies, ...s.policies } }));
+      out.push({ id: s.scheduleId, action: 'updated' });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,34 @@
+// `npm run worker`: the Temporal worker on config.temporal.taskQueue. Creates the schedules it
+// owns (outbox-drain every minute) idempotently, then runs until SIGINT/SIGTERM.
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfigOrExit } from '../config/env.ts';
+import { createDb } from '../db/connect.ts';
+import { createFgaClient } from '../fga/client.ts';
+import { createS3 } from '../s3/client.ts';
+import { ensureSchedules, outboxDrainSchedule } from '../temporal/schedules.ts';
+import { createWorker } from './create.ts';
+
+const config = loadConfigOrExit();
+const db = createDb(config.databaseUrl);
+const deps = { config, db, s3: createS3(config.s3), fga: createFgaClient(config.fga) };
+
+const connection = await NativeConnection.connect({ address: config.temporal.address });
+const clientConnection = await Connection.connect({ address: config.temporal.address });
+try {
+  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const schedules = await ensureSchedules(client, [outboxDrainSchedule(config.temporal.taskQueue)]);
+  for (const s of schedules) console.log(`schedule ${s.id}: ${s.action}`);
+} finally {
+  await clientConnection.close();
+}
+
+const worker = await createWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, deps });
+console.log(`worker on task queue ${config.temporal.taskQueue} at ${config.temporal.address} (namespace ${config.temporal.namespace})`);
+try {
+  // The worker shuts down gracefully on SIGINT/SIGTERM by itself.
+  await worker.run();
+} finally {
+  await connection.close();
+  await db.destroy();
+}

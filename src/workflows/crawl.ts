@@ -1,0 +1,244 @@
+// The crawl workflow: one per crawl, id crawl-<crawlId> (design.md "Temporal").
+//
+//   dispatchLevel → wait for levelReported (durable timer: a level never reported fails the
+//   crawl) → admitLevel → deliverTuples → next level, or stop with completed / max_depth /
+//   max_pages / failed → finishCrawl.
+//
+// Whatever happens — a dispatch that keeps failing, a lost level, an admission that cannot be
+// done, a cancel signal, the workflow itself being cancelled — the row is finished, so a dead
+// crawl never blocks the next one. The row is the outcome; this workflow only drives it.
+//
+// Deterministic: no I/O here, activities imported as types only.
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import type { AdmitLevelResult } from '../ledger/admit-level.ts';
+import { decideAfterLevel, type CrawlProgress, type LevelSummary, type StopReason } from '../domain/crawl.ts';
+import { CRAWL_STATE_KEY } from '../temporal/search-attributes.ts';
+import { QUERIES, SIGNALS } from '../../temporal.config.ts';
+
+export interface CrawlWorkflowInput {
+  crawlId: string;
+  orgId: string;
+  /** how long a dispatched level may go unreported before the crawl fails */
+  levelTimeoutSeconds: number;
+  /** dispatch attempts before the crawl fails (default 5, backing off from 1 s) */
+  dispatchAttempts?: number;
+  /** index the crawl into full-text search once it has finished (search configured) */
+  index?: boolean;
+}
+
+export interface LevelReported {
+  depth: number;
+  /** crawl_level_reports.report_id: signals are at-least-once, this deduplicates them */
+  reportId: string;
+}
+
+export interface CrawlWorkflowResult {
+  crawlId: string;
+  /** absent: there was no running row for this crawl, so nothing was done */
+  state: 'succeeded' | 'failed' | 'absent';
+  stopReason: StopReason | null;
+  failure: string | null;
+  levels: LevelSummary[];
+}
+
+export const levelReportedSignal = defineSignal<[LevelReported]>(SIGNALS.levelReported);
+export const cancelSignal = defineSignal<[{ reason?: string }?]>(SIGNALS.cancel);
+export const progressQuery = defineQuery<CrawlProgress>(QUERIES.progress);
+
+const NON_RETRYABLE = ['DispatchRejected', 'NoCrawl', 'AdmissionError'];
+
+/** The message of an activity failure's root cause, for crawls.failure. */
+function describe(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  const parts: string[] = [];
+  for (let i = 0; e !== undefined && e !== null && i < 4; i += 1) {
+    if (e.message) parts.push(e.message);
+    e = e.cause as typeof e;
+  }
+  return (parts[parts.length - 1] ?? String(err)).slice(0, 1000);
+}
+
+export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowResult> {
+  const { crawlId } = input;
+
+  const control = proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  });
+  const { dispatchLevel } = proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: input.dispatchAttempts ?? 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  });
+  const { admitLevel } = proxyActivities<Activities>({
+    startToCloseTimeout: '10 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
+  });
+  const { deliverTuples } = proxyActivities<Activities>({
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: '1 second', maximumAttempts: 3 },
+  });
+
+  const progress: CrawlProgress = {
+    crawlId,
+    phase: 'starting',
+    depth: 0,
+    maxDepth: 0,
+    cancelRequested: false,
+    levels: [],
+    stopReason: null,
+    failure: null,
+  };
+  let cancelReason: string | undefined;
+  const queued: LevelReported[] = [];
+  const seen = new Set<string>();
+
+  setHandler(levelReportedSignal, (s) => {
+    if (seen.has(s.reportId)) return;
+    seen.add(s.reportId);
+    queued.push(s);
+  });
+  setHandler(cancelSignal, (arg) => {
+    progress.cancelRequested = true;
+    cancelReason = arg?.reason;
+  });
+  setHandler(progressQuery, () => progress);
+
+  const hasReport = (depth: number): boolean => queued.some((r) => r.depth === depth);
+  /** Takes every queued report of `depth`; the newest is what the store holds and what is admitted. */
+  const takeReports = (depth: number): LevelReported | undefined => {
+    let last: LevelReported | undefined;
+    for (let i = 0; i < queued.length; ) {
+      if (queued[i]!.depth === depth) last = queued.splice(i, 1)[0];
+      else i += 1;
+    }
+    return last;
+  };
+  const summary = (depth: number): LevelSummary => {
+    let s = progress.levels.find((l) => l.depth === depth);
+    if (s === undefined) {
+      s = { depth, dispatched: 0, reportId: null, captured: 0, failed: 0, skipped: 0, archives: 0, nextLevelPages: 0, cutPages: 0 };
+      progress.levels.push(s);
+    }
+    return s;
+  };
+  const record = (r: AdmitLevelResult): void => {
+    Object.assign(summary(r.depth), {
+      reportId: r.reportId,
+      captured: r.captured,
+      failed: r.failed,
+      skipped: r.skipped,
+      archives: r.archives,
+      ...(r.expanded ? { nextLevelPages: r.nextLevelPages, cutPages: r.cutPages } : {}),
+    });
+  };
+  /** Re-reports of levels whose next level is already out: correct the ledger, leave the frontier. */
+  const readmitEarlier = async (current: number): Promise<void> => {
+    for (const r of [...queued]) {
+      if (r.depth >= current || !hasReport(r.depth)) continue;
+      takeReports(r.depth);
+      record(await admitLevel({ crawlId, depth: r.depth, reportId: r.reportId, expand: false }));
+    }
+  };
+  const deliver = async (): Promise<void> => {
+    try {
+      await deliverTuples();
+    } catch (err) {
+      // The tuples stay queued; the outbox-drain schedule delivers them. Not a reason to fail.
+      log.warn('tuple delivery deferred to the outbox-drain schedule', { crawlId, error: describe(err) });
+    }
+  };
+
+  let outcome: { state: 'succeeded' | 'failed'; stopReason: StopReason; failure: string | null };
+  try {
+    const begin = await control.beginCrawl({ crawlId });
+    if (!begin.running) {
+      // No running row: the API's transaction never committed, or the row was already finished.
+      // Nothing to drive, nothing to finish.
+      log.warn('no running crawl row; exiting', { crawlId });
+      progress.phase = 'done';
+      await condition(allHandlersFinished);
+      return { crawlId, state: 'absent', stopReason: null, failure: null, levels: [] };
+    }
+    progress.maxDepth = begin.maxDepth;
+
+    let depth = 0;
+    let truncated = false;
+    for (;;) {
+      progress.depth = depth;
+      progress.phase = 'dispatching';
+      const dispatched = await dispatchLevel({ crawlId, depth });
+      summary(depth).dispatched = dispatched.pages;
+
+      progress.phase = 'waiting';
+      const reported = await condition(() => progress.cancelRequested || hasReport(depth), input.levelTimeoutSeconds * 1000);
+      if (progress.cancelRequested) {
+        outcome = { state: 'failed', stopReason: 'failed', failure: `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
+        break;
+      }
+      if (!reported) {
+        outcome = { state: 'failed', stopReason: 'failed', failure: `level ${depth} was not reported within ${input.levelTimeoutSeconds}s` };
+        break;
+      }
+
+      progress.phase = 'admitting';
+      let result: AdmitLevelResult | undefined;
+      do {
+        // A report of this level arriving again before the next level goes out replaces it.
+        for (let r = takeReports(depth); r !== undefined; r = takeReports(depth)) {
+          result = await admitLevel({ crawlId, depth, reportId: r.reportId, expand: true });
+          record(result);
+        }
+        await readmitEarlier(depth);
+        await deliver();
+      } while (hasReport(depth));
+      if (progress.cancelRequested) {
+        outcome = { state: 'failed', stopReason: 'failed', failure: `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
+        break;
+      }
+
+      const step = decideAfterLevel({ depth, maxDepth: begin.maxDepth, nextLevelPages: result!.nextLevelPages, cutPages: result!.cutPages, truncated });
+      truncated = truncated || result!.cutPages > 0;
+      if (step.kind === 'stop') {
+        outcome = { state: 'succeeded', stopReason: step.reason, failure: null };
+        break;
+      }
+      depth = step.depth;
+    }
+  } catch (err) {
+    outcome = { state: 'failed', stopReason: 'failed', failure: isCancellation(err) ? 'workflow cancelled' : describe(err) };
+    log.error('crawl failed', { crawlId, failure: outcome.failure });
+  }
+
+  // Finish the row whatever happened above, even when this workflow is being cancelled.
+  progress.phase = 'finishing';
+  progress.stopReason = outcome.stopReason;
+  progress.failure = outcome.failure;
+  const final = outcome;
+  await CancellationScope.nonCancellable(async () => {
+    await control.finishCrawl({ crawlId, state: final.state, stopReason: final.stopReason, failure: final.failure });
+    await deliver();
+  });
+  upsertSearchAttributes([{ key: CRAWL_STATE_KEY, value: final.state }]);
+  await afterFinish(input, final);
+  progress.phase = 'done';
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  return { crawlId, state: final.state, stopReason: final.stopReason, failure: final.failure, levels: progress.levels };
+}
+
+/**
+ * Runs once the row is finished. Full-text search hooks in here: when `input.index` is set, run
+ * the indexing of this crawl (its failure must not change the crawl's outcome).
+ */
+async function afterFinish(_input: CrawlWorkflowInput, _outcome: { state: 'succeeded' | 'failed'; stopReason: StopReason }): Promise<void> {}
