@@ -1,0 +1,112 @@
+// The API, assembled in tiers:
+//   1. external plugins — OpenAPI (@fastify/swagger collects every route's schema);
+//   2. app plugins      — the error handler, identity (chosen once, at startup), the outbox timer;
+//   3. routes           — one plain fastify plugin per group in src/api/routes/.
+// Validation: body schemas are compiled strictly (no type coercion; unknown keys are a 400 — write
+// `additionalProperties: false`); querystring schemas coerce and DROP unknown keys; params and
+// headers coerce and keep everything.
+import { randomUUID } from 'node:crypto';
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { drainOutbox } from '../fga/outbox.ts';
+import type { AppDeps } from './deps.ts';
+import { errorHandlerPlugin } from './error-handler.ts';
+import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
+import { pickerRoutes } from './picker.ts';
+import { outboxTimerPlugin } from './plugins/outbox-timer.ts';
+import archiveRoutes from './routes/archives.ts';
+import meRoutes from './routes/me.ts';
+import searchRoutes from './routes/search.ts';
+
+export interface AppOptions {
+  /** fastify logger option; tests pass false (or a level) */
+  logger?: FastifyServerOptions['logger'];
+  /** the identity resolver; default: selectIdentity(config.identity) */
+  identity?: IdentityResolver;
+  /** run drainOutbox on a timer (default every 5 s); false turns it off (tests) */
+  outbox?: { intervalMs: number } | false;
+}
+
+type Part = 'body' | 'querystring' | 'params' | 'headers';
+
+const BASE_AJV = { useDefaults: true, allErrors: false } as const;
+/** Per request part: body strict, querystring drops unknown keys, params/headers coerce only. */
+export const AJV_OPTIONS: Record<Part, Record<string, unknown>> = {
+  body: { ...BASE_AJV, coerceTypes: false, removeAdditional: false },
+  querystring: { ...BASE_AJV, coerceTypes: 'array', removeAdditional: 'all' },
+  params: { ...BASE_AJV, coerceTypes: 'array', removeAdditional: false },
+  headers: { ...BASE_AJV, coerceTypes: 'array', removeAdditional: false },
+};
+
+const ajvFactory = AjvCompiler();
+
+/** One Ajv per request part, all sharing fastify's external schemas. */
+function buildValidator(externalSchemas: unknown, options: unknown) {
+  const plugins = (options as { plugins?: unknown[] } | undefined)?.plugins ?? [];
+  const compilers = Object.fromEntries(
+    (Object.keys(AJV_OPTIONS) as Part[]).map((part) => [part, ajvFactory(externalSchemas as never, { customOptions: AJV_OPTIONS[part], plugins } as never)]),
+  ) as Record<Part, ReturnType<typeof ajvFactory>>;
+  return (route: { schema: unknown; method: string; url: string; httpPart?: string }) => {
+    const part = (route.httpPart ?? 'body') as Part;
+    return (compilers[part] ?? compilers.body)(route as never);
+  };
+}
+
+export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? { level: 'info' },
+    genReqId: () => randomUUID(),
+    requestIdLogLabel: 'reqId',
+    // long enough that an oversize id reaches its schema (a 400 naming the field), not a 404
+    maxParamLength: 1000,
+    bodyLimit: 1024 * 1024,
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // 1. external plugins
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'capture-ledger', version: '0.1.0', description: 'Archive ledger, crawls, and short-lived signed URLs.' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          devSubject: { type: 'apiKey', in: 'header', name: 'X-Capture-ledger-Subject' },
+          devOrganizations: { type: 'apiKey', in: 'header', name: 'X-Capture-ledger-Organizations' },
+        },
+      },
+      security: [{ bearer: [] }, { devSubject: [], devOrganizations: [] }],
+    },
+  });
+
+  // 2. app plugins
+  await app.register(errorHandlerPlugin);
+  const resolver = opts.identity ?? selectIdentity(deps.config.identity, app.log);
+  await app.register(identityPlugin, { resolver });
+  if (opts.outbox !== false) {
+    await app.register(outboxTimerPlugin, { intervalMs: opts.outbox?.intervalMs ?? 5000, drain: () => drainOutbox(deps.db, deps.fga) });
+  }
+
+  // 3. routes
+  app.get(
+    '/api/openapi.json',
+    { config: { public: true }, schema: { hide: true, response: { 200: { type: 'object', additionalProperties: true } } } },
+    async () => app.swagger(),
+  );
+  app.get(
+    '/healthz',
+    { config: { public: true }, schema: { hide: true, response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } } } },
+    async () => ({ status: 'ok' }),
+  );
+  await app.register(pickerRoutes, { mode: resolver.mode, replayUrl: deps.config.api.replayUrl });
+  await app.register(meRoutes, { deps });
+  await app.register(archiveRoutes, { deps });
+  // full-text search exists only when CAPTURE_LEDGER_OPENSEARCH_URL is set (404 otherwise)
+  if (deps.config.opensearch !== undefined) await app.register(searchRoutes, { deps });
+
+  return app;
+}

@@ -1,0 +1,81 @@
+// The one place errors become HTTP answers.
+//   schema failures      → 400 {"error":"invalid request","details":[{"field":"body.maxDepth","message":"must be integer"}]}
+//   domain errors        → NotFound 404, Conflict 409, BadRequest 400, Unauthenticated 401 (src/domain/errors.ts)
+//   Postgres codes       → 23505 unique violation 409; 23514 check, 22P02 invalid text, 23502 not null, 22007/22008 datetime 400
+//   fastify client errors (bad JSON, wrong content type, body too large) keep their 4xx status
+//   anything else        → 500 {"error":"internal error"}, logged with the request id
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
+import fp from 'fastify-plugin';
+import { BadRequestError, ConflictError, NotFoundError, UnauthenticatedError } from '../domain/errors.ts';
+import { IdentityProviderUnavailableError } from './identity.ts';
+
+export interface ValidationDetail {
+  /** where the bad value is: `body.maxDepth`, `querystring.before`, `params.id`, `body.seeds.0` */
+  field: string;
+  message: string;
+}
+
+/** Ajv errors → one entry per field, the path in dotted form prefixed with the request part. */
+export function validationDetails(errors: FastifySchemaValidationError[], context: string): ValidationDetail[] {
+  return errors.map((e) => {
+    const params = e.params as Record<string, unknown>;
+    const path = e.instancePath
+      .split('/')
+      .filter((p) => p !== '')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (e.keyword === 'required' && typeof params.missingProperty === 'string') path.push(params.missingProperty);
+    if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') path.push(params.additionalProperty);
+    const message = e.keyword === 'additionalProperties' ? 'is not allowed' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+    return { field: [context, ...path].join('.'), message };
+  });
+}
+
+const PG_CONFLICT = new Set(['23505']);
+const PG_BAD_INPUT = new Set(['23514', '22P02', '23502', '22007', '22008', '22001', '22003']);
+
+function pgCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown }).code;
+  const isPg = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof (err as { severity?: unknown }).severity === 'string';
+  return isPg ? (code as string) : undefined;
+}
+
+export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err.validation) {
+    const details = validationDetails(err.validation, err.validationContext ?? 'request');
+    request.log.info({ details }, 'invalid request');
+    return reply.code(400).send({ error: 'invalid request', details });
+  }
+  if (err instanceof UnauthenticatedError) return reply.code(401).send({ error: 'unauthenticated' });
+  if (err instanceof NotFoundError) return reply.code(404).send({ error: 'not found' });
+  if (err instanceof BadRequestError) return reply.code(400).send({ ...err.details, error: err.message });
+  if (err instanceof ConflictError) return reply.code(409).send({ ...err.details, error: err.message });
+  if (err instanceof IdentityProviderUnavailableError) {
+    request.log.error({ err }, 'identity provider unavailable');
+    return reply.code(503).send({ error: 'identity provider unavailable' });
+  }
+  const code = pgCode(err);
+  if (code !== undefined && PG_CONFLICT.has(code)) {
+    request.log.info({ code, constraint: (err as { constraint?: string }).constraint }, 'conflict');
+    return reply.code(409).send({ error: 'conflict', constraint: (err as { constraint?: string }).constraint ?? null });
+  }
+  if (code !== undefined && PG_BAD_INPUT.has(code)) {
+    request.log.info({ code, detail: err.message }, 'rejected by the database');
+    return reply.code(400).send({ error: 'invalid request', details: [{ field: (err as { column?: string }).column ?? (err as { constraint?: string }).constraint ?? 'request', message: err.message }] });
+  }
+  const status = err.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return reply.code(status).send({ error: err.message });
+  }
+  request.log.error({ err }, 'internal error');
+  return reply.code(500).send({ error: 'internal error' });
+}
+
+export const errorHandlerPlugin = fp(
+  async function errorHandlerPlugin(app: FastifyInstance) {
+    app.setErrorHandler(errorHandler);
+    app.setNotFoundHandler((request, reply) => {
+      void reply.code(404).send({ error: 'not found' });
+    });
+  },
+  { name: 'error-handler' },
+);

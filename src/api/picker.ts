@@ -1,0 +1,181 @@
+// The picker at `/`: the archive list, rendered, with each row opening replay. The browser
+// cannot tell "no name given" from "this API wants a JWT" (both are 401 {"error":"unauthenticated"}),
+// so the API, which knows its identity mode, decides what the page asks for when it renders it:
+//   dev  — two name fields, sent as X-Capture-ledger-Subject / X-Capture-ledger-Organizations;
+//   oidc — a token field (pasted; the picker mints nothing: the issuer lives on 127.0.0.1 only);
+//   none — only a notice.
+// Self-contained HTML with inline JS; no build step. Replay gets the object key and nothing else.
+import type { FastifyInstance } from 'fastify';
+import type { IdentityMode } from './identity.ts';
+
+export interface PickerOptions {
+  replayUrl: string;
+}
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** `${replayUrl}/?source=/wacz/<objectKey>` — each path segment of the key percent-encoded. */
+export function replayLink(replayUrl: string, objectKey: string): string {
+  return `${replayUrl.replace(/\/+$/, '')}/?source=/wacz/${objectKey.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+const STYLE = `
+body { font: 15px/1.4 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; }
+h1 { font-size: 1.4rem; }
+form { display: flex; gap: .75rem; align-items: end; flex-wrap: wrap; margin-bottom: 1rem; }
+label { display: flex; flex-direction: column; font-size: .85rem; gap: .2rem; }
+input, textarea { font: inherit; padding: .3rem .4rem; }
+textarea { width: 40rem; height: 4rem; font-family: monospace; font-size: .8rem; }
+button { font: inherit; padding: .35rem .9rem; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+td.url { word-break: break-all; }
+#status { min-height: 1.4em; }
+.error { color: #a00; }
+.notice { padding: .8rem 1rem; background: #fff4d6; border: 1px solid #e6c66e; }
+`;
+
+function credentialsForm(mode: IdentityMode): string {
+  if (mode === 'dev') {
+    return `<form id="who">
+  <label>Subject<input id="subject" name="subject" autocomplete="username" required placeholder="alice"></label>
+  <label>Organizations (comma separated)<input id="organizations" name="organizations" placeholder="acme"></label>
+  <button id="list" type="submit">List archives</button>
+</form>
+<p class="hint">Development identity: the API trusts these names as given (X-Capture-ledger-Subject / X-Capture-ledger-Organizations).</p>`;
+  }
+  if (mode === 'oidc') {
+    return `<form id="who">
+  <label>Bearer token (paste a JWT from your identity provider)<textarea id="token" name="token" required spellcheck="false"></textarea></label>
+  <button id="list" type="submit">List archives</button>
+</form>
+<p class="hint">This API verifies JWTs; the dev name headers are not accepted. For local development, <code>npm run issuer</code> mints one: <code>curl -s -X POST 127.0.0.1:7071/token -H 'content-type: application/json' -d '{"subject":"alice","organizations":["acme"]}'</code>.</p>`;
+  }
+  return `<p id="notice" class="notice">This API identifies nobody, so every request is refused (401). Set <code>CAPTURE_LEDGER_DEV_IDENTITY=1</code> for development, or <code>CAPTURE_LEDGER_OIDC_ISSUER</code> to accept JWTs, and restart the API.</p>`;
+}
+
+// The page's script. Runs in the browser; builds the table with textContent only (no HTML from data).
+const SCRIPT = String.raw`
+const MODE = document.body.dataset.mode;
+const REPLAY = document.body.dataset.replay.replace(/\/+$/, '');
+const form = document.getElementById('who');
+const tbody = document.querySelector('#archives tbody');
+const statusEl = document.getElementById('status');
+const more = document.getElementById('more');
+let last = null;
+
+function setStatus(text, isError) { statusEl.textContent = text; statusEl.className = isError ? 'error' : ''; }
+function replayLink(key) { return REPLAY + '/?source=/wacz/' + key.split('/').map(encodeURIComponent).join('/'); }
+function headers() {
+  if (MODE === 'dev') {
+    const h = { 'X-Capture-ledger-Subject': document.getElementById('subject').value.trim() };
+    const orgs = document.getElementById('organizations').value.trim();
+    if (orgs) h['X-Capture-ledger-Organizations'] = orgs;
+    return h;
+  }
+  if (MODE === 'oidc') return { Authorization: 'Bearer ' + document.getElementById('token').value.trim() };
+  return {};
+}
+function remember() {
+  for (const id of ['subject', 'organizations', 'token']) { const el = document.getElementById(id); if (el) sessionStorage.setItem('picker.' + id, el.value); }
+}
+function restore() {
+  for (const id of ['subject', 'organizations', 'token']) { const el = document.getElementById(id); const v = sessionStorage.getItem('picker.' + id); if (el && v) el.value = v; }
+}
+function cell(tr, text, cls) { const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; tr.appendChild(td); return td; }
+function size(n) { return n == null ? '' : n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KiB' : (n / 1048576).toFixed(1) + ' MiB'; }
+
+async function load(append) {
+  if (!append) { tbody.textContent = ''; last = null; }
+  more.hidden = true;
+  setStatus('Loading…');
+  const q = new URLSearchParams({ limit: '50' });
+  if (append && last) q.set('before', last);
+  let res;
+  try { res = await fetch('/api/archives?' + q, { headers: headers() }); }
+  catch (e) { setStatus('The API did not answer: ' + e.message, true); return; }
+  const body = await res.json().catch(() => ({}));
+  if (res.status === 401) {
+    setStatus(MODE === 'oidc' ? 'Not accepted (401): the token is missing, expired, or not from the configured issuer.' : 'Not accepted (401): give a subject name.', true);
+    return;
+  }
+  if (!res.ok) { setStatus('Error ' + res.status + ': ' + (body.error || res.statusText), true); return; }
+  for (const a of body) {
+    const tr = document.createElement('tr');
+    tr.className = 'archive';
+    tr.dataset.id = a.id;
+    cell(tr, a.capturedAt);
+    cell(tr, a.finalUrl || a.url, 'url');
+    cell(tr, size(a.size));
+    const td = cell(tr, '');
+    const link = document.createElement('a');
+    link.className = 'open';
+    link.href = replayLink(a.objectKey);
+    link.target = '_blank';
+    link.rel = 'noopener';
+    link.textContent = 'open in replay';
+    td.appendChild(link);
+    tbody.appendChild(tr);
+  }
+  const shown = tbody.children.length;
+  setStatus(shown === 0 ? 'No archives you may see.' : shown + ' archive' + (shown === 1 ? '' : 's') + ' shown.');
+  if (body.length === 50) { last = body[body.length - 1].capturedAt; more.hidden = false; }
+}
+
+if (form) {
+  restore();
+  form.addEventListener('submit', (e) => { e.preventDefault(); remember(); load(false); });
+  more.addEventListener('click', () => load(true));
+}
+`;
+
+/** The whole page for one identity mode. */
+export function pickerView(mode: IdentityMode, opts: PickerOptions): string {
+  const list =
+    mode === 'none'
+      ? ''
+      : `<p id="status"></p>
+<table id="archives"><thead><tr><th>Captured</th><th>URL</th><th>Size</th><th></th></tr></thead><tbody></tbody></table>
+<p><button id="more" type="button" hidden>More</button></p>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>capture-ledger — archives</title>
+<style>${STYLE}</style>
+</head>
+<body data-mode="${escapeHtml(mode)}" data-replay="${escapeHtml(opts.replayUrl)}">
+<h1>capture-ledger archives</h1>
+${credentialsForm(mode)}
+${list}
+${mode === 'none' ? '' : `<script>${SCRIPT}</script>`}
+</body>
+</html>
+`;
+}
+
+/** Serves the picker at `/`, rendered once for the mode chosen at startup. */
+export async function pickerRoutes(app: FastifyInstance, opts: { mode: IdentityMode; replayUrl: string }): Promise<void> {
+  const html = pickerView(opts.mode, { replayUrl: opts.replayUrl });
+  app.get(
+    '/',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'The archive picker (HTML)',
+        tags: ['picker'],
+        hide: true,
+        querystring: { type: 'object', properties: {}, additionalProperties: false },
+        response: { 200: { type: 'string', description: 'text/html' } },
+      },
+    },
+    async (_request, reply) => {
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
+        .send(html);
+    },
+  );
+}

@@ -1,0 +1,114 @@
+// A development OIDC issuer: it mints a short-lived token for ANY subject and organizations, so
+// it listens on loopback only and refuses to start on anything else. Endpoints:
+//   GET  /.well-known/openid-configuration   { issuer, jwks_uri, token_endpoint, ... }
+//   GET  /jwks.json                          { keys: [public JWK] }
+//   POST /token {subject, organizations?, ttlSeconds?}  → { access_token, token_type: "Bearer", expires_in }
+// Claims: iss = the issuer URL exactly, aud, sub, organizations (string array), iat, exp.
+import { isIP } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { SignJWT } from 'jose';
+import { MAX_NAME_LENGTH } from '../config/identity.ts';
+import { generateIssuerKey, ISSUER_ALG, type IssuerKey } from './keys.ts';
+
+export const DEFAULT_TTL_SECONDS = 300;
+export const MAX_TTL_SECONDS = 3600;
+
+export interface IssuerOptions {
+  port: number;
+  /** must be a loopback address: 127.0.0.1 (default), ::1 or localhost */
+  host?: string;
+  /** the `iss` claim and discovery issuer; default http://<host>:<bound port> */
+  issuerUrl?: string;
+  audience?: string;
+  key?: IssuerKey;
+  logger?: boolean;
+}
+
+export interface MintRequest {
+  subject: string;
+  organizations?: string[];
+  ttlSeconds?: number;
+}
+
+export interface RunningIssuer {
+  url: string;
+  audience: string;
+  key: IssuerKey;
+  mint(req: MintRequest): Promise<string>;
+  close(): Promise<void>;
+  app: FastifyInstance;
+}
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+export async function signIssuerToken(key: IssuerKey, issuer: string, audience: string, req: MintRequest, now = Math.floor(Date.now() / 1000)): Promise<string> {
+  const ttl = req.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  return new SignJWT({ organizations: req.organizations ?? [] })
+    .setProtectedHeader({ alg: ISSUER_ALG, kid: key.kid, typ: 'JWT' })
+    .setIssuer(issuer)
+    .setAudience(audience)
+    .setSubject(req.subject)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ttl)
+    .sign(key.privateKey);
+}
+
+const name = { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: '^[^\\s#]+$' } as const;
+
+export async function startIssuer(opts: IssuerOptions): Promise<RunningIssuer> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopback(host)) throw new Error(`the dev issuer mints tokens for anyone and binds to loopback only, not ${host}`);
+  const key = opts.key ?? (await generateIssuerKey());
+  const audience = opts.audience ?? 'capture-ledger';
+  const app = Fastify({ logger: opts.logger ?? false, ajv: { customOptions: { removeAdditional: false, coerceTypes: false } } });
+  let issuerUrl = opts.issuerUrl ?? '';
+
+  app.get('/.well-known/openid-configuration', async () => ({
+    issuer: issuerUrl,
+    jwks_uri: `${issuerUrl}/jwks.json`,
+    token_endpoint: `${issuerUrl}/token`,
+    response_types_supported: ['token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [ISSUER_ALG],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'organizations'],
+  }));
+  app.get('/jwks.json', async () => ({ keys: [key.publicJwk] }));
+  app.post<{ Body: MintRequest }>(
+    '/token',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          properties: {
+            subject: name,
+            organizations: { type: 'array', items: name, maxItems: 64 },
+            ttlSeconds: { type: 'integer', minimum: 1, maximum: MAX_TTL_SECONDS },
+          },
+          required: ['subject'],
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request) => {
+      const ttl = request.body.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+      const token = await signIssuerToken(key, issuerUrl, audience, { ...request.body, ttlSeconds: ttl });
+      return { access_token: token, token_type: 'Bearer', expires_in: ttl };
+    },
+  );
+
+  const address = await app.listen({ host, port: opts.port });
+  if (issuerUrl === '') issuerUrl = address.replace(/\/$/, '');
+  const url = issuerUrl;
+  return {
+    url,
+    audience,
+    key,
+    app,
+    mint: (req) => signIssuerToken(key, url, audience, req),
+    close: () => app.close(),
+  };
+}
