@@ -129,9 +129,9 @@ async function downOne(name) {
   removePid(name);
 }
 
-export async function down() {
-  for (const { name } of [...SERVICES].reverse()) await downOne(name);
-  say('stack is down');
+export async function down(only = []) {
+  for (const { name } of [...SERVICES].reverse()) if (!only.length || only.includes(name)) await downOne(name);
+  say(only.length ? `stopped: ${only.join(', ')}` : 'stack is down');
 }
 
 export async function status() {
@@ -166,10 +166,10 @@ async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
   try {
     if (cmd === 'up') await up(parseProfiles(rest), parseNames(rest));
-    else if (cmd === 'down') await down();
+    else if (cmd === 'down') await down(parseNames(rest));
     else if (cmd === 'status') process.exitCode = await status();
     else {
-      console.error('usage: node scripts/stack.mjs up [--profile search] [service...] | down | status');
+      console.error('usage: node scripts/stack.mjs up [--profile search] [service...] | down [service...] | status');
       process.exitCode = 2;
     }
   } catch (err) {

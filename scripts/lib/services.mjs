@@ -324,6 +324,16 @@ export function serviceSpec(name) {
             const s = JSON.parse(b).status;
             return s === 'green' || s === 'yellow';
           }),
+        async afterHealthy() {
+          // one node: indices get no replicas (so they are green) unless their own settings say so
+          const res = await fetch(`http://127.0.0.1:${http}/_template/capture-ledger-single-node`, {
+            method: 'PUT',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ index_patterns: ['*'], order: -1, settings: { number_of_replicas: 0 } }),
+            signal: AbortSignal.timeout(10000),
+          });
+          if (res.status !== 200) throw new Error(`opensearch: could not put the single-node index template (HTTP ${res.status} ${await res.text()})`);
+        },
         url: `http://127.0.0.1:${http}`,
       };
     }

@@ -1,5 +1,8 @@
 package capture.ledger;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
@@ -34,6 +37,19 @@ public final class OpenSearchLauncher {
         }
     }
 
+    /** Console logging (stack.mjs sends the node's output to .stack/logs/opensearch.log). */
+    private static final String LOG4J2 = String.join(
+        "\n",
+        "status = error",
+        "appender.console.type = Console",
+        "appender.console.name = console",
+        "appender.console.layout.type = PatternLayout",
+        "appender.console.layout.pattern = [%d{ISO8601}][%-5p][%-25c{1.}] [%node_name]%marker %m%n",
+        "rootLogger.level = info",
+        "rootLogger.appenderRef.console.ref = console",
+        ""
+    );
+
     private OpenSearchLauncher() {}
 
     public static void main(String[] args) throws Exception {
@@ -51,9 +67,11 @@ public final class OpenSearchLauncher {
 
         LogConfigurator.registerErrorListener();
         LogConfigurator.setNodeName(nodeName);
-        LogConfigurator.configureWithoutConfig(settings);
-
         Environment environment = InternalSettingsPreparer.prepareEnvironment(settings, Collections.emptyMap(), null, () -> nodeName);
+        Path log4j2 = environment.configFile().resolve("log4j2.properties");
+        Files.createDirectories(log4j2.getParent());
+        Files.writeString(log4j2, LOG4J2, StandardCharsets.UTF_8);
+        LogConfigurator.configure(environment);
         Node node = new LedgerNode(environment, MODULES);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
