@@ -1,0 +1,135 @@
+// Full-text search. Registered only when CAPTURE_LEDGER_OPENSEARCH_URL is set: without an index
+// the capability is not there, and a 404 says exactly that.
+//   POST /api/crawls/:id/index — index the crawl's unindexed archives (can_submit on its org, else 404)
+//   GET  /api/search?q=        — OpenSearch first, then can_view (one BatchCheck) drops the rest;
+//                                total is the index's raw count, before authorization.
+import type { FastifyInstance } from 'fastify';
+import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
+import { canSubmit } from '../../fga/authorize.ts';
+import { createSearchIndex } from '../../search/client.ts';
+import { indexCrawl } from '../../search/indexer.ts';
+import { MAX_RESULT_WINDOW, searchForCaller } from '../../search/query.ts';
+import { getCrawl } from '../../store/crawls.ts';
+import type { AppDeps } from '../deps.ts';
+import { requireIdentity } from '../identity.ts';
+import { errorResponses, noBody, notFoundResponse } from '../schemas.ts';
+
+export const DEFAULT_SEARCH_LIMIT = 20;
+export const MAX_SEARCH_LIMIT = 100;
+
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+export const searchHitSchema = {
+  type: 'object',
+  properties: {
+    archiveId: { type: 'string', format: 'uuid' },
+    objectKey: { type: 'string' },
+    url: { type: 'string' },
+    title: { type: 'string', description: 'as pages/pages.jsonl has it; absent when the page line has none' },
+    textWithheld: { type: 'string', description: "BrowserHive's DocumentWithheld (url-policy, content-type, no-archive, deny, unattributed): the body was not kept. Absent when the text is simply what was captured, even if empty" },
+    capturedAt: { type: 'string', format: 'date-time' },
+    ts: { type: 'string', description: "the page line's own timestamp" },
+    score: { type: 'number' },
+    snippet: { type: 'string', description: 'plain text around the match, when the text matched' },
+  },
+  required: ['archiveId', 'objectKey', 'url', 'capturedAt', 'score'],
+  additionalProperties: false,
+} as const;
+
+export default async function searchRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
+  const { config, db, fga, s3 } = opts.deps;
+  if (config.opensearch === undefined) return;
+  const search = createSearchIndex(config.opensearch);
+  app.addHook('onClose', async () => {
+    await search.client.close();
+  });
+
+  app.post<{ Params: { id: string } }>(
+    '/api/crawls/:id/index',
+    {
+      schema: {
+        summary: "Index one crawl's archives for full-text search",
+        description:
+          "Reads pages/pages.jsonl out of each of the crawl's unindexed WACZ (ranged reads) and indexes title and text as written. Needs can_submit on the crawl's organization; an unknown crawl and one you may not index give the same 404. The crawl workflow runs the same work when a crawl finishes.",
+        tags: ['search'],
+        params: {
+          type: 'object',
+          properties: { id: { type: 'string', format: 'uuid', pattern: UUID_PATTERN } },
+          required: ['id'],
+          additionalProperties: false,
+        },
+        body: noBody,
+        response: {
+          202: {
+            type: 'object',
+            properties: {
+              indexed: { type: 'integer', description: 'archives indexed by this call' },
+              pages: { type: 'integer', description: 'pages indexed from them' },
+              failed: { type: 'integer', description: 'archives that could not be read or indexed; they stay unindexed and are tried again next time' },
+            },
+            required: ['indexed', 'pages', 'failed'],
+            additionalProperties: false,
+          },
+          ...errorResponses,
+          ...notFoundResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      const identity = requireIdentity(request);
+      const id = request.params.id.toLowerCase();
+      const crawl = await getCrawl(db, id);
+      if (crawl === undefined || !(await canSubmit(fga, identity, crawl.org_id))) throw new NotFoundError();
+      const result = await indexCrawl(
+        { db, s3, search, onFailure: (archiveId, err) => request.log.warn({ archiveId, crawlId: id, err: err.message }, 'archive not indexed') },
+        id,
+      );
+      request.log.info({ crawlId: id, ...result }, 'indexed crawl');
+      return reply.code(202).send(result);
+    },
+  );
+
+  app.get<{ Querystring: { q: string; limit: number; offset: number } }>(
+    '/api/search',
+    {
+      schema: {
+        summary: 'Full-text search over captured pages you may see',
+        description:
+          'Title and text of every indexed page (cjk bigrams, so Japanese works without word breaks). OpenSearch answers first and can_view filters its hits, so a page may hold fewer than `limit` hits and `total` counts what authorization dropped too. Unknown query parameters are dropped.',
+        tags: ['search'],
+        querystring: {
+          type: 'object',
+          properties: {
+            q: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S' },
+            limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, default: DEFAULT_SEARCH_LIMIT },
+            offset: { type: 'integer', minimum: 0, maximum: MAX_RESULT_WINDOW - 1, default: 0 },
+          },
+          required: ['q'],
+          additionalProperties: false,
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              hits: { type: 'array', items: searchHitSchema },
+              total: { type: 'integer', description: "the index's raw count of matching pages, before authorization" },
+            },
+            required: ['hits', 'total'],
+            additionalProperties: false,
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const identity = requireIdentity(request);
+      const { q, limit, offset } = request.query;
+      if (offset + limit > MAX_RESULT_WINDOW) {
+        throw new BadRequestError('invalid request', { details: [{ field: 'querystring.offset', message: `offset + limit must be at most ${MAX_RESULT_WINDOW}` }] });
+      }
+      const answer = await searchForCaller({ db, fga, search }, identity, q, { size: limit, from: offset });
+      request.log.debug({ returned: answer.hits.length, total: answer.total }, 'search');
+      return answer;
+    },
+  );
+}
