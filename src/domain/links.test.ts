@@ -1,0 +1,165 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isNofollow, resolveLink, selectLinks, type FollowPageLinks } from './links.ts';
+import type { Rule } from './rules/index.ts';
+
+const seeds = ['https://www.example.com/'];
+const rules: Rule[] = [
+  { action: 'skip', pattern: 'ads.example.com' },
+  { action: 'capture', pattern: 'https://www.example.com/pdf/' },
+  { action: 'follow', pattern: 'same-site' },
+];
+const page = (url: string, links: (string | { href: string; rel?: string })[], finalUrl?: string): FollowPageLinks => ({
+  url,
+  ...(finalUrl === undefined ? {} : { finalUrl }),
+  links: links.map((l) => (typeof l === 'string' ? { href: l } : l)),
+});
+
+describe('selectLinks', () => {
+  it('decides each distinct link once: follow and capture become candidates in discovery order, everything is tallied', () => {
+    const res = selectLinks(rules, seeds, [
+      page('https://www.example.com/', ['/a', 'https://ads.example.com/x', '/pdf/1.pdf', 'https://other.org/', '/a', 'https://blog.example.com/']),
+      page('https://www.example.com/a', ['/b', '/pdf/1.pdf', 'https://ads.example.com:8443/y']),
+    ]);
+    expect(res.candidates).toEqual([
+      { url: 'https://www.example.com/a', action: 'follow' },
+      { url: 'https://www.example.com/pdf/1.pdf', action: 'capture' },
+      { url: 'https://blog.example.com/', action: 'follow' },
+      { url: 'https://www.example.com/b', action: 'follow' },
+    ]);
+    expect(res.decisions).toEqual([
+      { rule: 3, action: 'follow', hostname: 'www.example.com', links: 2, samples: ['https://www.example.com/a', 'https://www.example.com/b'] },
+      { rule: 1, action: 'skip', hostname: 'ads.example.com', links: 2, samples: ['https://ads.example.com/x', 'https://ads.example.com:8443/y'] },
+      { rule: 2, action: 'capture', hostname: 'www.example.com', links: 1, samples: ['https://www.example.com/pdf/1.pdf'] },
+      { rule: 0, action: 'skip', hostname: 'other.org', links: 1, samples: ['https://other.org/'] },
+      { rule: 3, action: 'follow', hostname: 'blog.example.com', links: 1, samples: ['https://blog.example.com/'] },
+    ]);
+  });
+
+  it('honours rel="nofollow" as a token list, and those links are not counted', () => {
+    const res = selectLinks(rules, seeds, [
+      page('https://www.example.com/', [
+        { href: '/1', rel: 'nofollow' },
+        { href: '/2', rel: 'noopener NoFollow' },
+        { href: '/3', rel: '\tnofollow\n' },
+        { href: '/4', rel: 'nofollowed' },
+        { href: '/5', rel: 'external' },
+        { href: '/6', rel: '' },
+      ]),
+    ]);
+    expect(res.candidates.map((c) => c.url)).toEqual(['https://www.example.com/4', 'https://www.example.com/5', 'https://www.example.com/6']);
+    expect(res.decisions.reduce((n, d) => n + d.links, 0)).toBe(3);
+  });
+
+  it('takes only http(s) links; others and unparseable hrefs are not counted', () => {
+    const res = selectLinks([{ action: 'follow', pattern: 'any' }], seeds, [
+      page('https://www.example.com/', ['mailto:a@example.com', 'javascript:void(0)', 'ftp://example.com/f', 'tel:123', 'data:text/plain,x', 'http://[::1', 'HTTP://Other.ORG/x', '//cdn.example.net/y']),
+    ]);
+    expect(res.candidates.map((c) => c.url)).toEqual(['http://other.org/x', 'https://cdn.example.net/y']);
+    expect(res.decisions.reduce((n, d) => n + d.links, 0)).toBe(2);
+  });
+
+  it('drops the fragment and normalises nothing else', () => {
+    const res = selectLinks([{ action: 'follow', pattern: 'any' }], seeds, [
+      page('https://www.example.com/', ['/a#one', '/a#two', '/a#', '/a?b=2&a=1', '/a?a=1&b=2', '/a/', '/A', 'https://u:p@www.example.com/a', 'https://www.example.com:443/a']),
+    ]);
+    expect(res.candidates.map((c) => c.url)).toEqual([
+      'https://www.example.com/a',
+      'https://www.example.com/a?b=2&a=1',
+      'https://www.example.com/a?a=1&b=2',
+      'https://www.example.com/a/',
+      'https://www.example.com/A',
+      'https://u:p@www.example.com/a',
+    ]);
+  });
+
+  it('resolves relative links against the final URL', () => {
+    const res = selectLinks(rules, seeds, [page('https://www.example.com/old/', ['next', '../up'], 'https://www.example.com/new/here')]);
+    expect(res.candidates.map((c) => c.url)).toEqual(['https://www.example.com/new/next', 'https://www.example.com/up']);
+  });
+
+  it('a page that redirected off-site yields no links and counts nothing: a redirect cannot widen the crawl', () => {
+    const res = selectLinks(rules, seeds, [
+      page('https://www.example.com/out', ['/x', 'https://elsewhere.org/y'], 'https://elsewhere.org/landing'),
+      page('https://www.example.com/ads', ['/z'], 'https://ads.example.com/'),
+      page('https://www.example.com/doc', ['/w'], 'https://www.example.com/pdf/doc'),
+      page('https://www.example.com/bad', ['/v'], 'not a url'),
+    ]);
+    expect(res).toEqual({ candidates: [], decisions: [] });
+  });
+
+  it('a page the rules do not follow by its requested URL yields no links either', () => {
+    const res = selectLinks(rules, seeds, [page('https://www.example.com/pdf/x', ['/a'], 'https://www.example.com/')]);
+    expect(res).toEqual({ candidates: [], decisions: [] });
+  });
+
+  it('a redirect that stays followed is fine', () => {
+    const res = selectLinks(rules, seeds, [page('http://www.example.com/', ['/a'], 'https://blog.example.com/')]);
+    expect(res.candidates).toEqual([{ url: 'https://blog.example.com/a', action: 'follow' }]);
+  });
+
+  it('host names in the tallies drop the port; at most 5 samples, every distinct URL counted', () => {
+    const links = Array.from({ length: 8 }, (_, i) => `https://www.example.com:${8000 + i}/p`);
+    const res = selectLinks([{ action: 'skip', pattern: 'www.example.com' }, { action: 'follow', pattern: 'any' }], seeds, [page('https://other.org/', links)]);
+    expect(res.candidates).toEqual([]);
+    expect(res.decisions).toEqual([{ rule: 1, action: 'skip', hostname: 'www.example.com', links: 8, samples: links.slice(0, 5) }]);
+  });
+
+  it('tolerates missing links', () => {
+    expect(selectLinks(rules, seeds, [{ url: 'https://www.example.com/' } as FollowPageLinks])).toEqual({ candidates: [], decisions: [] });
+  });
+
+  it('property: candidates are distinct, fragment-free http(s), never skip; tallies count exactly the decided links', () => {
+    const href = fc.oneof(
+      fc.constantFrom('/a', '/a#x', 'b', '../c', '?q', '#only', 'https://ads.example.com/', 'https://blog.example.com/d', 'mailto:x@y', 'http://other.org', '/pdf/z'),
+      fc.string(),
+    );
+    const link = fc.record({ href, rel: fc.option(fc.constantFrom('nofollow', 'noopener', 'NOFOLLOW x'), { nil: undefined }) });
+    const pg = fc.record({
+      url: fc.constantFrom('https://www.example.com/', 'https://www.example.com/dir/', 'https://blog.example.com/'),
+      finalUrl: fc.option(fc.constantFrom('https://www.example.com/moved', 'https://elsewhere.org/', 'https://ads.example.com/'), { nil: undefined }),
+      links: fc.array(link, { maxLength: 15 }),
+    });
+    fc.assert(
+      fc.property(fc.array(pg, { maxLength: 5 }), (pages) => {
+        const res = selectLinks(rules, seeds, pages.map((p) => (p.finalUrl === undefined ? { url: p.url, links: p.links } : p)));
+        const urls = res.candidates.map((c) => c.url);
+        expect(new Set(urls).size).toBe(urls.length);
+        for (const u of urls) {
+          expect(u).toMatch(/^https?:\/\//);
+          expect(u).not.toContain('#');
+        }
+        const counted = res.decisions.reduce((n, d) => n + d.links, 0);
+        const nonSkip = res.decisions.filter((d) => d.action !== 'skip').reduce((n, d) => n + d.links, 0);
+        expect(nonSkip).toBe(urls.length);
+        expect(counted).toBeGreaterThanOrEqual(urls.length);
+        for (const d of res.decisions) expect(d.samples.length).toBe(Math.min(5, d.links));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('isNofollow / resolveLink', () => {
+  it.each([
+    [undefined, false],
+    ['', false],
+    ['nofollow', true],
+    ['NOFOLLOW', true],
+    ['noopener nofollow noreferrer', true],
+    ['no-follow', false],
+    ['nofollow2', false],
+  ])('rel %j → %s', (rel, expected) => {
+    expect(isNofollow(rel)).toBe(expected);
+  });
+  it.each([
+    ['/a#b', 'https://x.com/d/', 'https://x.com/a'],
+    ['#b', 'https://x.com/d/', 'https://x.com/d/'],
+    ['https://bücher.de/', 'https://x.com/', 'https://xn--bcher-kva.de/'],
+    ['http://[0::1]:80/', 'https://x.com/', 'http://[::1]/'],
+    ['ftp://x.com/', 'https://x.com/', null],
+    ['http://', 'https://x.com/', null],
+  ])('%j on %j → %j', (href, base, expected) => {
+    expect(resolveLink(href, base)).toBe(expected);
+  });
+});

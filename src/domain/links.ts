@@ -1,0 +1,85 @@
+// Link selection: from one level's follow pages, the next level's candidates. Pure logic, no I/O.
+//
+// Exactly what is taken:
+//  1. Links are read only from follow pages. A page is judged by the URL it was asked for AND by
+//     its finalUrl (where it landed after redirects): unless the rules decide `follow` for both,
+//     the page yields no links and nothing is counted for it. So a link that redirected off-site
+//     (or onto a capture/skip rule) cannot widen the crawl. A finalUrl that is not an http(s) URL
+//     counts as not followed.
+//  2. Relative hrefs resolve against the page's finalUrl (the document's own address), or its url
+//     when there is no finalUrl.
+//  3. rel="nofollow" is honoured: rel is a space-separated token list, compared ASCII
+//     case-insensitively (rel="noopener NoFollow" is nofollow; rel="nofollowed" is not).
+//  4. Only http(s) links are considered; hrefs that do not parse are dropped. Steps 3-4 happen
+//     before any rule is tried, so such links are not counted in the decisions either.
+//  5. The fragment is dropped, nothing else is normalised beyond the URL parser's own serialisation
+//     (which every browser applies: lower-case scheme and host, punycode, default port dropped,
+//     dot segments resolved, percent-encoding). Query order, trailing slashes, userinfo stay.
+//  6. Each distinct URL is decided once per level; follow and capture become candidates in the
+//     order first met (to be inserted ON CONFLICT DO NOTHING), and every decision is tallied per
+//     rule and host name (port dropped).
+import { DecisionTallies, type DecisionTally, type LinkDecision } from './decisions.ts';
+import { compileRules, type Rule, type RuleAction } from './rules/index.ts';
+import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
+
+export type { DecisionTally, LinkDecision } from './decisions.ts';
+
+export interface FollowPageLinks {
+  url: string;
+  finalUrl?: string;
+  links: { href: string; rel?: string }[];
+}
+
+export interface SelectedLinks {
+  /** distinct, in discovery order */
+  candidates: { url: string; action: 'follow' | 'capture' }[];
+  decisions: DecisionTally[];
+}
+
+/** rel is a token list split on ASCII whitespace; nofollow matched ASCII case-insensitively. */
+export function isNofollow(rel: string | undefined): boolean {
+  if (typeof rel !== 'string') return false;
+  return rel
+    .split(/[\t\n\f\r ]+/)
+    .some((t) => t.toLowerCase() === 'nofollow');
+}
+
+/** The absolute http(s) URL a link points at, fragment dropped; null when it is not one. */
+export function resolveLink(href: string, base: string): string | null {
+  if (typeof href !== 'string') return null;
+  let u: URL;
+  try {
+    u = new URL(href, base);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  u.hash = '';
+  return u.href;
+}
+
+export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLinks[]): SelectedLinks {
+  const compiled = compileRules(rules, seeds);
+  const follows = (url: string): boolean => compiled.decide(url).action === 'follow';
+  const decided = new Map<string, { rule: number; action: RuleAction }>();
+  const candidates: SelectedLinks['candidates'] = [];
+  const tallies = new DecisionTallies();
+
+  for (const page of pages) {
+    const landed = page.finalUrl ?? page.url;
+    if (!follows(page.url) || !follows(landed)) continue;
+    for (const link of page.links ?? []) {
+      if (isNofollow(link.rel)) continue;
+      const url = resolveLink(link.href, landed);
+      if (url === null || decided.has(url)) continue;
+      const u = parseHttpUrl(url)!;
+      const key = keyOfUrl(u);
+      const d = compiled.decideKey(key);
+      decided.set(url, d);
+      const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
+      tallies.add(decision);
+      if (d.action !== 'skip') candidates.push({ url, action: d.action });
+    }
+  }
+  return { candidates, decisions: tallies.toArray() };
+}
