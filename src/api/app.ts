@@ -16,6 +16,7 @@ import { identityPlugin, selectIdentity, type IdentityResolver } from './identit
 import { pickerRoutes } from './picker.ts';
 import { outboxTimerPlugin } from './plugins/outbox-timer.ts';
 import archiveRoutes from './routes/archives.ts';
+import crawlRoutes from './routes/crawls.ts';
 import meRoutes from './routes/me.ts';
 import searchRoutes from './routes/search.ts';
 
@@ -105,6 +106,9 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   await app.register(pickerRoutes, { mode: resolver.mode, replayUrl: deps.config.api.replayUrl });
   await app.register(meRoutes, { deps });
   await app.register(archiveRoutes, { deps });
+  // none of the crawl routes exist unless both webhook settings are set (loadConfig: both or
+  // neither); main.ts connects Temporal exactly then
+  if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) await app.register(crawlRoutes, { deps });
   // full-text search exists only when CAPTURE_LEDGER_OPENSEARCH_URL is set (404 otherwise)
   if (deps.config.opensearch !== undefined) await app.register(searchRoutes, { deps });
 

@@ -10,6 +10,7 @@ import {
   dropFragment,
   hostOf,
   levelSlots,
+  normalizeSeed,
   planSeedLevel,
   readsLinks,
   resolveLimits,
@@ -85,6 +86,14 @@ describe('urls', () => {
     expect(dropFragment('https://a.test/x?b=1&a=2#top')).toBe('https://a.test/x?b=1&a=2');
     expect(dropFragment('https://a.test/x')).toBe('https://a.test/x');
     expect(dropFragment('https://a.test/#')).toBe('https://a.test/');
+  });
+
+  it('normalises seeds as links are resolved', () => {
+    expect(normalizeSeed('https://Example.COM')).toBe('https://example.com/');
+    expect(normalizeSeed('http://a.test:80/x?b=1&a=2#frag')).toBe('http://a.test/x?b=1&a=2');
+    expect(normalizeSeed('ftp://a.test/')).toBeNull();
+    expect(normalizeSeed('/relative')).toBeNull();
+    expect(normalizeSeed('not a url')).toBeNull();
   });
 
   it('hosts keep their port', () => {

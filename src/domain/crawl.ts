@@ -77,6 +77,23 @@ export function dropFragment(url: string): string {
   return i === -1 ? url : url.slice(0, i);
 }
 
+/**
+ * A seed as the crawl records it: the URL parser's serialisation (as links are resolved, so a
+ * link back to a seed deduplicates against it), fragment dropped. Null for anything that is not
+ * an absolute http(s) URL.
+ */
+export function normalizeSeed(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  u.hash = '';
+  return u.href;
+}
+
 /** The host a page is paced by: host name with its port, as URL.host has it. */
 export function hostOf(url: string): string {
   return new URL(url).host;
