@@ -10,7 +10,7 @@
 // tool whose stamp matches its pin is skipped, so a second run takes seconds.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { ROOT, TOOLS_DIR } from './lib/env.mjs';
 import { TOOLS_BIN, onPath, readPins } from './lib/tools.mjs';
 
@@ -49,7 +49,9 @@ function writeStamp(name, pin, extra = {}) {
   mkdirSync(STAMPS, { recursive: true });
   writeFileSync(STAMPS + name + '.json', JSON.stringify({ pin, ...extra, built: new Date().toISOString() }, null, 2) + '\n');
 }
-const samePin = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+// only what changes the build counts (editing a pin's "why" rebuilds nothing)
+const buildKey = (pin) => (pin ? JSON.stringify(pin, ['kind', 'module', 'version', 'package', 'upgrade', 'artifacts', 'launcher', 'pin', 'mavenDependencyPlugin']) : null);
+const samePin = (a, b) => buildKey(a) === buildKey(b);
 
 /** Runs a command, streaming nothing; every `everyMs` it reports progress via `tick(lines)`. */
 function run(cmd, args, { cwd, env, onLine, tick, everyMs = 10000, label }) {
@@ -116,18 +118,15 @@ async function buildGo(name, pin) {
   const info = JSON.parse(json.slice(json.indexOf('{')));
   if (info.Error || !info.Dir) throw new ToolError(`${name}: go mod download ${pin.module}@${pin.version}: ${info.Error ?? 'no directory'}`);
   let dir = info.Dir;
-  if (pin.replace) {
-    // some dependency versions are not served: build a copy of the module with replacements
+  if (pin.upgrade?.length) {
+    // some dependency versions it names are not served: build a copy with those upgraded
     dir = `${TOOLS_DIR}src/${name}@${pin.version}`;
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(TOOLS_DIR + 'src', { recursive: true });
     cpSync(info.Dir, dir, { recursive: true });
     execFileSync('chmod', ['-R', 'u+w', dir]);
-    for (const [from, to] of Object.entries(pin.replace)) {
-      await run('go', ['mod', 'edit', `-replace=${from}=${to}`], { cwd: dir, env: goEnv(), label: name });
-    }
-    say(`${name}: resolving dependencies with replacements (${Object.keys(pin.replace).join(', ')})`);
-    await run('go', ['mod', 'tidy', '-e'], { cwd: dir, env: goEnv(), label: name, tick: () => say(`${name}: still resolving (${elapsed(started)})`) });
+    say(`${name}: upgrading ${pin.upgrade.join(', ')} in a copy of the module`);
+    await run('go', ['get', ...pin.upgrade], { cwd: dir, env: goEnv(), label: name, tick: () => say(`${name}: still resolving (${elapsed(started)})`) });
   }
   say(`${name}: listing packages of ${pin.package}`);
   const deps = (await run('go', ['list', '-deps', pin.package], {

@@ -45,8 +45,12 @@ describe('Temporal dev server', () => {
     const described = await client.workflow.getHandle(workflowId).describe();
     expect(described.status.name).toBe('COMPLETED');
     expect(described.searchAttributes.CrawlState).toEqual(['probing']);
-    const { keys } = await connection.operatorService.listSearchAttributes({ namespace: cfg.temporal.namespace });
-    for (const name of Object.keys(SEARCH_ATTRIBUTES)) expect(Object.keys(keys ?? {}), name).toContain(name);
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: cfg.temporal.namespace });
+    const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+    for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) {
+      expect(type).toBe('Keyword');
+      expect(customAttributes[name], name).toBe(KEYWORD);
+    }
   });
 });
 
