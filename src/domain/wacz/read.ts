@@ -66,7 +66,7 @@ export function parseWaczPages(text: string): { header: PagesHeader; pages: Wacz
     .map((l) => JSON.parse(l) as Record<string, unknown>);
   const pages = parsed.pages.map((p, i) => {
     const w = raw[i]?.textWithheld;
-    return typeof w === 'string' ? { ...p, textWithheld: w as WaczPageLine['textWithheld'] } : p;
+    return typeof w === 'string' ? { ...p, textWithheld: w as WaczPageLine['textWithheld'] } : (p as WaczPageLine);
   });
   return { header: parsed.header, pages };
 }
