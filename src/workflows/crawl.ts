@@ -241,4 +241,18 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
  * Runs once the row is finished. Full-text search hooks in here: when `input.index` is set, run
  * the indexing of this crawl (its failure must not change the crawl's outcome).
  */
-async function afterFinish(_input: CrawlWorkflowInput, _outcome: { state: 'succeeded' | 'failed'; stopReason: StopReason }): Promise<void> {}
+async function afterFinish(input: CrawlWorkflowInput, _outcome: { state: 'succeeded' | 'failed'; stopReason: StopReason }): Promise<void> {
+  if (input.index !== true) return;
+  const { indexCrawl } = proxyActivities<Activities>({
+    startToCloseTimeout: '30 minutes',
+    retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
+  });
+  try {
+    const indexed = await indexCrawl(input.crawlId);
+    log.info('crawl indexed', { crawlId: input.crawlId, ...indexed });
+  } catch (err) {
+    // The outcome is already recorded; what was not indexed keeps indexed_at NULL, and
+    // POST /api/crawls/:id/index (or indexPending after a rebuild) picks it up.
+    log.warn('indexing the crawl failed', { crawlId: input.crawlId, error: describe(err) });
+  }
+}
