@@ -235,6 +235,10 @@ export function serviceSpec(name) {
               `-volume.port=${volume}`,
               `-filer.port=${filer}`,
               '-master.volumeSizeLimitMB=256',
+              // no anonymous statistics to the outside; no Iceberg / Lance listeners
+              '-master.telemetry=false',
+              '-s3.port.iceberg=0',
+              '-s3.port.lance=0',
               '-volume.max=0',
               '-filer',
               '-s3',

@@ -15,7 +15,8 @@ import * as activities from '../fixtures/activities.ts';
 import { testConfig } from '../support/config.ts';
 import { createTestStore } from '../support/fga.ts';
 
-const cfg = testConfig();
+// this file needs no pinned OpenFGA ids (createTestStore makes its own store)
+const cfg = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unset', CAPTURE_LEDGER_FGA_MODEL_ID: 'unset' });
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
