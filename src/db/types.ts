@@ -4,6 +4,8 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedAlways<T> = ColumnType<T, never, never>;
 type Json<T> = ColumnType<T, T | string, T | string>;
+/** jsonb with a database default: optional on insert. */
+type JsonWithDefault<T> = ColumnType<T, T | string | undefined, T | string>;
 
 export type CrawlState = 'running' | 'succeeded' | 'failed';
 export type StopReason = 'completed' | 'max_depth' | 'max_pages' | 'failed';
@@ -74,7 +76,7 @@ export interface CrawlDecisionsTable {
   action: RuleAction;
   hostname: string;
   links: number;
-  samples: string[];
+  samples: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 export interface CaptureSubmissionsTable {
@@ -97,7 +99,7 @@ export interface ArchivesTable {
   final_url: string | null;
   sha256: string | null;
   size: ColumnType<number | null, number | null, number | null>;
-  provenance: Json<Record<string, unknown>>;
+  provenance: JsonWithDefault<Record<string, unknown>>;
   captured_at: Timestamp;
   indexed_at: Timestamp | null;
   created_at: Generated<Date>;
