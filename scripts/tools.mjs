@@ -54,22 +54,25 @@ const buildKey = (pin) => (pin ? JSON.stringify(pin, ['kind', 'module', 'version
 const samePin = (a, b) => buildKey(a) === buildKey(b);
 
 /** Runs a command, streaming nothing; every `everyMs` it reports progress via `tick(lines)`. */
-function run(cmd, args, { cwd, env, onLine, tick, everyMs = 10000, label }) {
+function run(cmd, args, opts) {
+  const { cwd, env, onLine, tick, everyMs = 10000, label } = opts;
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     let lines = 0;
-    const eat = (buf) => {
+    const eat = (buf, isErr) => {
       const s = buf.toString();
-      out = (out + s).slice(-20000);
+      if (isErr) err = (err + s).slice(-20000);
+      else out = (out + s).slice(-20000);
       for (const l of s.split('\n')) {
         if (!l.trim()) continue;
         lines++;
         onLine?.(l);
       }
     };
-    child.stdout.on('data', eat);
-    child.stderr.on('data', eat);
+    child.stdout.on('data', (b) => eat(b, false));
+    child.stderr.on('data', (b) => eat(b, true));
     const timer = tick ? setInterval(() => tick(lines), everyMs) : null;
     child.on('error', (err) => {
       if (timer) clearInterval(timer);
@@ -77,8 +80,11 @@ function run(cmd, args, { cwd, env, onLine, tick, everyMs = 10000, label }) {
     });
     child.on('close', (code) => {
       if (timer) clearInterval(timer);
-      if (code === 0) resolve(out);
-      else reject(new ToolError(`${label}: \`${cmd} ${args.join(' ')}\` failed (exit ${code}) in ${cwd ?? ROOT}\n${out.trim().split('\n').slice(-25).join('\n')}`));
+      if (code === 0) resolve(out + (opts.keepStderr ? err : ''));
+      else {
+        const tail = (err.trim() || out.trim()).split('\n').filter((l) => !l.startsWith('go: downloading')).slice(-25).join('\n');
+        reject(new ToolError(`${label}: \`${cmd} ${args.join(' ')}\` failed (exit ${code}) in ${cwd ?? ROOT}\n${tail}`));
+      }
     });
   });
 }
@@ -118,7 +124,10 @@ async function buildGo(name, pin) {
   const info = JSON.parse(json.slice(json.indexOf('{')));
   if (info.Error || !info.Dir) throw new ToolError(`${name}: go mod download ${pin.module}@${pin.version}: ${info.Error ?? 'no directory'}`);
   let dir = info.Dir;
+  let env = goEnv();
   if (pin.upgrade?.length) {
+    // go.sum of the copy gains the entries of the upgraded versions as they are used
+    env = { ...env, GOFLAGS: env.GOFLAGS + ' -mod=mod' };
     // some dependency versions it names are not served: build a copy with those upgraded
     dir = `${TOOLS_DIR}src/${name}@${pin.version}`;
     rmSync(dir, { recursive: true, force: true });
@@ -126,12 +135,12 @@ async function buildGo(name, pin) {
     cpSync(info.Dir, dir, { recursive: true });
     execFileSync('chmod', ['-R', 'u+w', dir]);
     say(`${name}: upgrading ${pin.upgrade.join(', ')} in a copy of the module`);
-    await run('go', ['get', ...pin.upgrade], { cwd: dir, env: goEnv(), label: name, tick: () => say(`${name}: still resolving (${elapsed(started)})`) });
+    await run('go', ['get', ...pin.upgrade], { cwd: dir, env, label: name, tick: () => say(`${name}: still resolving (${elapsed(started)})`) });
   }
   say(`${name}: listing packages of ${pin.package}`);
   const deps = (await run('go', ['list', '-deps', pin.package], {
     cwd: dir,
-    env: goEnv(),
+    env,
     label: name,
     tick: () => say(`${name}: still downloading dependencies (${elapsed(started)})`),
   }))
@@ -144,7 +153,7 @@ async function buildGo(name, pin) {
   try {
     await run('go', ['build', '-v', '-o', tmp, pin.package], {
       cwd: dir,
-      env: goEnv(),
+      env,
       label: name,
       onLine: (l) => {
         if (!l.startsWith('go: ')) compiled++;
