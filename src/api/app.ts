@@ -16,7 +16,9 @@ import { identityPlugin, selectIdentity, type IdentityResolver } from './identit
 import { pickerRoutes } from './picker.ts';
 import { outboxTimerPlugin } from './plugins/outbox-timer.ts';
 import archiveRoutes from './routes/archives.ts';
+import crawlRulesRoutes from './routes/crawl-rules.ts';
 import crawlRoutes from './routes/crawls.ts';
+import decisionRoutes from './routes/decisions.ts';
 import meRoutes from './routes/me.ts';
 import searchRoutes from './routes/search.ts';
 
@@ -109,6 +111,9 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   // none of the crawl routes exist unless both webhook settings are set (loadConfig: both or
   // neither); main.ts connects Temporal exactly then
   if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) await app.register(crawlRoutes, { deps });
+  // what the rules decided: with the crawl routes; checking rules needs no crawl machinery at all
+  if (deps.config.crawl.webhook !== undefined) await app.register(decisionRoutes, { deps });
+  await app.register(crawlRulesRoutes, { deps });
   // full-text search exists only when CAPTURE_LEDGER_OPENSEARCH_URL is set (404 otherwise)
   if (deps.config.opensearch !== undefined) await app.register(searchRoutes, { deps });
 

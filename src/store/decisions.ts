@@ -1,0 +1,108 @@
+// crawl_decisions: what the rules decided per depth, rule and host name; and the pages robots.txt
+// kept out (crawl_pages.skip_reason = 'robots').
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, RuleAction } from '../db/types.ts';
+import type { DecisionTally } from '../domain/decisions.ts';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+/** Rows per INSERT: 7 parameters each, far below Postgres' 65535. */
+const INSERT_CHUNK = 1000;
+
+/**
+ * Records one level's tallies. Reporting the same level again replaces its rows instead of adding
+ * to them. Call it inside the level's admission transaction.
+ */
+export async function replaceLevelDecisions(trx: Q, crawlId: string, depth: number, tallies: readonly DecisionTally[]): Promise<void> {
+  await trx.deleteFrom('crawl_decisions').where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
+  for (let i = 0; i < tallies.length; i += INSERT_CHUNK) {
+    const chunk = tallies.slice(i, i + INSERT_CHUNK);
+    await trx
+      .insertInto('crawl_decisions')
+      .values(chunk.map((t) => ({ crawl_id: crawlId, depth, rule: t.rule, action: t.action, hostname: t.hostname, links: t.links, samples: t.samples })))
+      .execute();
+  }
+}
+
+export interface CrawlDecisionRow {
+  depth: number;
+  rule: number;
+  action: RuleAction;
+  hostname: string;
+  links: number;
+  samples: string[];
+}
+
+/** A crawl's decisions by depth, rule, then most links first. */
+export async function crawlDecisions(db: Q, crawlId: string): Promise<CrawlDecisionRow[]> {
+  return db
+    .selectFrom('crawl_decisions')
+    .select(['depth', 'rule', 'action', 'hostname', 'links', 'samples'])
+    .where('crawl_id', '=', crawlId)
+    .orderBy('depth')
+    .orderBy('rule')
+    .orderBy('links', 'desc')
+    .orderBy('hostname')
+    .execute();
+}
+
+/** URLs of the pages robots.txt kept the crawl from taking, in the order they were discovered. */
+export async function robotsSkippedUrls(db: Q, crawlId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('crawl_pages')
+    .select('url')
+    .where('crawl_id', '=', crawlId)
+    .where('skip_reason', '=', 'robots')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.url);
+}
+
+export interface DecisionQuery {
+  /** host name (punycode, lower-case): matches it and its subdomains at a label boundary */
+  domain: string;
+  days: number;
+  action: RuleAction;
+}
+
+// hostname = domain, or ends with '.' || domain. right() rather than LIKE: host names may contain
+// '_', which LIKE would read as a wildcard.
+function matching(q: DecisionQuery) {
+  return sql<boolean>`(d.hostname = ${q.domain} OR right(d.hostname, ${q.domain.length + 1}) = ${'.' + q.domain})
+    AND d.action = ${q.action}
+    AND c.started_at >= now() - make_interval(days => ${q.days})`;
+}
+
+/** The organizations whose crawls have matching decisions: what authorization has to be asked about. */
+export async function decisionOrgs(db: Q, q: DecisionQuery): Promise<string[]> {
+  const { rows } = await sql<{ org_id: string }>`
+    SELECT DISTINCT c.org_id FROM crawl_decisions d JOIN crawls c ON c.id = d.crawl_id
+    WHERE ${matching(q)}
+    ORDER BY c.org_id`.execute(db);
+  return rows.map((r) => r.org_id);
+}
+
+export interface DecisionAcrossCrawls {
+  crawl_id: string;
+  org_id: string;
+  started_at: Date;
+  seeds: string[];
+  rules: unknown;
+  depth: number;
+  rule: number;
+  action: RuleAction;
+  hostname: string;
+  links: number;
+}
+
+/** Matching decisions of these organizations' crawls, newest crawl first, at most `limit` rows. */
+export async function findDecisions(db: Q, q: DecisionQuery & { orgIds: string[]; limit: number }): Promise<DecisionAcrossCrawls[]> {
+  if (q.orgIds.length === 0) return [];
+  const { rows } = await sql<DecisionAcrossCrawls>`
+    SELECT d.crawl_id, c.org_id, c.started_at, c.seeds, c.rules, d.depth, d.rule, d.action, d.hostname, d.links
+    FROM crawl_decisions d JOIN crawls c ON c.id = d.crawl_id
+    WHERE ${matching(q)} AND c.org_id = ANY(${q.orgIds}::text[])
+    ORDER BY c.started_at DESC, c.id, d.depth, d.rule, d.links DESC, d.hostname
+    LIMIT ${q.limit}`.execute(db);
+  return rows;
+}
