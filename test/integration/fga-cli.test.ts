@@ -142,8 +142,17 @@ describe('fga:deploy', () => {
   const apiUrl = process.env.CAPTURE_LEDGER_FGA_API_URL!;
   const model = readFileSync(join(ROOT, 'fga/model.fga'), 'utf8');
   const dirs: string[] = [];
-  afterAll(() => {
+  const storeNames: string[] = [];
+  afterAll(async () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    // the stores these tests made by name (listing pages are small on a test server)
+    const admin = new OpenFgaClient({ apiUrl });
+    let continuationToken: string | undefined;
+    do {
+      const page = await admin.listStores({ pageSize: 100, continuationToken });
+      for (const s of page.stores) if (storeNames.includes(s.name)) await admin.deleteStore({ storeId: s.id });
+      continuationToken = page.continuation_token || undefined;
+    } while (continuationToken);
   });
   const tempDir = (): string => {
     const d = mkdtempSync(join(tmpdir(), 'fga-deploy-'));
@@ -153,6 +162,7 @@ describe('fga:deploy', () => {
 
   it('creates the store and the model once, then reuses both', async () => {
     const storeName = `deploy-${randomBytes(4).toString('hex')}`;
+    storeNames.push(storeName);
     const first = await deployModel({ apiUrl, storeName });
     expect(first).toMatchObject({ createdStore: true, createdModel: true });
     const again = await deployModel({ apiUrl, storeName });
@@ -188,6 +198,7 @@ describe('fga:deploy', () => {
     const envLocal = join(dir, '.env.local');
     writeFileSync(envLocal, 'CAPTURE_LEDGER_DEV_IDENTITY=1\n');
     const storeName = `deploy-cli-${randomBytes(4).toString('hex')}`;
+    storeNames.push(storeName);
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAPTURE_LEDGER_FGA_API_URL: apiUrl };
     const tsx = join(ROOT, 'node_modules/.bin/tsx');
     const r = await run(tsx, ['src/cli/fga-deploy.ts', '--store-name', storeName, '--env-local', envLocal], env);
