@@ -49,7 +49,14 @@ export function scriptEntry(name) {
 export async function setup({ profiles = new Set() } = {}) {
   if (!nodeModulesCurrent()) {
     say('npm ci (node_modules missing or out of date)');
-    await runStep('npm ci', 'npm', ['ci', '--no-audit', '--no-fund']);
+    try {
+      await runStep('npm ci', 'npm', ['ci', '--no-audit', '--no-fund']);
+    } catch (err) {
+      // npm ci refuses a lock that lacks an optional dependency the registry does not serve
+      // (vite's napi-windows-process-start-time); npm install skips it and leaves the lock as is
+      say(`${err.message}; falling back to npm install`);
+      await runStep('npm install', 'npm', ['install', '--no-audit', '--no-fund']);
+    }
   }
   ensureDotEnv(say);
   say(`tools${profiles.size ? ` (profile ${[...profiles].join(',')})` : ''}`);
