@@ -63,11 +63,18 @@ interface RawHit {
 
 /** Asks OpenSearch only. Nothing here decides who may see what. */
 export async function queryIndex(search: SearchIndex, q: string, opts: SearchOptions): Promise<{ hits: IndexHit[]; total: number }> {
-  const res = await search.client.search({
-    index: search.index,
-    body: buildQuery(q, opts) as never,
-    filter_path: ['hits.total.value', 'hits.hits._score', 'hits.hits._source', 'hits.hits.highlight'],
-  });
+  let res;
+  try {
+    res = await search.client.search({
+      index: search.index,
+      body: buildQuery(q, opts) as never,
+      filter_path: ['hits.total.value', 'hits.hits._score', 'hits.hits._source', 'hits.hits.highlight'],
+    });
+  } catch (err) {
+    // nothing indexed yet (or the index was dropped for a rebuild): no hits, not an error
+    if ((err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception') return { hits: [], total: 0 };
+    throw err;
+  }
   const body = res.body as unknown as { hits?: { total?: { value?: number }; hits?: RawHit[] } };
   const hits: IndexHit[] = [];
   for (const h of body.hits?.hits ?? []) {

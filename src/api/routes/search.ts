@@ -12,10 +12,16 @@ import { MAX_RESULT_WINDOW, searchForCaller } from '../../search/query.ts';
 import { getCrawl } from '../../store/crawls.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { errorResponses, noBody, notFoundResponse } from '../schemas.ts';
+import { errorResponses, notFoundResponse } from '../schemas.ts';
 
 export const DEFAULT_SEARCH_LIMIT = 20;
 export const MAX_SEARCH_LIMIT = 100;
+
+/**
+ * No body, or an empty object: `curl -X POST …/index` sends none at all, and fastify validates a
+ * missing body as null. Anything else (a key, a string, an array) is a 400.
+ */
+const noBodyOrEmpty = { anyOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, maxProperties: 0 }] } as const;
 
 const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
@@ -58,7 +64,7 @@ export default async function searchRoutes(app: FastifyInstance, opts: { deps: A
           required: ['id'],
           additionalProperties: false,
         },
-        body: noBody,
+        body: noBodyOrEmpty,
         response: {
           202: {
             type: 'object',

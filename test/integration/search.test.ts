@@ -1,0 +1,306 @@
+// Full-text search over the real node: WACZ objects in SeaweedFS, rows in a test database, tuples
+// in a test OpenFGA store, documents in an OpenSearch index of this file's own.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIndexActivities } from '../../src/activities/index-crawl.ts';
+import type { Archive } from '../../src/db/types.ts';
+import { writeWacz, type WaczPage } from '../../src/domain/wacz/write.ts';
+import { createSearchIndex, type SearchIndex } from '../../src/search/client.ts';
+import { PAGES_ENTRY, readArchivePages } from '../../src/search/indexer.ts';
+import { forgetIndex } from '../../src/search/schema.ts';
+import { s3RangeSource } from '../../src/search/s3-range.ts';
+import { readZipEntry } from '../../src/search/zip-range.ts';
+import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { createTestStore, type TestStore } from '../support/fga.ts';
+import { drain, insertArchive, insertJob } from '../support/ledger.ts';
+
+const INDEX = `cl-test-search-${randomBytes(4).toString('hex')}`;
+const OPENSEARCH_URL = 'http://127.0.0.1:9200';
+
+let tdb: TestDatabase;
+let store: TestStore;
+let api: TestApi;
+let apiWithout: TestApi;
+let search: SearchIndex;
+let bucket: string;
+
+async function wacz(pages: (Omit<WaczPage, 'ts'> & { ts?: Date })[], bodyBytes = 2000): Promise<Buffer> {
+  const when = new Date('2024-05-01T00:00:00Z');
+  const url = pages[0]!.url;
+  const body = Buffer.alloc(bodyBytes, 'x');
+  return writeWacz({
+    software: 'capture-ledger search tests',
+    created: when,
+    pages: pages.map((p) => ({ ...p, ts: p.ts ?? when })),
+    exchanges: [
+      {
+        url,
+        date: when,
+        request: { method: 'GET', target: new URL(url).pathname, httpVersion: 'HTTP/1.1', headers: [['Host', new URL(url).host]] },
+        response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+      },
+    ],
+  });
+}
+
+/** An archive of `crawlId` with its WACZ in the bucket, joined to the crawl through crawl_pages.task_id. */
+async function archiveOf(crawlId: string, body: Buffer, opts: { url?: string; provenance?: Record<string, unknown> } = {}): Promise<Archive> {
+  const url = opts.url ?? `https://example.test/${randomUUID()}`;
+  const row = await insertArchive(tdb.db, { crawlId, bucket, url, body, s3: api.deps.s3 });
+  if (opts.provenance) await tdb.db.updateTable('archives').set({ provenance: JSON.stringify(opts.provenance) }).where('id', '=', row.id).execute();
+  await tdb.db.insertInto('crawl_pages').values({ crawl_id: crawlId, url, depth: 0, host: new URL(url).host, state: 'captured', task_id: row.task_id }).execute();
+  return row;
+}
+
+const ids: Record<string, string> = {};
+let acmeCrawl: string;
+let globexCrawl: string;
+
+async function postIndex(crawlId: string, headers: Record<string, string>, target = api): Promise<Response> {
+  return fetch(`${target.url}/api/crawls/${crawlId}/index`, { method: 'POST', headers });
+}
+
+async function searchAs(q: string, headers: Record<string, string>, extra = ''): Promise<{ status: number; body: { hits: Record<string, unknown>[]; total: number } }> {
+  const res = await fetch(`${api.url}/api/search?q=${encodeURIComponent(q)}${extra}`, { headers });
+  return { status: res.status, body: (await res.json()) as never };
+}
+
+const alice = devHeaders('alice', ['acme']);
+const carol = devHeaders('carol', ['acme']);
+const bob = devHeaders('bob', ['globex']);
+const mallory = devHeaders('mallory');
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  store = await createTestStore();
+  const env = { CAPTURE_LEDGER_OPENSEARCH_URL: OPENSEARCH_URL, CAPTURE_LEDGER_OPENSEARCH_INDEX: INDEX };
+  api = await startTestApi({ tdb, store, identity: 'dev', env });
+  apiWithout = await startTestApi({ tdb, store, identity: 'dev', env: { CAPTURE_LEDGER_OPENSEARCH_URL: '' } });
+  expect(api.config.opensearch?.index).toBe(INDEX);
+  expect(apiWithout.config.opensearch).toBeUndefined();
+  search = createSearchIndex(api.config.opensearch!);
+  bucket = api.config.s3.bucket;
+
+  acmeCrawl = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+  globexCrawl = await insertJob(tdb.db, { orgId: 'globex', submittedBy: 'bob' });
+  ids.english = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/responsive', title: 'Layouts that adapt', text: 'A responsive grid adapts to every viewport width.' }]))).id;
+  ids.japanese = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.jp/yakei', title: '東京の夜', text: '東京タワーの夜景はとても綺麗でした。' }]))).id;
+  // withheld as the manifest said (provenance), the page line itself silent
+  ids.withheld = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/withheld', title: 'Quokka withheld', text: '' }]), { provenance: { documentWithheld: 'url-policy' } })).id;
+  // withheld as the page line says
+  ids.withheldLine = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/denied', title: 'Wombat denied', text: '', textWithheld: 'deny' }]))).id;
+  ids.empty = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/empty', title: 'Quokka empty', text: '' }]))).id;
+  ids.globex = (await archiveOf(globexCrawl, await wacz([{ url: 'https://globex.test/secret', title: 'Globex plans', text: 'Our responsive strategy for next year.' }]))).id;
+  await drain(tdb.db, store.client);
+  await store.client.write({
+    writes: [
+      { user: 'user:alice', relation: 'submitter', object: 'organization:acme' },
+      { user: 'user:bob', relation: 'submitter', object: 'organization:globex' },
+    ],
+  });
+});
+
+afterAll(async () => {
+  await search?.client.indices.delete({ index: INDEX }, { ignore: [404] });
+  await search?.client.close();
+  await api?.close();
+  await apiWithout?.close();
+  await tdb?.drop();
+});
+
+describe('without CAPTURE_LEDGER_OPENSEARCH_URL', () => {
+  it('serves neither route (404), even to a caller who could use them', async () => {
+    const post = await postIndex(acmeCrawl, alice, apiWithout);
+    expect(post.status).toBe(404);
+    const get = await fetch(`${apiWithout.url}/api/search?q=responsive`, { headers: alice });
+    expect(get.status).toBe(404);
+  });
+
+  it('the activity does nothing', async () => {
+    const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search: undefined });
+    expect(await acts.indexCrawl(acmeCrawl)).toEqual({ indexed: 0, pages: 0, failed: 0 });
+    const marked = await tdb.db.selectFrom('archives').select('id').where('indexed_at', 'is not', null).execute();
+    expect(marked).toEqual([]);
+  });
+});
+
+describe('before anything is indexed', () => {
+  it('a search answers no hits rather than an error', async () => {
+    expect(await searchAs('responsive', alice)).toEqual({ status: 200, body: { hits: [], total: 0 } });
+  });
+});
+
+describe('POST /api/crawls/:id/index', () => {
+  it('is 401 without an identity, 404 for an unknown crawl, 404 without can_submit on its org, 400 for a bad id', async () => {
+    expect((await postIndex(acmeCrawl, {})).status).toBe(401);
+    expect((await postIndex(randomUUID(), alice)).status).toBe(404);
+    const denied = await postIndex(acmeCrawl, carol); // a member, not a submitter
+    expect(denied.status).toBe(404);
+    expect(await denied.json()).toEqual({ error: 'not found' });
+    expect((await postIndex(acmeCrawl, bob)).status).toBe(404);
+    expect((await postIndex('not-a-uuid', alice)).status).toBe(400);
+    const withBody = await fetch(`${api.url}/api/crawls/${acmeCrawl}/index`, { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: '{"all":true}' });
+    expect(withBody.status).toBe(400);
+    const marked = await tdb.db.selectFrom('archives').select('id').where('indexed_at', 'is not', null).execute();
+    expect(marked).toEqual([]);
+  });
+
+  it("indexes the crawl's archives, sets indexed_at on them only, and answers 202 {indexed, pages}", async () => {
+    const res = await postIndex(acmeCrawl, alice);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ indexed: 5, pages: 5, failed: 0 });
+    const rows = await tdb.db.selectFrom('archives').select(['id', 'indexed_at']).execute();
+    const indexed = new Set(rows.filter((r) => r.indexed_at !== null).map((r) => r.id));
+    expect(indexed).toEqual(new Set([ids.english, ids.japanese, ids.withheld, ids.withheldLine, ids.empty]));
+    const count = await search.client.count({ index: INDEX });
+    expect(count.body.count).toBe(5);
+  });
+
+  it('indexes only what is not indexed yet: a second call does nothing', async () => {
+    const res = await postIndex(acmeCrawl, alice);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ indexed: 0, pages: 0, failed: 0 });
+  });
+
+  it("another organization's submitter indexes their own crawl", async () => {
+    const res = await postIndex(globexCrawl, bob);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ indexed: 1, pages: 1, failed: 0 });
+  });
+});
+
+describe('GET /api/search', () => {
+  it('finds an English page by a word of its text', async () => {
+    const { status, body } = await searchAs('viewport', alice);
+    expect(status).toBe(200);
+    expect(body.total).toBe(1);
+    expect(body.hits).toHaveLength(1);
+    expect(body.hits[0]).toMatchObject({ archiveId: ids.english, url: 'https://example.test/responsive', title: 'Layouts that adapt' });
+    expect(body.hits[0]!.capturedAt).toEqual(expect.any(String));
+    expect(body.hits[0]!.objectKey).toEqual(expect.stringMatching(/\.wacz$/));
+    expect(body.hits[0]!.snippet).toContain('viewport');
+    expect(body.hits[0]).not.toHaveProperty('textWithheld');
+  });
+
+  it('finds a Japanese page by words of its text (cjk bigrams), and not by words it lacks', async () => {
+    for (const q of ['東京タワー', '夜景', 'タワー', '綺麗']) {
+      const { body } = await searchAs(q, alice);
+      expect(body.hits.map((h) => h.archiveId), q).toEqual([ids.japanese]);
+      expect(body.hits[0]!.title).toBe('東京の夜');
+    }
+    for (const q of ['大阪', '京都タワー']) {
+      const { body } = await searchAs(q, alice);
+      expect(body, q).toEqual({ hits: [], total: 0 });
+    }
+  });
+
+  it('shows a caller only the hits they may view; total is the raw count', async () => {
+    const a = await searchAs('responsive', alice);
+    expect(a.body.total).toBe(2);
+    expect(a.body.hits.map((h) => h.archiveId)).toEqual([ids.english]);
+    const b = await searchAs('responsive', bob);
+    expect(b.body.total).toBe(2);
+    expect(b.body.hits.map((h) => h.archiveId)).toEqual([ids.globex]);
+    const m = await searchAs('responsive', mallory);
+    expect(m.body).toEqual({ hits: [], total: 2 });
+  });
+
+  it('a share reaches the search: a viewer tuple makes the hit appear', async () => {
+    await store.client.write({
+      writes: [{ user: 'user:mallory', relation: 'viewer', object: `archive:${ids.globex}`, condition: { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } } }],
+    });
+    const m = await searchAs('responsive', mallory);
+    expect(m.body.hits.map((h) => h.archiveId)).toEqual([ids.globex]);
+  });
+
+  it('keeps a withheld text apart from an empty one', async () => {
+    const { body } = await searchAs('quokka', alice);
+    expect(body.total).toBe(2);
+    const byId = new Map(body.hits.map((h) => [h.archiveId, h]));
+    expect(byId.get(ids.withheld)).toMatchObject({ title: 'Quokka withheld', textWithheld: 'url-policy' });
+    expect(byId.get(ids.empty)).toMatchObject({ title: 'Quokka empty' });
+    expect(byId.get(ids.empty)).not.toHaveProperty('textWithheld');
+    const line = await searchAs('wombat', alice);
+    expect(line.body.hits).toEqual([expect.objectContaining({ archiveId: ids.withheldLine, textWithheld: 'deny' })]);
+  });
+
+  it('pages with limit and offset', async () => {
+    const first = await searchAs('quokka', alice, '&limit=1');
+    const second = await searchAs('quokka', alice, '&limit=1&offset=1');
+    expect(first.body.hits).toHaveLength(1);
+    expect(second.body.hits).toHaveLength(1);
+    expect(new Set([first.body.hits[0]!.archiveId, second.body.hits[0]!.archiveId])).toEqual(new Set([ids.withheld, ids.empty]));
+  });
+
+  it('checks its query: q required and not blank, limit and offset bounded; 401 without identity', async () => {
+    expect((await fetch(`${api.url}/api/search`, { headers: alice })).status).toBe(400);
+    expect((await searchAs('   ', alice)).status).toBe(400);
+    expect((await searchAs('x', alice, '&limit=0')).status).toBe(400);
+    expect((await searchAs('x', alice, '&limit=101')).status).toBe(400);
+    expect((await searchAs('x', alice, '&offset=9990&limit=20')).status).toBe(400);
+    expect((await searchAs('x', alice, '&unknown=1')).status).toBe(200);
+    expect((await searchAs('x', {})).status).toBe(401);
+  });
+
+  it('drops a hit whose archive row is gone, though the index still has it', async () => {
+    const gone = await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/gone', title: 'Ephemeral platypus', text: 'platypus' }]));
+    await drain(tdb.db, store.client);
+    expect(await (await postIndex(acmeCrawl, alice)).json()).toEqual({ indexed: 1, pages: 1, failed: 0 });
+    expect((await searchAs('platypus', alice)).body.hits).toHaveLength(1);
+    await tdb.db.deleteFrom('crawl_pages').where('task_id', '=', gone.task_id).execute();
+    await tdb.db.deleteFrom('archives').where('id', '=', gone.id).execute();
+    expect((await searchAs('platypus', alice)).body).toEqual({ hits: [], total: 1 });
+    await search.client.delete({ index: INDEX, id: `${gone.id}:0`, refresh: true });
+  });
+});
+
+describe('indexing', () => {
+  it('reads pages.jsonl with ranged requests, never the whole WACZ', async () => {
+    const big = await wacz([{ url: 'https://example.test/big', title: 'Big', text: 'big page' }], 3 * 1024 * 1024);
+    const key = `test/search/${randomUUID()}.wacz`;
+    await api.deps.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: big }));
+    const src = s3RangeSource(api.deps.s3, bucket, key);
+    const bytes = await readZipEntry(src, PAGES_ENTRY);
+    expect(bytes?.toString('utf8')).toContain('"big page"');
+    expect(src.requests).toBeLessThanOrEqual(3);
+    expect(src.bytesRead).toBeLessThan(8 * 1024);
+    expect(big.length).toBeGreaterThan(3 * 1024 * 1024);
+    expect((await readArchivePages(api.deps.s3, bucket, key)).pages).toEqual([expect.objectContaining({ url: 'https://example.test/big', title: 'Big', text: 'big page' })]);
+  });
+
+  it('leaves an archive it cannot read unindexed and indexes the rest', async () => {
+    const crawl = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    const bad = await archiveOf(crawl, Buffer.from('this is not a zip file at all'));
+    const good = await archiveOf(crawl, await wacz([{ url: 'https://example.test/fine', title: 'Fine', text: 'numbat' }]));
+    await drain(tdb.db, store.client);
+    const res = await postIndex(crawl, alice);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ indexed: 1, pages: 1, failed: 1 });
+    const rows = await tdb.db.selectFrom('archives').select(['id', 'indexed_at']).where('id', 'in', [bad.id, good.id]).execute();
+    expect(rows.find((r) => r.id === bad.id)!.indexed_at).toBeNull();
+    expect(rows.find((r) => r.id === good.id)!.indexed_at).not.toBeNull();
+    // remove it again so the rebuild below counts only well-formed archives
+    await tdb.db.deleteFrom('archives').where('id', '=', bad.id).execute();
+  });
+
+  it('rebuilds everything from one statement: UPDATE archives SET indexed_at = NULL', async () => {
+    const before = await tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<number>().as('n')).where('indexed_at', 'is not', null).executeTakeFirstOrThrow();
+    // the index itself is gone (a mapping change would do this), and only the column says so
+    await search.client.indices.delete({ index: INDEX });
+    forgetIndex(search);
+    await sql`UPDATE archives SET indexed_at = NULL`.execute(tdb.db);
+    const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search });
+    const result = await acts.indexPending();
+    expect(result).toEqual({ indexed: Number(before.n), pages: Number(before.n), failed: 0 });
+    const unindexed = await tdb.db.selectFrom('archives').select('id').where('indexed_at', 'is', null).execute();
+    expect(unindexed).toEqual([]);
+    expect((await search.client.count({ index: INDEX })).body.count).toBe(Number(before.n));
+    expect((await searchAs('東京タワー', alice)).body.hits.map((h) => h.archiveId)).toEqual([ids.japanese]);
+    expect((await searchAs('responsive', bob)).body.hits.map((h) => h.archiveId)).toEqual([ids.globex]);
+    // and the crawl activity finds nothing left to do
+    expect(await acts.indexCrawl(acmeCrawl)).toEqual({ indexed: 0, pages: 0, failed: 0 });
+  });
+});
