@@ -1,0 +1,111 @@
+// A real Temporal worker in the test process, on a task queue of its own, with the project's
+// activities wired to the test's database, OpenFGA store and S3. Workflows come from the bundle
+// the integration global setup made once (inject('workflowBundlePath')).
+//
+//   const tw = await startTestWorker({ config, db, fga });      // config from testApiConfig(...)
+//   ... tw.client.workflow.start(...) / startTestApi({ ..., deps: { temporal: tw.client } })
+//   await tw.stop();   // or tw.restart() to kill and replace the worker mid-crawl
+import { randomBytes } from 'node:crypto';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { OpenFgaClient } from '@openfga/sdk';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import type { Config } from '../../src/config/env.ts';
+import type { Db } from '../../src/db/connect.ts';
+import { createS3 } from '../../src/s3/client.ts';
+import { createWorker } from '../../src/worker/create.ts';
+import { loadProjectEnv } from './env.ts';
+
+export function uniqueTaskQueue(prefix = 'test'): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+let runtimeInstalled = false;
+/** Quiet the worker's own logs unless CAPTURE_LEDGER_TEST_LOG is set. */
+function installRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  if (process.env.CAPTURE_LEDGER_TEST_LOG) return;
+  try {
+    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+  } catch {
+    // already installed by someone else in this process
+  }
+}
+
+export interface TestWorker {
+  taskQueue: string;
+  client: Client;
+  /** the running worker (replaced by restart) */
+  worker: Worker;
+  /** shut the worker down (as a killed process would stop polling) and start a fresh one */
+  restart(): Promise<void>;
+  /** shut the worker down, keep the client */
+  shutdown(): Promise<void>;
+  /** start a worker again after shutdown */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface TestWorkerOptions {
+  /** must carry the task queue the workflows are started on (config.temporal.taskQueue) */
+  config: Config;
+  db: Db;
+  fga: OpenFgaClient;
+  s3?: S3Client;
+}
+
+export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWorker> {
+  loadProjectEnv();
+  installRuntime();
+  const { config } = opts;
+  const s3 = opts.s3 ?? createS3(config.s3);
+  const workflowBundlePath = inject('workflowBundlePath');
+  const native = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  const start = async (): Promise<void> => {
+    worker = await createWorker({
+      connection: native,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      deps: { config, db: opts.db, fga: opts.fga, s3 },
+      workflowBundlePath,
+      shutdownGraceTime: '1 second',
+    });
+    running = worker.run();
+  };
+  const shutdown = async (): Promise<void> => {
+    if (worker === undefined) return;
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running?.catch(() => undefined);
+    worker = undefined;
+    running = undefined;
+  };
+  await start();
+
+  const handle: TestWorker = {
+    taskQueue: config.temporal.taskQueue,
+    client,
+    get worker() {
+      return worker!;
+    },
+    async restart() {
+      await shutdown();
+      await start();
+    },
+    shutdown,
+    start,
+    async stop() {
+      await shutdown();
+      await connection.close();
+      await native.close();
+      if (opts.s3 === undefined) s3.destroy();
+    },
+  };
+  return handle;
+}
