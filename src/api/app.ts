@@ -62,7 +62,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     genReqId: () => randomUUID(),
     requestIdLogLabel: 'reqId',
     // long enough that an oversize id reaches its schema (a 400 naming the field), not a 404
-    maxParamLength: 1000,
+    routerOptions: { maxParamLength: 1000 },
     bodyLimit: 1024 * 1024,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
   });

@@ -33,5 +33,12 @@ export const errorResponses = {
 
 export const notFoundResponse = { 404: { description: 'not found, or not yours to see (the two are indistinguishable)', ...errorBody } } as const;
 
-/** For routes that take no body: anything sent must be an empty object. */
-export const noBody = { type: 'object', additionalProperties: false, maxProperties: 0 } as const;
+/**
+ * For routes that take no body: nothing, or an empty JSON object. No `type` at the top so an
+ * absent body (undefined) passes; anything that is not an object is refused by `not`.
+ */
+export const noBody = {
+  description: 'no body (or {})',
+  not: { type: ['array', 'string', 'number', 'integer', 'boolean'] },
+  additionalProperties: false,
+} as const;

@@ -19,7 +19,6 @@ export function isValidName(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   if (value.length === 0 || value.length > MAX_NAME_LENGTH) return false;
   if (value === '*') return false;
-  // eslint-disable-next-line no-control-regex
   return !/[\s#\u0000-\u001f\u007f]/u.test(value);
 }
 

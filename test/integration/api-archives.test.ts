@@ -1,0 +1,279 @@
+// POST /api/archives/:id/url and GET /api/archives against the real stack: Postgres, OpenFGA,
+// SeaweedFS (signatures verified).
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { createTestStore, type TestStore } from '../support/fga.ts';
+import { drain, insertArchive, insertJob, insertManyArchives, makeWacz } from '../support/ledger.ts';
+import type { Archive } from '../../src/db/types.ts';
+
+let tdb: TestDatabase;
+let store: TestStore;
+let api: TestApi;
+let wacz: Buffer;
+let acmeArchive: Archive;
+let globexArchive: Archive;
+const bucket = () => api.config.s3.bucket;
+
+async function sign(id: string, headers: Record<string, string>, init: RequestInit = {}) {
+  const res = await fetch(`${api.url}/api/archives/${id}/url`, { method: 'POST', headers, ...init });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function list(query: string, headers: Record<string, string>) {
+  const res = await fetch(`${api.url}/api/archives${query}`, { headers });
+  return { status: res.status, body: (await res.json()) as unknown };
+}
+
+beforeAll(async () => {
+  [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
+  api = await startTestApi({ tdb, store, identity: 'dev' });
+  wacz = await makeWacz('https://example.test/acme', 'acme page');
+  const acmeJob = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+  const globexJob = await insertJob(tdb.db, { orgId: 'globex', submittedBy: 'gina' });
+  acmeArchive = await insertArchive(tdb.db, { crawlId: acmeJob, bucket: bucket(), body: wacz, s3: api.deps.s3, url: 'https://example.test/acme' });
+  globexArchive = await insertArchive(tdb.db, { crawlId: globexJob, bucket: bucket(), body: await makeWacz('https://example.test/globex', 'globex page'), s3: api.deps.s3 });
+  await drain(tdb.db, store.client);
+});
+
+afterAll(async () => {
+  await api?.close();
+  await tdb?.drop();
+});
+
+describe('POST /api/archives/:id/url', () => {
+  it('gives the owner of the job a presigned GET that downloads the WACZ bytes', async () => {
+    const r = await sign(acmeArchive.id, devHeaders('alice'));
+    expect(r.status).toBe(200);
+    expect(r.body.expiresIn).toBe(300);
+    expect(Object.keys(r.body).sort()).toEqual(['expiresIn', 'url']);
+    const url = new URL(r.body.url as string);
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
+    expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('host');
+    expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    expect(url.searchParams.has('x-amz-checksum-mode')).toBe(false);
+    const got = await fetch(url);
+    expect(got.status).toBe(200);
+    expect(Buffer.from(await got.arrayBuffer()).equals(wacz)).toBe(true);
+  });
+
+  it('the bucket really checks the signature: a tampered URL is refused', async () => {
+    const r = await sign(acmeArchive.id, devHeaders('alice'));
+    const url = new URL(r.body.url as string);
+    url.searchParams.set('X-Amz-Signature', '0'.repeat(64));
+    expect((await fetch(url)).status).toBe(403);
+    const unsigned = new URL(url.origin + url.pathname);
+    expect((await fetch(unsigned)).status).toBe(403);
+  });
+
+  it('lets a member of the owning organization view (membership from the caller, not stored)', async () => {
+    expect((await sign(acmeArchive.id, devHeaders('bob', ['acme']))).status).toBe(200);
+    expect((await sign(acmeArchive.id, devHeaders('bob', ['other', 'acme']))).status).toBe(200);
+  });
+
+  it('gives the same 404 for an unknown id, an unrelated user and a member of another organization', async () => {
+    const unknown = await sign(randomUUID(), devHeaders('alice', ['acme']));
+    const unrelated = await sign(acmeArchive.id, devHeaders('dave'));
+    const otherOrg = await sign(acmeArchive.id, devHeaders('gina', ['globex']));
+    const ownerOfOther = await sign(globexArchive.id, devHeaders('alice', ['acme']));
+    for (const r of [unknown, unrelated, otherOrg, ownerOfOther]) {
+      expect(r).toEqual({ status: 404, body: { error: 'not found' } });
+    }
+  });
+
+  it('accepts an upper-case UUID as the same archive', async () => {
+    expect((await sign(acmeArchive.id.toUpperCase(), devHeaders('alice'))).status).toBe(200);
+  });
+
+  it('a non-UUID id is 400 naming params.id, before any authorization runs', async () => {
+    const check = vi.spyOn(api.deps.fga, 'check');
+    try {
+      for (const id of ['not-a-uuid', '123', `${acmeArchive.id}x`, `urn:uuid:${acmeArchive.id}`, 'x'.repeat(900), '%00', `${acmeArchive.id.slice(0, -1)}g`]) {
+        const r = await sign(encodeURIComponent(id), devHeaders('alice'));
+        expect(r.status, id).toBe(400);
+        expect(r.body.error).toBe('invalid request');
+        expect(JSON.stringify(r.body.details)).toContain('params.id');
+      }
+      expect(check).not.toHaveBeenCalled();
+    } finally {
+      check.mockRestore();
+    }
+  });
+
+  it('refuses a body: extra keys, wrong types, malformed JSON', async () => {
+    const json = { ...devHeaders('alice'), 'content-type': 'application/json' };
+    const extra = await sign(acmeArchive.id, json, { body: JSON.stringify({ expiresIn: 99999 }) });
+    expect(extra.status).toBe(400);
+    expect(extra.body.details).toEqual([{ field: 'body.expiresIn', message: 'is not allowed' }]);
+    const array = await sign(acmeArchive.id, json, { body: '[]' });
+    expect(array.status).toBe(400);
+    const bad = await sign(acmeArchive.id, json, { body: '{"a":' });
+    expect(bad.status).toBe(400);
+    const huge = await sign(acmeArchive.id, json, { body: JSON.stringify({ x: 'y'.repeat(2 * 1024 * 1024) }) });
+    expect(huge.status).toBe(413);
+  });
+
+  it('is 401 without an identity', async () => {
+    expect(await sign(acmeArchive.id, {})).toEqual({ status: 401, body: { error: 'unauthenticated' } });
+  });
+
+  it('checks at HIGHER_CONSISTENCY with the caller organizations as contextual tuples and current_time', async () => {
+    const check = vi.spyOn(api.deps.fga, 'check');
+    try {
+      await sign(acmeArchive.id, devHeaders('bob', ['acme']));
+      expect(check).toHaveBeenCalledTimes(1);
+      const [req, opts] = check.mock.calls[0]!;
+      expect(opts).toMatchObject({ consistency: 'HIGHER_CONSISTENCY' });
+      expect(req.contextualTuples).toEqual([{ user: 'user:bob', relation: 'member', object: 'organization:acme' }]);
+      expect(Math.abs(Date.parse((req.context as { current_time: string }).current_time) - Date.now())).toBeLessThan(5000);
+    } finally {
+      check.mockRestore();
+    }
+  });
+});
+
+describe('GET /api/archives', () => {
+  let crawlA: string;
+  let crawlB: string;
+  const t0 = new Date('2030-01-01T00:00:00.000Z');
+
+  beforeAll(async () => {
+    // 300 archives for acme's job "A", 30 interleaved for a job of org "tiny": a "tiny" member may
+    // see 10% of the newest rows.
+    crawlA = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    crawlB = await insertJob(tdb.db, { orgId: 'tiny', submittedBy: 'tom' });
+    await drain(tdb.db, store.client);
+    for (let i = 0; i < 330; i++) {
+      const capturedAt = new Date(t0.getTime() - i * 60_000);
+      await tdb.db
+        .insertInto('archives')
+        .values({ task_id: `list-${i}`, bucket: bucket(), object_key: `list/${i}.wacz`, url: `https://example.test/${i}`, final_url: null, sha256: null, size: i, provenance: '{}', captured_at: capturedAt })
+        .execute()
+        .then(async () => {
+          const row = await tdb.db.selectFrom('archives').select('id').where('task_id', '=', `list-${i}`).executeTakeFirstOrThrow();
+          await store.client.write({ writes: [{ user: `capture_job:${i % 11 === 0 ? crawlB : crawlA}`, relation: 'parent', object: `archive:${row.id}` }] });
+        });
+    }
+  });
+
+  it('lists newest first, with the row shape, default page 50', async () => {
+    const r = await list('', devHeaders('alice'));
+    expect(r.status).toBe(200);
+    const rows = r.body as Record<string, unknown>[];
+    expect(rows).toHaveLength(50);
+    const times = rows.map((x) => Date.parse(x.capturedAt as string));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    expect(rows[0]).toEqual({
+      id: expect.any(String),
+      taskId: 'list-1',
+      url: 'https://example.test/1',
+      finalUrl: null,
+      bucket: bucket(),
+      objectKey: 'list/1.wacz',
+      sha256: null,
+      size: 1,
+      capturedAt: new Date(t0.getTime() - 60_000).toISOString(),
+      indexedAt: null,
+    });
+  });
+
+  it('fills a page for a caller who may see only one row in eleven, using BatchCheck, not Check', async () => {
+    const batch = vi.spyOn(api.deps.fga, 'batchCheck');
+    const check = vi.spyOn(api.deps.fga, 'check');
+    try {
+      const r = await list('?limit=25', devHeaders('tina', ['tiny']));
+      expect(r.status).toBe(200);
+      const rows = r.body as { taskId: string }[];
+      expect(rows.map((x) => x.taskId)).toEqual(Array.from({ length: 25 }, (_, k) => `list-${k * 11}`));
+      expect(check).not.toHaveBeenCalled();
+      expect(batch.mock.calls.length).toBeGreaterThan(0);
+      for (const [, opts] of batch.mock.calls) expect(opts?.consistency).not.toBe('HIGHER_CONSISTENCY');
+    } finally {
+      batch.mockRestore();
+      check.mockRestore();
+    }
+  });
+
+  it('pages with before = the capturedAt of the last row, without gaps or repeats', async () => {
+    const seen: string[] = [];
+    let before: string | undefined;
+    for (;;) {
+      const r = await list(`?limit=7${before ? `&before=${encodeURIComponent(before)}` : ''}`, devHeaders('tina', ['tiny']));
+      expect(r.status).toBe(200);
+      const rows = r.body as { taskId: string; capturedAt: string }[];
+      seen.push(...rows.map((x) => x.taskId));
+      if (rows.length < 7) break;
+      before = rows[rows.length - 1]!.capturedAt;
+    }
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, k) => `list-${k * 11}`));
+  });
+
+  it('breaks ties on captured_at by id, descending', async () => {
+    const job = await insertJob(tdb.db, { orgId: 'ties', submittedBy: 'tess' });
+    const same = new Date('2031-05-05T05:05:05.000Z');
+    const rows = [];
+    for (let i = 0; i < 5; i++) rows.push(await insertArchive(tdb.db, { crawlId: job, bucket: bucket(), capturedAt: same }));
+    await drain(tdb.db, store.client);
+    const r = await list('?limit=5', devHeaders('tess'));
+    expect((r.body as { id: string }[]).map((x) => x.id)).toEqual(rows.map((x) => x.id).sort().reverse());
+  });
+
+  it('shows nothing (200 []) to a caller who may see nothing', async () => {
+    expect(await list('', devHeaders('nobody'))).toEqual({ status: 200, body: [] });
+  });
+
+  it('drops unknown query parameters', async () => {
+    const r = await list('?limit=3&sort=asc&owner=alice&before=2030-01-01T00:00:00Z&x[y]=1', devHeaders('alice'));
+    expect(r.status).toBe(200);
+    expect((r.body as { taskId: string }[]).map((x) => x.taskId)).toEqual(['list-1', 'list-2', 'list-3']);
+  });
+
+  it.each([
+    ['?before=yesterday', 'querystring.before'],
+    ['?before=2030-01-01', 'querystring.before'],
+    ['?before=2030-13-01T00:00:00Z', 'querystring.before'],
+    ['?before=' + '2'.repeat(100), 'querystring.before'],
+    ['?limit=0', 'querystring.limit'],
+    ['?limit=201', 'querystring.limit'],
+    ['?limit=abc', 'querystring.limit'],
+    ['?limit=1.5', 'querystring.limit'],
+    ['?limit=1e9', 'querystring.limit'],
+  ])('%s is 400 naming %s', async (query, field) => {
+    const r = await list(query, devHeaders('alice'));
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: 'invalid request', details: [expect.objectContaining({ field })] });
+  });
+
+  it('accepts limit up to 200 and ISO 8601 with an offset', async () => {
+    const r = await list('?limit=200&before=2030-01-01T09:00:00%2B09:00', devHeaders('alice'));
+    expect(r.status).toBe(200);
+    const rows = r.body as { taskId: string; capturedAt: string }[];
+    expect(rows).toHaveLength(200);
+    expect(rows[0]!.taskId).toBe('list-1');
+  });
+
+  it('is 401 without an identity', async () => {
+    expect(await list('', {})).toEqual({ status: 401, body: { error: 'unauthenticated' } });
+  });
+
+  it('wrote nothing while answering', async () => {
+    const before = await tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    await list('?limit=abc', devHeaders('alice'));
+    await sign('nope', devHeaders('alice'));
+    await list('', devHeaders('alice'));
+    const after = await tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    expect(crawlA).not.toBe(crawlB);
+  });
+});
+
+describe('insertManyArchives fixture', () => {
+  it('queues one parent tuple per archive', async () => {
+    const job = await insertJob(tdb.db, { orgId: 'bulk', submittedBy: 'bea' });
+    const ids = await insertManyArchives(tdb.db, job, bucket(), 120, new Date('2020-01-01T00:00:00Z'));
+    expect(await drain(tdb.db, store.client)).toBe(122);
+    const r = await fetch(`${api.url}/api/archives?before=2020-01-01T00:00:01Z&limit=200`, { headers: devHeaders('bea') });
+    expect(((await r.json()) as { id: string }[]).map((x) => x.id)).toEqual(ids);
+  });
+});
