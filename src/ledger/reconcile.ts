@@ -1,0 +1,260 @@
+// Reconciling (spec "Filling the ledger"): crawling is for latency, reconciling is for
+// correctness. Registers the captures that were reported but did not make it into the ledger —
+// reading the manifest failed, or writing the row did.
+//
+// It reads the capture_submissions rows that carry a manifest_key and have no archive yet
+// (with sinceDays, only those reported in the last n days) and fetches exactly those keys. It
+// never lists the bucket and never rebuilds a key: the key is what the level report recorded.
+// What it finds is registered exactly as level admission registers it — the same manifest
+// checks (checkManifestTask, archiveFromManifest) and the same registerCaptures, so each archive
+// lands with its `parent capture_job:<crawl>` tuple in one transaction — and the crawl's page row
+// is corrected to what the manifest says (the manifest wins).
+//
+// What it cannot pick up, by construction: a capture with no capture_submissions row (its level
+// report never arrived) and a capture reported with manifestError (no key to read).
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Db } from '../db/connect.ts';
+import type { Database } from '../db/types.ts';
+import { archiveFromManifest, checkManifestTask, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
+import { mapLimit, readManifest } from './admit-level.ts';
+import { registerCaptures } from './register.ts';
+
+export interface ReconcileDeps {
+  db: Db;
+  s3: S3Client;
+  /** the bucket manifests are read from (the one level admission reads) */
+  bucket: string;
+  /** concurrent S3 reads (default 32) */
+  readConcurrency?: number;
+  log?: { info?(msg: string, meta?: Record<string, unknown>): void; warn(msg: string, meta?: Record<string, unknown>): void };
+}
+
+export interface ReconcileOptions {
+  /** only captures reported in the last n days (capture_submissions.reported_at) */
+  sinceDays?: number;
+  /** rows read and registered per transaction (default 500) */
+  batchSize?: number;
+  /** the clock (tests) */
+  now?: Date;
+  /** called after each batch with the totals so far (a Temporal heartbeat, progress output) */
+  onBatch?: (soFar: ReconcileResult) => void;
+}
+
+/** Why a pending capture was left out of the ledger although its manifest was read. */
+export type SkipReason =
+  /** the capture failed: it uploaded nothing */
+  | 'failed'
+  /** ERROR_TYPE_CANCELLED: the flow's deadline ran out mid-capture, no artifacts */
+  | 'cancelled'
+  /** succeeded, but without a WACZ */
+  | 'no-wacz'
+  /** something is at the key, but it is not a manifest of this task */
+  | 'invalid'
+  /** the crawl is gone (capture_submissions.crawl_id NULL): no capture_job to hang it on */
+  | 'no-crawl'
+  /** the WACZ (bucket, key) is already registered under another task */
+  | 'duplicate-object';
+
+export interface ReconcileResult {
+  /** rows that carry a manifest_key and had no archive when the run started */
+  pending: number;
+  /** archives this run put into the ledger (each with its tuple queued in the same transaction) */
+  registered: number;
+  /** a manifest the ledger does not admit (failed, cancelled, …) — see skippedBy */
+  skipped: number;
+  /** nothing at the reported key (NoSuchKey) */
+  missing: number;
+  /** the store could not be asked (down, timeout): left pending for the next run */
+  unreadable: number;
+  skippedBy: Partial<Record<SkipReason, number>>;
+  /** crawl_pages rows this run corrected to the manifest's word */
+  pagesCorrected: number;
+}
+
+export interface PendingRow {
+  task_id: string;
+  crawl_id: string | null;
+  url: string;
+  manifest_key: string;
+  reported_at: Date;
+}
+
+export type Outcome =
+  | { kind: 'register'; row: PendingRow; archive: ArchiveRecord; finalUrl: string | null; finishedAt: string | null }
+  /** page: what the crawl_pages row becomes (null: left as it is) */
+  | { kind: 'skip'; row: PendingRow; reason: SkipReason; page: 'captured' | 'failed' | null }
+  | { kind: 'missing'; row: PendingRow }
+  | { kind: 'unreadable'; row: PendingRow; error: string };
+
+/** What admission would make of one pending capture's manifest. Pure. */
+export function decideReconcile(row: PendingRow, read: ManifestRead, now: Date): Outcome {
+  switch (read.kind) {
+    case 'missing':
+      return { kind: 'missing', row };
+    case 'unreadable':
+      return { kind: 'unreadable', row, error: read.error };
+    case 'invalid':
+    case 'absent':
+      return { kind: 'skip', row, reason: 'invalid', page: null };
+    case 'ok': {
+      const m = read.manifest;
+      const decision = archiveFromManifest(m, { manifestKey: row.manifest_key, fallbackUrl: row.url, now });
+      if (!decision.admit) {
+        // as admission: a failed or cancelled capture's page is failed whatever the report said;
+        // one that succeeded without a WACZ is captured, with no archive
+        const succeeded = m.status === 'succeeded' && !isCancelled(m);
+        return { kind: 'skip', row, reason: decision.reason, page: succeeded ? 'captured' : 'failed' };
+      }
+      if (row.crawl_id === null) return { kind: 'skip', row, reason: 'no-crawl', page: null };
+      return { kind: 'register', row, archive: decision.archive, finalUrl: m.finalUrl ?? null, finishedAt: m.finishedAt ?? null };
+    }
+  }
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * One pass over the pending captures. Safe to run concurrently with admission and with itself:
+ * registration is ON CONFLICT DO NOTHING per task, so a capture is registered once.
+ */
+export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}): Promise<ReconcileResult> {
+  const { db, s3, bucket } = deps;
+  const concurrency = deps.readConcurrency ?? 32;
+  const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 500));
+  const now = opts.now ?? new Date();
+  if (opts.sinceDays !== undefined && !(Number.isFinite(opts.sinceDays) && opts.sinceDays >= 0)) {
+    throw new RangeError(`sinceDays must be a number ≥ 0, got ${String(opts.sinceDays)}`);
+  }
+  const since = opts.sinceDays === undefined ? undefined : new Date(now.getTime() - opts.sinceDays * DAY_MS);
+  const result: ReconcileResult = { pending: 0, registered: 0, skipped: 0, missing: 0, unreadable: 0, skippedBy: {}, pagesCorrected: 0 };
+
+  // Keyset over (reported_at, task_id): rows that stay pending (skipped, missing) are passed once.
+  let cursor: { at: Date; task: string } | undefined;
+  for (;;) {
+    let q = db
+      .selectFrom('capture_submissions as s')
+      .select(['s.task_id', 's.crawl_id', 's.url', 's.manifest_key', 's.reported_at'])
+      .where('s.manifest_key', 'is not', null)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('archives as a').select(sql`1`.as('one')).whereRef('a.task_id', '=', 's.task_id'))))
+      .orderBy('s.reported_at')
+      .orderBy('s.task_id')
+      .limit(batchSize);
+    if (since !== undefined) q = q.where('s.reported_at', '>=', since);
+    if (cursor !== undefined) {
+      const c = cursor;
+      q = q.where((eb) => eb.or([eb('s.reported_at', '>', c.at), eb.and([eb('s.reported_at', '=', c.at), eb('s.task_id', '>', c.task)])]));
+    }
+    const rows = (await q.execute()) as PendingRow[];
+    if (rows.length === 0) break;
+    const last = rows[rows.length - 1]!;
+    cursor = { at: last.reported_at, task: last.task_id };
+    result.pending += rows.length;
+
+    const reads = await mapLimit(rows, concurrency, async (row) => checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id));
+    const outcomes = rows.map((row, i) => decideReconcile(row, reads[i]!, now));
+
+    const batch = await db.transaction().execute(async (trx) => {
+      const toRegister = outcomes.filter((o): o is Extract<Outcome, { kind: 'register' }> => o.kind === 'register');
+      const regs = await registerCaptures(
+        trx,
+        toRegister.map((o) => ({ archive: o.archive, crawlId: o.row.crawl_id! })),
+      );
+      const inLedger = new Set(regs.filter((r) => r.archiveId !== '').map((r) => r.taskId));
+      // the manifest wins: a registered capture's page is captured, a failed or cancelled one's failed
+      const pages: PageCorrection[] = [
+        ...toRegister.map((o) => ({ task_id: o.row.task_id, crawl_id: o.row.crawl_id!, url: o.row.url, state: 'captured' as const, final_url: o.finalUrl, finished_at: o.finishedAt })),
+        ...outcomes
+          .filter((o): o is Extract<Outcome, { kind: 'skip' }> => o.kind === 'skip' && o.page !== null && o.row.crawl_id !== null)
+          .map((o) => ({ task_id: o.row.task_id, crawl_id: o.row.crawl_id!, url: o.row.url, state: o.page!, final_url: null, finished_at: null })),
+      ];
+      const corrected = await correctPages(trx, pages);
+      return { registered: inLedger.size, duplicates: toRegister.filter((o) => !inLedger.has(o.row.task_id)), corrected };
+    });
+
+    result.registered += batch.registered;
+    result.pagesCorrected += batch.corrected;
+    for (const o of outcomes) {
+      if (o.kind === 'missing') result.missing += 1;
+      else if (o.kind === 'unreadable') result.unreadable += 1;
+      else if (o.kind === 'skip') {
+        result.skipped += 1;
+        result.skippedBy[o.reason] = (result.skippedBy[o.reason] ?? 0) + 1;
+      }
+    }
+    for (const o of batch.duplicates) {
+      result.skipped += 1;
+      result.skippedBy['duplicate-object'] = (result.skippedBy['duplicate-object'] ?? 0) + 1;
+      deps.log?.warn('WACZ already registered under another task', { taskId: o.row.task_id, key: o.archive.objectKey });
+    }
+    const unreadable = outcomes.filter((o) => o.kind === 'unreadable');
+    if (unreadable.length > 0) {
+      deps.log?.warn('manifests unreadable, left for the next run', { count: unreadable.length, first: (unreadable[0] as { error: string }).error });
+    }
+    opts.onBatch?.({ ...result, skippedBy: { ...result.skippedBy } });
+    if (rows.length < batchSize) break;
+  }
+  deps.log?.info?.('reconciled', { ...result });
+  return result;
+}
+
+interface PageCorrection {
+  task_id: string;
+  crawl_id: string;
+  url: string;
+  state: 'captured' | 'failed';
+  final_url: string | null;
+  finished_at: string | null;
+}
+
+/**
+ * Sets each capture's crawl_pages row to the manifest's word. The row is found by its task id,
+ * or — when admission never got to write the task id — by the submission's URL on that crawl.
+ */
+async function correctPages(db: Kysely<Database> | Transaction<Database>, pages: PageCorrection[]): Promise<number> {
+  if (pages.length === 0) return 0;
+  const res = await sql`
+    UPDATE crawl_pages p SET
+      state = x.state,
+      skip_reason = NULL,
+      task_id = x.task_id,
+      final_url = COALESCE(x.final_url, p.final_url),
+      finished_at = COALESCE(p.finished_at, x.finished_at)
+    FROM jsonb_to_recordset(${JSON.stringify(pages)}::jsonb)
+      AS x(task_id text, crawl_id uuid, url text, state text, final_url text, finished_at timestamptz)
+    WHERE p.crawl_id = x.crawl_id
+      AND (p.task_id = x.task_id OR (p.task_id IS NULL AND p.url_hash = digest(x.url, 'sha256') AND p.url = x.url))
+      AND p.state IS DISTINCT FROM x.state
+  `.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}
+
+/** `npm run fga:reconcile -- [--since-days <n>]`. Throws RangeError naming what is wrong. */
+export function parseReconcileArgs(argv: readonly string[]): ReconcileOptions {
+  const out: ReconcileOptions = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    let value: string | undefined;
+    if (a === '--since-days') {
+      value = argv[++i];
+      if (value === undefined) throw new RangeError('--since-days needs a number of days');
+    } else if (a.startsWith('--since-days=')) {
+      value = a.slice('--since-days='.length);
+    } else {
+      throw new RangeError(`unknown argument ${JSON.stringify(a)} (usage: npm run fga:reconcile -- [--since-days <n>])`);
+    }
+    if (out.sinceDays !== undefined) throw new RangeError('--since-days given twice');
+    if (!/^\d+(\.\d+)?$/.test(value)) throw new RangeError(`--since-days must be a number of days ≥ 0, got ${JSON.stringify(value)}`);
+    out.sinceDays = Number(value);
+  }
+  return out;
+}
+
+/** The run's four counts (and what was unreadable, when anything was). */
+export function formatReconcileResult(r: ReconcileResult): string[] {
+  const lines = [`pending ${r.pending}`, `registered ${r.registered}`, `skipped ${r.skipped}`, `missing ${r.missing}`];
+  const reasons = Object.entries(r.skippedBy).filter(([, n]) => (n ?? 0) > 0);
+  if (reasons.length > 0) lines[2] += ` (${reasons.map(([k, n]) => `${k} ${n}`).join(', ')})`;
+  if (r.unreadable > 0) lines.push(`unreadable ${r.unreadable} (the store could not be asked; they stay pending for the next run)`);
+  return lines;
+}
