@@ -1,7 +1,7 @@
 // Temporal schedules, created idempotently when the worker starts. `temporal schedule trigger
 // --schedule-id outbox-drain` runs one by hand.
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { OUTBOX_DRAIN_WORKFLOW, SCHEDULES } from '../../temporal.config.ts';
+import { OUTBOX_DRAIN_WORKFLOW, RECONCILE_WORKFLOW, SCHEDULES } from '../../temporal.config.ts';
 
 export function outboxDrainSchedule(taskQueue: string): ScheduleOptions {
   return {
@@ -9,6 +9,19 @@ export function outboxDrainSchedule(taskQueue: string): ScheduleOptions {
     spec: { intervals: [{ every: SCHEDULES.outboxDrain.every }] },
     action: { type: 'startWorkflow', workflowType: OUTBOX_DRAIN_WORKFLOW, workflowId: SCHEDULES.outboxDrain.id, taskQueue, args: [] },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+  };
+}
+
+/** The daily reconcile looks back this far (capture_submissions.reported_at). */
+export const RECONCILE_SINCE_DAYS = 30;
+
+/** reconcile once a day (cron SCHEDULES.reconcile.cron, UTC), over the last RECONCILE_SINCE_DAYS days. */
+export function reconcileSchedule(taskQueue: string): ScheduleOptions {
+  return {
+    scheduleId: SCHEDULES.reconcile.id,
+    spec: { cronExpressions: [SCHEDULES.reconcile.cron] },
+    action: { type: 'startWorkflow', workflowType: RECONCILE_WORKFLOW, workflowId: SCHEDULES.reconcile.id, taskQueue, args: [{ sinceDays: RECONCILE_SINCE_DAYS }] },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };
 }
 

@@ -3,3 +3,5 @@
 export { crawl, levelReportedSignal, cancelSignal, progressQuery } from './crawl.ts';
 export type { CrawlWorkflowInput, CrawlWorkflowResult, LevelReported } from './crawl.ts';
 export { outboxDrain } from './outbox-drain.ts';
+export { reconcile } from './reconcile.ts';
+export type { ReconcileWorkflowResult } from './reconcile.ts';
