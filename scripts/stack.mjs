@@ -102,6 +102,15 @@ export async function up(profiles, only = []) {
     if (!spec.tool && !readPid(name)?.running) missing.push(`${name}: command not found: ${spec.missing}`);
   }
   if (missing.length) throw new StackError(`nothing was started.\n  ${missing.join('\n  ')}`);
+  // and every port of a service that is not running yet must be free
+  const taken = [];
+  for (const { name } of wanted) {
+    if (readPid(name)?.running) continue;
+    for (const { setting, port } of serviceSpec(name).ports) {
+      if (!(await portFree(port))) taken.push(`${name}: port ${port} on 127.0.0.1 (${setting}) is already in use by a process stack:up did not start; stop it or change the port in .env (log: ${rel(logPath(name))})`);
+    }
+  }
+  if (taken.length) throw new StackError(`nothing was started.\n  ${taken.join('\n  ')}`);
   const started = [];
   try {
     for (const { name } of wanted) {
