@@ -180,6 +180,8 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
       progress.phase = 'dispatching';
       const dispatched = await dispatchLevel({ crawlId, depth });
       summary(depth).dispatched = dispatched.pages;
+      // the capture_job tuples queued with the row: deliver them while the flow works
+      if (depth === 0) await deliver();
 
       progress.phase = 'waiting';
       const reported = await condition(() => progress.cancelRequested || hasReport(depth), input.levelTimeoutSeconds * 1000);
