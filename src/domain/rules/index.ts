@@ -62,6 +62,13 @@ export interface ShapeProblem {
   problem: string;
 }
 
+/** Length in characters (code points), as JSON Schema's maxLength counts them. */
+function characters(s: string): number {
+  let n = 0;
+  for (const _ of s) n += 1;
+  return n;
+}
+
 /** What the schema checks, for callers that did not come through one. Empty when the shape is right. */
 export function ruleShapeProblems(rules: unknown): ShapeProblem[] {
   if (!Array.isArray(rules)) return [{ problem: 'rules is a list of rules' }];
@@ -86,7 +93,7 @@ export function ruleShapeProblems(rules: unknown): ShapeProblem[] {
       return;
     }
     const pattern = (r as Record<string, unknown>)[action];
-    if (typeof pattern !== 'string' || pattern.length < 1 || pattern.length > MAX_PATTERN_LENGTH) {
+    if (typeof pattern !== 'string' || characters(pattern) < 1 || characters(pattern) > MAX_PATTERN_LENGTH) {
       problems.push({ rule, problem: `a pattern is a string of 1 to ${MAX_PATTERN_LENGTH} characters` });
     }
   });
@@ -100,7 +107,7 @@ export function parseRuleParam(param: string): RuleInput | null {
   const action = param.slice(0, colon);
   const pattern = param.slice(colon + 1);
   if (!(RULE_ACTIONS as readonly string[]).includes(action)) return null;
-  if (pattern.length < 1 || pattern.length > MAX_PATTERN_LENGTH) return null;
+  if (characters(pattern) < 1 || characters(pattern) > MAX_PATTERN_LENGTH) return null;
   return { [action]: pattern };
 }
 

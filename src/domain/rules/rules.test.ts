@@ -411,6 +411,12 @@ describe('checkCrawlRules', () => {
     expect(checkCrawlRules(seeds, rules).ok).toBe(true);
   });
 
+  it('pattern length counts characters (code points), as the JSON schema does', () => {
+    expect(ruleShapeProblems([{ skip: '\u{1F600}'.repeat(2048) }])).toEqual([]);
+    expect(ruleShapeProblems([{ skip: '\u{1F600}'.repeat(2049) }])).toHaveLength(1);
+    expect(parseRuleParam(`skip:${'\u{1F600}'.repeat(2048)}`)).not.toBeNull();
+  });
+
   it('the JSON schema says the same limits', () => {
     expect(RULES_JSON_SCHEMA.minItems).toBe(1);
     expect(RULES_JSON_SCHEMA.maxItems).toBe(32);
