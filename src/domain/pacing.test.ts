@@ -311,3 +311,18 @@ describe('pacing properties (fast-check)', () => {
     );
   });
 });
+
+describe('pacingViolations with captures that take no time', () => {
+  it('counts a zero-length capture as in flight at its instant', () => {
+    const caps: Capture[] = [
+      { host: 'a', start: 10, finish: 20 },
+      { host: 'b', start: 15, finish: 15 },
+    ];
+    expect(pacingViolations(caps, { perHostDelayMs: 0, hostParallelism: 1 }).map((v) => v.kind)).toEqual(['parallelism']);
+    expect(pacingViolations(caps, { perHostDelayMs: 0, hostParallelism: 2 })).toEqual([]);
+  });
+  it('takes a capture that took no time and one submitted at that instant to be one after the other', () => {
+    expect(pacingViolations([{ host: 'a', start: 0, finish: 5 }, { host: 'b', start: 5, finish: 5 }, { host: 'c', start: 5, finish: 9 }], { perHostDelayMs: 0, hostParallelism: 1 })).toEqual([]);
+    expect(pacingViolations([{ host: 'a', start: 0, finish: 6 }, { host: 'b', start: 5, finish: 5 }], { perHostDelayMs: 0, hostParallelism: 1 }).map((v) => v.kind)).toEqual(['parallelism']);
+  });
+});

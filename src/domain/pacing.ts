@@ -272,16 +272,19 @@ export function pacingViolations(captures: Capture[], opts: PacingOptions): Paci
       else if (gap < delay) out.push({ kind: 'gap', host, at: list[i]!.start, detail: `gap ${gap} ms < ${delay} ms` });
     }
   }
-  // sweep: +1 at start, −1 at finish; finishes before starts at the same instant
-  const events = captures.flatMap((c) => [
-    { t: c.start, d: 1, host: c.host },
-    { t: c.finish, d: -1, host: c.host },
-  ]);
-  events.sort((a, b) => a.t - b.t || a.d - b.d);
-  let n = 0;
-  for (const e of events) {
-    n += e.d;
-    if (n > opts.hostParallelism) out.push({ kind: 'parallelism', host: e.host, at: e.t, detail: `${n} captures in flight > ${opts.hostParallelism}` });
+  // at each submit: the captures in flight then, itself included even when it takes no time.
+  // Timestamps are whole ms: a capture that took no time and another submitted at that same
+  // instant are taken to have run one after the other.
+  const sorted = [...captures].sort((a, b) => a.start - b.start);
+  for (const c of sorted) {
+    let n = 1;
+    for (const o of sorted) {
+      if (o.start > c.start) break;
+      if (o === c || o.finish <= c.start) continue;
+      if (o.start === c.start && c.finish === c.start) continue;
+      n++;
+    }
+    if (n > opts.hostParallelism) out.push({ kind: 'parallelism', host: c.host, at: c.start, detail: `${n} captures in flight > ${opts.hostParallelism}` });
   }
   return out;
 }

@@ -1,0 +1,166 @@
+// Captures one dispatched level, paced per host (src/domain/pacing.ts), and builds the level
+// report. Per page: robots.txt first (Disallow → skipped, nothing captured; a Crawl-delay longer
+// than perHostDelayMs takes over), then the visit — submittedAt when it starts, finishedAt when
+// the host is done with it — then packaging and upload, which happen off the host's clock.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DispatchBody, LevelReportBody, PageReport } from '../domain/contract.ts';
+import { hostOf, Pacer, type Started } from '../domain/pacing.ts';
+import type { WaczSigner } from '../domain/wacz/write.ts';
+import { packageCapture, visitPage, writeCapture } from './capture.ts';
+import { DEFAULT_DEADLINE_MS, extraDelayMs, matches, type FlowKnobs } from './knobs.ts';
+import type { RobotsCache } from './robots-cache.ts';
+import type { ArtifactStore } from './store.ts';
+
+export interface HostCapture {
+  crawlId: string;
+  depth: number;
+  url: string;
+  taskId: string;
+  /** ms since the epoch */
+  submittedAt: number;
+  finishedAt: number;
+}
+
+/** What the flow has done to each host (host with port), kept in memory for pacing and tests. */
+export class HostLog {
+  private readonly byHost = new Map<string, HostCapture[]>();
+
+  record(host: string, c: HostCapture): void {
+    const list = this.byHost.get(host) ?? [];
+    list.push(c);
+    this.byHost.set(host, list);
+  }
+
+  get(host: string): HostCapture[] {
+    return [...(this.byHost.get(host) ?? [])];
+  }
+
+  all(): Record<string, HostCapture[]> {
+    return Object.fromEntries([...this.byHost].map(([h, l]) => [h, [...l]]));
+  }
+
+  lastFinishes(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [h, l] of this.byHost) out[h] = Math.max(...l.map((c) => c.finishedAt));
+    return out;
+  }
+}
+
+export interface LevelDeps {
+  store: ArtifactStore;
+  robots: RobotsCache;
+  hostLog: HostLog;
+  knobs: FlowKnobs;
+  userAgent: string;
+  software: string;
+  signer?: WaczSigner;
+  log: (line: string) => void;
+}
+
+export function levelPrefix(d: Pick<DispatchBody, 'crawlId' | 'depth'>): string {
+  return `captures/${d.crawlId}/${d.depth}`;
+}
+
+/** Parses notBefore (ISO 8601 per host) into ms; a value that is not a date is refused. */
+export function parseNotBefore(nb: Record<string, string>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [host, iso] of Object.entries(nb)) {
+    const t = Date.parse(iso);
+    if (Number.isNaN(t)) throw new Error(`notBefore[${JSON.stringify(host)}] is not a date: ${JSON.stringify(iso)}`);
+    out[host] = t;
+  }
+  return out;
+}
+
+export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<LevelReportBody> {
+  const { knobs } = deps;
+  const pacer = new Pacer<number>({
+    perHostDelayMs: d.perHostDelayMs,
+    hostParallelism: d.hostParallelism,
+    notBefore: parseNotBefore(d.notBefore),
+    lastFinish: deps.hostLog.lastFinishes(),
+    crawlDelayMs: deps.robots.knownCrawlDelays(),
+  });
+  d.pages.forEach((p, i) => pacer.add(hostOf(p.url), i));
+  const results: PageReport[] = new Array(d.pages.length);
+  const uploads: Promise<void>[] = [];
+  const prefix = levelPrefix(d);
+
+  const slot = async ({ host, item: i }: Started<number>): Promise<void> => {
+    const page = d.pages[i]!;
+    let ended = false;
+    try {
+      const rules = await deps.robots.get(page.url);
+      if (rules.crawlDelayMs !== undefined) pacer.setCrawlDelay(host, rules.crawlDelayMs);
+      if (!rules.isAllowed(page.url)) {
+        results[i] = { url: page.url, status: 'skipped', skipReason: 'robots' };
+        deps.log(`skip ${page.url}: robots.txt${rules.disallowAll ? ` (${rules.disallowAll})` : ''}`);
+        ended = true;
+        pacer.release(host);
+        return;
+      }
+      // a Crawl-delay learnt just now may push this host's next submit later
+      const wait = pacer.readyAt(host) - Date.now();
+      if (wait > 0) await sleep(wait);
+
+      const taskId = randomUUID();
+      const submittedAt = Date.now();
+      const visit = await visitPage(page.url, {
+        userAgent: deps.userAgent,
+        extraMs: extraDelayMs(knobs, page.url),
+        deadlineMs: knobs.deadlineMs ?? DEFAULT_DEADLINE_MS,
+        injectFailure: matches(knobs.fail, page.url),
+      });
+      const finishedAt = Date.now();
+      ended = true;
+      pacer.finish(host, finishedAt, finishedAt - submittedAt);
+      deps.hostLog.record(host, { crawlId: d.crawlId, depth: d.depth, url: page.url, taskId, submittedAt, finishedAt });
+
+      const base: PageReport = { url: page.url, status: 'failed', taskId, submittedAt: new Date(submittedAt).toISOString(), finishedAt: new Date(finishedAt).toISOString() };
+      uploads.push(
+        (async () => {
+          const packaged = await packageCapture(visit, { taskId, url: page.url, follow: page.follow, formats: d.formats, prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, ...(deps.signer && d.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
+          if (packaged.finalUrl !== undefined) base.finalUrl = packaged.finalUrl;
+          const lostManifest = matches(knobs.manifestError, page.url);
+          try {
+            await writeCapture(packaged, deps.store, { skipManifest: lostManifest });
+          } catch (err) {
+            results[i] = { ...base, status: 'failed', manifestError: (err as Error).message };
+            deps.log(`capture ${page.url}: ${(err as Error).message}`);
+            return;
+          }
+          if (lostManifest) {
+            results[i] = { ...base, status: 'failed', manifestError: 'the capturer did not say where it wrote the manifest (test knob "manifestError")' };
+            return;
+          }
+          const succeeded = packaged.manifest.status === 'succeeded';
+          const status = succeeded && !matches(knobs.reportFailed, page.url) ? 'captured' : 'failed';
+          results[i] = { ...base, status, manifestKey: packaged.manifestKey };
+          deps.log(`${status} ${page.url}${packaged.manifest.error ? ` (${packaged.manifest.error.type}: ${packaged.manifest.error.message})` : ''} → ${packaged.manifestKey}`);
+        })().catch((err: unknown) => {
+          results[i] = { ...base, status: 'failed', manifestError: `packaging failed: ${(err as Error).message}` };
+        }),
+      );
+    } catch (err) {
+      // nothing above should throw; if it does, the page is failed and the slot is freed
+      results[i] = { url: page.url, status: 'failed', manifestError: `capture flow error: ${(err as Error).message}` };
+      if (!ended) pacer.release(host);
+    }
+  };
+
+  await new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const pump = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      for (const s of pacer.take(Date.now())) void slot(s).finally(pump);
+      if (pacer.done) return resolve();
+      const wake = pacer.nextWakeAt();
+      if (wake !== undefined) timer = setTimeout(pump, Math.max(0, wake - Date.now()));
+    };
+    pump();
+  });
+  await Promise.all(uploads);
+  return { depth: d.depth, pages: results };
+}

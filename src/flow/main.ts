@@ -1,0 +1,34 @@
+// npm run flow: the reference capture flow on 127.0.0.1:$CAPTURE_LEDGER_FLOW_PORT, standing in for
+// Windmill + BrowserHive. Point CAPTURE_LEDGER_CRAWL_WEBHOOK_URL at http://127.0.0.1:<port>/crawl.
+import { ConfigError, loadConfig } from '../config/env.ts';
+import { startFlow } from './server.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`capture flow: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const flow = await startFlow({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
+  const auth = config.identity.mode === 'oidc' ? `JWTs from ${config.identity.issuer}/token` : config.identity.mode === 'dev' ? 'dev identity headers' : 'no credentials (every report will be 401)';
+  console.log(`capture flow listening on ${flow.webhookUrl}; writing to s3://${config.s3.bucket}; reporting with ${auth}`);
+  const stop = (): void => {
+    console.log('capture flow: stopping (finishing levels in progress)');
+    flow.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  console.error(`capture flow: ${(err as Error).stack ?? String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+// Reporting a level back to the ledger: POST reportUrl with a Bearer JWT from the dev issuer,
+// subject "capture-flow", organizations [orgId]. Network errors, 429 and 5xx are retried with
+// exponential backoff; any other answer is final.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Config } from '../config/env.ts';
+import type { LevelReportBody } from '../domain/contract.ts';
+
+export const REPORT_SUBJECT = 'capture-flow';
+
+/** Headers that authenticate one report for an organization. */
+export type ReportAuth = (orgId: string) => Promise<Record<string, string>>;
+
+/** Mints a token at `${issuer}/token` for each report. */
+export function issuerAuth(issuer: string, subject = REPORT_SUBJECT): ReportAuth {
+  return async (orgId) => {
+    const res = await fetch(`${issuer.replace(/\/+$/, '')}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ subject, organizations: [orgId] }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!res.ok) throw new Error(`the issuer at ${issuer} answered ${res.status} to POST /token`);
+    const body = (await res.json()) as { access_token?: unknown };
+    if (typeof body.access_token !== 'string') throw new Error(`the issuer at ${issuer} gave no access_token`);
+    return { authorization: `Bearer ${body.access_token}` };
+  };
+}
+
+/** The dev-header identity, for an API running with CAPTURE_LEDGER_DEV_IDENTITY=1 and no issuer. */
+export function devHeaderAuth(subject = REPORT_SUBJECT): ReportAuth {
+  return async (orgId) => ({ 'x-capture-ledger-subject': subject, 'x-capture-ledger-organizations': orgId });
+}
+
+/** What the configuration says the API will accept: a JWT when an issuer is set, else the dev headers. */
+export function authFromConfig(identity: Config['identity']): ReportAuth {
+  if (identity.mode === 'oidc') return issuerAuth(identity.issuer);
+  if (identity.mode === 'dev') return devHeaderAuth();
+  return async () => ({});
+}
+
+export interface ReportAttempt {
+  at: string;
+  status?: number;
+  error?: string;
+  body?: string;
+}
+
+export interface ReportOutcome {
+  delivered: boolean;
+  status?: number;
+  attempts: ReportAttempt[];
+}
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 500 };
+
+const retryable = (status: number): boolean => status === 429 || status >= 500;
+
+export async function sendReport(reportUrl: string, orgId: string, body: LevelReportBody, auth: ReportAuth, retry: RetryPolicy = DEFAULT_RETRY): Promise<ReportOutcome> {
+  const attempts: ReportAttempt[] = [];
+  for (let n = 0; n < retry.attempts; n++) {
+    if (n > 0) await sleep(retry.baseDelayMs * 2 ** (n - 1));
+    const attempt: ReportAttempt = { at: new Date().toISOString() };
+    attempts.push(attempt);
+    try {
+      const headers = await auth(orgId);
+      const res = await fetch(reportUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+      attempt.status = res.status;
+      attempt.body = (await res.text()).slice(0, 2000);
+      if (res.ok) return { delivered: true, status: res.status, attempts };
+      if (!retryable(res.status)) return { delivered: false, status: res.status, attempts };
+    } catch (err) {
+      attempt.error = (err as Error).message;
+    }
+  }
+  return { delivered: false, ...(attempts.at(-1)?.status !== undefined ? { status: attempts.at(-1)!.status } : {}), attempts };
+}

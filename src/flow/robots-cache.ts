@@ -1,0 +1,62 @@
+// robots.txt per origin, fetched once and kept for a while (RFC 9309 allows up to 24 h; the
+// default here is shorter so a changed test site is seen). Concurrent asks share one fetch.
+import { robotsFrom, robotsUrl, type RobotsFetch, type RobotsRules } from '../domain/robots.ts';
+import { fetchFollowing, FetchError } from './fetch.ts';
+
+/** RFC 9309 2.5: parse at least the first 500 KiB. */
+const MAX_ROBOTS_BYTES = 500 * 1024;
+
+/**
+ * Fetches robots.txt: 2xx → its rules; 4xx → no rules; 5xx → everything disallowed. A host that
+ * cannot be reached at all is not disallowed here: its page capture then fails as a network
+ * error, which says what happened ("skipped by robots" would not).
+ */
+export async function fetchRobotsTxt(pageUrl: string, userAgent: string): Promise<RobotsFetch> {
+  try {
+    const r = await fetchFollowing(robotsUrl(pageUrl), { userAgent, maxRedirects: 5, timeoutMs: 10_000, accept: 'text/plain,*/*;q=0.5', maxBytes: 4 * MAX_ROBOTS_BYTES });
+    const status = r.final.response.status;
+    if (status >= 200 && status < 300) return { kind: 'ok', body: r.final.response.body.subarray(0, MAX_ROBOTS_BYTES).toString('utf8') };
+    if (status >= 400 && status < 500) return { kind: 'unavailable', status };
+    if (status >= 500) return { kind: 'unreachable', status, reason: `robots.txt answered ${status}` };
+    return { kind: 'unavailable', status };
+  } catch (err) {
+    if (err instanceof FetchError && err.type === 'redirects') return { kind: 'unreachable', reason: `robots.txt: ${err.message}` };
+    return { kind: 'unavailable', status: 0 };
+  }
+}
+
+export class RobotsCache {
+  private readonly entries = new Map<string, { at: number; rules: Promise<RobotsRules>; host: string; delay?: number }>();
+
+  constructor(
+    private readonly fetchRobots: (pageUrl: string) => Promise<RobotsFetch>,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(pageUrl: string): Promise<RobotsRules> {
+    const u = new URL(pageUrl);
+    const origin = `${u.protocol}//${u.host}`;
+    const hit = this.entries.get(origin);
+    if (hit !== undefined && this.now() - hit.at < this.ttlMs) return hit.rules;
+    const entry: { at: number; rules: Promise<RobotsRules>; host: string; delay?: number } = {
+      at: this.now(),
+      host: u.host,
+      rules: this.fetchRobots(pageUrl).then((f) => {
+        const rules = robotsFrom(f, pageUrl);
+        entry.delay = rules.crawlDelayMs;
+        return rules;
+      }),
+    };
+    this.entries.set(origin, entry);
+    return entry.rules;
+  }
+
+  /** Crawl-delays already known (ms), by host with port, for robots.txt still fresh. */
+  knownCrawlDelays(): Record<string, number> {
+    const out: Record<string, number> = {};
+    const now = this.now();
+    for (const e of this.entries.values()) if (e.delay !== undefined && now - e.at < this.ttlMs) out[e.host] = Math.max(out[e.host] ?? 0, e.delay);
+    return out;
+  }
+}

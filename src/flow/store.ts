@@ -1,0 +1,32 @@
+// Where the flow puts what it captured. S3 (SeaweedFS in development) for real; an in-memory
+// store exists only for the pacing benchmark, which measures scheduling, not uploads.
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+
+export interface ArtifactStore {
+  readonly bucket: string;
+  put(key: string, body: Buffer, contentType: string): Promise<void>;
+}
+
+export function s3Store(s3: S3Client, bucket: string): ArtifactStore {
+  return {
+    bucket,
+    async put(key, body, contentType) {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+    },
+  };
+}
+
+export interface MemoryStore extends ArtifactStore {
+  objects: Map<string, { body: Buffer; contentType: string }>;
+}
+
+export function memoryStore(bucket = 'memory'): MemoryStore {
+  const objects = new Map<string, { body: Buffer; contentType: string }>();
+  return {
+    bucket,
+    objects,
+    async put(key, body, contentType) {
+      objects.set(key, { body, contentType });
+    },
+  };
+}
