@@ -2,7 +2,8 @@
 // document per page, then set archives.indexed_at. That column is the only index state: nothing
 // else records what was indexed, so `UPDATE archives SET indexed_at = NULL` followed by indexing
 // rebuilds everything. An archive is marked only after OpenSearch accepted every one of its pages;
-// one that fails stays unindexed and is tried again next time.
+// one that fails stays unindexed and is tried again next time. Marking happens after the refresh,
+// so an archive whose indexed_at is set is already searchable.
 import type { S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.ts';
@@ -91,6 +92,7 @@ const BULK_ARCHIVES = 250;
 export async function indexArchives(deps: IndexDeps, archives: ArchiveToIndex[]): Promise<IndexResult> {
   const result: IndexResult = { indexed: 0, pages: 0, failed: 0 };
   if (archives.length === 0) return result;
+  const written: string[] = [];
   await ensureIndex(deps.search);
   const fail = (id: string, err: unknown): void => {
     result.failed++;
@@ -127,24 +129,25 @@ export async function indexArchives(deps: IndexDeps, archives: ArchiveToIndex[])
       }
     }
 
-    const done = ready.filter(({ archive }) => !rejected.has(archive.id));
     for (const [id, reason] of rejected) fail(id, new Error(`OpenSearch refused a page: ${reason}`));
-    if (done.length > 0) {
-      await deps.db
-        .updateTable('archives')
-        .set({ indexed_at: sql<Date>`now()` })
-        .where(
-          'id',
-          'in',
-          done.map((d) => d.archive.id),
-        )
-        .execute();
-      result.indexed += done.length;
-      result.pages += done.reduce((n, d) => n + d.docs.length, 0);
+    for (const d of ready) {
+      if (rejected.has(d.archive.id)) continue;
+      written.push(d.archive.id);
+      result.pages += d.docs.length;
     }
   }
-  // Make what was written searchable before answering: the caller may search right after.
+  if (written.length === 0) return result;
+  // Searchable first, marked second: an archive with indexed_at set can be found. A crash in
+  // between leaves documents whose archive is unmarked; the next run rewrites them (same ids).
   if (result.pages > 0) await deps.search.client.indices.refresh({ index: deps.search.index });
+  for (let i = 0; i < written.length; i += 1000) {
+    await deps.db
+      .updateTable('archives')
+      .set({ indexed_at: sql<Date>`now()` })
+      .where('id', 'in', written.slice(i, i + 1000))
+      .execute();
+  }
+  result.indexed = written.length;
   return result;
 }
 
