@@ -33,20 +33,29 @@ function describeCommand(cmd, args) {
   return [cmd, ...args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ').replace(/postgres:\/\/[^@\s]*@/g, 'postgres://***@');
 }
 
+/** The post-start step of a service that was already running (idempotent: roles, bucket ...). */
+async function afterHealthyOf(name, spec) {
+  try {
+    await spec.afterHealthy?.(say);
+  } catch (err) {
+    throw new StackError(`${name}: ${err.message}. Read ${rel(logPath(name))}`);
+  }
+}
+
 async function upOne(name) {
   const spec = serviceSpec(name);
   const rec = readPid(name);
   if (rec?.running) {
     const h = await spec.health().catch((e) => e.message);
     if (h === true) {
-      await spec.afterHealthy?.(say);
+      await afterHealthyOf(name, spec);
       say(`${name}: already up (pid ${rec.pid}) at ${spec.url}`);
       return false;
     }
     say(`${name}: running (pid ${rec.pid}) but not healthy yet; waiting`);
     const reason = await waitHealthy(spec.health, { timeoutMs: spec.timeoutMs });
     if (reason) throw new StackError(`${name}: the running process (pid ${rec.pid}, started by stack:up) ${reason}. Read ${rel(logPath(name))}, or run \`npm run stack:down\` and try again.\n${logTail(logPath(name))}`);
-    await spec.afterHealthy?.(say);
+    await afterHealthyOf(name, spec);
     say(`${name}: up (pid ${rec.pid}) at ${spec.url}`);
     return false;
   }
@@ -74,7 +83,14 @@ async function upOne(name) {
     throw new StackError(`${name}: ${reason}.\n  command: ${describeCommand(cmd, args)}\n  log: ${rel(st.log)}\n${tail}`);
   }
   if (spec.realPid) writePid(name, spec.realPid(), spec.match);
-  await spec.afterHealthy?.(say);
+  try {
+    await spec.afterHealthy?.(say);
+  } catch (err) {
+    const rec = readPid(name);
+    if (rec?.running) await stopPid(rec.pid, { signal: STOP_SIGNAL[name], graceMs: 5000 });
+    removePid(name);
+    throw new StackError(`${name}: ${err.message}.\n  log: ${rel(st.log)}\n${logTail(st.log, st.logStart)}`);
+  }
   say(`${name}: up (pid ${readPid(name).pid}) at ${spec.url}`);
   return true;
 }

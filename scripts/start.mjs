@@ -21,7 +21,7 @@ try {
   process.exit(1);
 }
 
-const env = loadEnv();
+const env = loadEnv({ fresh: true });
 if (existsSync(ROOT + 'src/cli/fga-grant.ts')) {
   // the reference capture flow reports levels as subject capture-flow
   say(`fga:grant submitter capture-flow ${DEMO_ORG}`);
@@ -29,7 +29,7 @@ if (existsSync(ROOT + 'src/cli/fga-grant.ts')) {
 }
 
 const childEnv = { ...process.env };
-if (profiles.has('search') && !process.env.CAPTURE_LEDGER_OPENSEARCH_URL) {
+if (profiles.has('search') && !env.CAPTURE_LEDGER_OPENSEARCH_URL) {
   childEnv.CAPTURE_LEDGER_OPENSEARCH_URL = `http://127.0.0.1:${env.CAPTURE_LEDGER_OPENSEARCH_PORT}`;
 }
 

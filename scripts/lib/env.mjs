@@ -1,6 +1,8 @@
 // Project settings for the scripts: .env.example (defaults), then .env, then .env.local; a later
 // file wins over an earlier one, and a variable already set in the real environment wins over all
 // of them (like node's --env-file). process.loadEnvFile never overrides, so merge by hand.
+// process.env itself is left alone: the commands the scripts run (npm run db:migrate, the app
+// processes) read the files themselves, and .env.local may only exist after fga:deploy.
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -11,16 +13,13 @@ export const TOOLS_DIR = ROOT + '.tools/';
 
 let loaded = null;
 
-/** Loads the project's env files into process.env (once) and returns the merged settings. */
-export function loadEnv() {
-  if (loaded) return loaded;
+/** The merged settings (read once; `fresh` re-reads the files, e.g. after fga:deploy). */
+export function loadEnv({ fresh = false } = {}) {
+  if (loaded && !fresh) return loaded;
   const merged = {};
   for (const f of ['.env.example', '.env', '.env.local']) {
     const p = ROOT + f;
     if (existsSync(p)) Object.assign(merged, parseEnv(readFileSync(p, 'utf8')));
-  }
-  for (const [k, v] of Object.entries(merged)) {
-    if (process.env[k] === undefined) process.env[k] = v;
   }
   loaded = { ...merged, ...pick(process.env, Object.keys(merged)) };
   return loaded;
@@ -41,8 +40,7 @@ export function ensureDotEnv(log = console.log) {
 }
 
 export function intSetting(name) {
-  const env = loadEnv();
-  const raw = process.env[name] ?? env[name];
+  const raw = loadEnv()[name];
   const n = Number(raw);
   if (!raw || !Number.isInteger(n) || n <= 0 || n > 65535) {
     throw new Error(`${name} must be a port number (got ${JSON.stringify(raw)}); see .env.example`);

@@ -256,21 +256,26 @@ export function serviceSpec(name) {
           return true;
         },
         async afterHealthy(log) {
-          // the filer may need a moment after S3 answers; retry bucket creation briefly
+          // the filer may need a moment after S3 answers; retry bucket creation (bounded)
           let last = '';
-          for (let i = 0; i < 40; i++) {
-            const r = await s3Request(cfg, 'PUT', `/${cfg.bucket}`);
-            if (r.status === 200 || r.body.includes('BucketAlreadyOwnedByYou') || r.body.includes('BucketAlreadyExists')) {
-              const head = await s3Request(cfg, 'HEAD', `/${cfg.bucket}`);
-              if (head.status === 200) {
-                log(`seaweedfs: bucket ${cfg.bucket} ready`);
-                return;
-              }
-              last = `HEAD /${cfg.bucket}: ${head.status}`;
-            } else last = `PUT /${cfg.bucket}: ${r.status} ${r.body.slice(0, 200)}`;
+          const deadline = Date.now() + 60000;
+          while (Date.now() < deadline) {
+            try {
+              const r = await s3Request(cfg, 'PUT', `/${cfg.bucket}`, { timeoutMs: 15000 });
+              if (r.status === 200 || r.body.includes('BucketAlreadyOwnedByYou') || r.body.includes('BucketAlreadyExists')) {
+                const head = await s3Request(cfg, 'HEAD', `/${cfg.bucket}`, { timeoutMs: 15000 });
+                if (head.status === 200) {
+                  log(`seaweedfs: bucket ${cfg.bucket} ready`);
+                  return;
+                }
+                last = `HEAD /${cfg.bucket}: ${head.status}`;
+              } else last = `PUT /${cfg.bucket}: ${r.status} ${r.body.slice(0, 200)}`;
+            } catch (err) {
+              last = `PUT /${cfg.bucket}: ${err.message}`;
+            }
             await new Promise((res) => setTimeout(res, 500));
           }
-          throw new Error(`could not create bucket ${cfg.bucket} (${last})`);
+          throw new Error(`could not create bucket ${cfg.bucket} within 60 s (${last})`);
         },
         url: `${cfg.endpoint} (bucket ${cfg.bucket})`,
       };
