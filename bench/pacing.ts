@@ -1,0 +1,123 @@
+// Pacing benchmark: how close the capture flow's makespan comes to the politeness lower bound.
+//
+// A 4-host test site (12, 9, 6 and 3 pages), each capture held for a fixed time by the flow's
+// captureDelayMs knob. One level is dispatched to the real flow over HTTP; the makespan (first
+// submit → last finish, from the report) is divided by the politeness lower bound computed from
+// the measured capture durations (per host: its captures back to back with exactly the delay
+// between them; and all capture time over hostParallelism slots). Gap violations are counted
+// twice: in the reported timestamps (the spec's pacing query) and as the site felt them.
+// Goal: ratio ≤ 1.10 with zero violations. Artifacts go to an in-memory store: uploads happen
+// after a capture finishes, off the host's clock, so S3 would change nothing measured here.
+//
+//   npx tsx bench/pacing.ts        (or via npm run bench, which calls run())
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { DispatchBody } from '../src/domain/contract.ts';
+import { pacingViolations, politenessLowerBound, simulatePacing, type SimPage } from '../src/domain/pacing.ts';
+import { startFlow } from '../src/flow/server.ts';
+import { memoryStore } from '../src/flow/store.ts';
+import { startSite } from '../test/support/site.ts';
+
+export interface PacingBenchResult {
+  bench: 'pacing';
+  mode: 'flow' | 'simulated';
+  hosts: number;
+  pages: number;
+  captureMs: number;
+  perHostDelayMs: number;
+  hostParallelism: number;
+  makespanMs: number;
+  lowerBoundMs: number;
+  ratio: number;
+  goal: number;
+  gapViolations: number;
+  siteGapViolations?: number;
+  ok: boolean;
+}
+
+const PAGES_PER_HOST = [12, 9, 6, 3];
+const GOAL = 1.1;
+
+async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelism: number): Promise<PacingBenchResult> {
+  const names = ['h1', 'h2', 'h3', 'h4'];
+  const site = await startSite({ hosts: Object.fromEntries(names.map((n, i) => [n, { pages: Object.fromEntries(Array.from({ length: PAGES_PER_HOST[i]! }, (_, j) => [`/p${j}`, `<title>${n} ${j}</title><p>page ${j}</p>`])) }])) });
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(202).end('{}'));
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const token = 'bench-token';
+  const flow = await startFlow({
+    config: { s3: { endpoint: 'http://127.0.0.1:1', region: 'us-east-1', accessKeyId: 'x', secretAccessKey: 'x', bucket: 'bench' }, crawl: { webhook: { url: 'http://127.0.0.1:1/crawl', token }, formats: ['wacz'], signing: false, levelTimeoutSeconds: 60 }, identity: { mode: 'none' }, flowPort: 0 },
+    port: 0,
+    store: memoryStore('bench'),
+    knobs: { captureDelayMs: captureMs },
+    reportRetry: { attempts: 1, baseDelayMs: 1 },
+  });
+  try {
+    // interleave hosts in the dispatch, as a level of discovered links would be
+    const pages: DispatchBody['pages'] = [];
+    for (let j = 0; j < Math.max(...PAGES_PER_HOST); j++) names.forEach((n, i) => j < PAGES_PER_HOST[i]! && pages.push({ url: site.url(n, `/p${j}`), follow: false }));
+    const crawlId = `bench-${Date.now()}`;
+    const body: DispatchBody = { crawlId, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs, hostParallelism, notBefore: {}, pages };
+    const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
+    const run = await flow.waitForLevel(crawlId, 0, 120_000);
+    const report = run.report!;
+    const failed = report.pages.filter((p) => p.status !== 'captured');
+    if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
+    const captures = report.pages.map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
+    const t0 = Math.min(...captures.map((c) => c.start));
+    const makespan = Math.max(...captures.map((c) => c.finish)) - t0;
+    const measured: SimPage[] = captures.map((c) => ({ host: c.host, durationMs: c.finish - c.start }));
+    const lb = politenessLowerBound(measured, { perHostDelayMs, hostParallelism }, t0) - t0;
+    const gapViolations = pacingViolations(captures, { perHostDelayMs, hostParallelism }).length;
+    const siteGapViolations = names.flatMap((n) => site.gaps(n)).filter((g) => g.gapMs < perHostDelayMs).length;
+    const ratio = makespan / lb;
+    return { bench: 'pacing', mode: 'flow', hosts: names.length, pages: pages.length, captureMs, perHostDelayMs, hostParallelism, makespanMs: makespan, lowerBoundMs: Math.round(lb), ratio: Number(ratio.toFixed(4)), goal: GOAL, gapViolations, siteGapViolations, ok: ratio <= GOAL && gapViolations === 0 && siteGapViolations === 0 };
+  } finally {
+    await flow.close();
+    await site.close();
+    await new Promise((r) => receiver.close(r));
+  }
+}
+
+function simulatedRun(captureMs: number, perHostDelayMs: number, hostParallelism: number): PacingBenchResult {
+  const pages: SimPage[] = [];
+  for (let j = 0; j < Math.max(...PAGES_PER_HOST); j++) PAGES_PER_HOST.forEach((n, i) => j < n && pages.push({ host: `h${i + 1}`, durationMs: captureMs }));
+  const opts = { perHostDelayMs, hostParallelism };
+  const r = simulatePacing(pages, opts);
+  const makespan = Math.max(...r.map((x) => x.finish));
+  const lb = politenessLowerBound(pages, opts);
+  const gapViolations = pacingViolations(r, opts).length;
+  const ratio = makespan / lb;
+  return { bench: 'pacing', mode: 'simulated', hosts: PAGES_PER_HOST.length, pages: pages.length, captureMs, perHostDelayMs, hostParallelism, makespanMs: makespan, lowerBoundMs: lb, ratio: Number(ratio.toFixed(4)), goal: GOAL, gapViolations, ok: ratio <= GOAL && gapViolations === 0 };
+}
+
+export async function run(): Promise<PacingBenchResult[]> {
+  const results: PacingBenchResult[] = [];
+  const emit = (r: PacingBenchResult): void => {
+    results.push(r);
+    console.log(JSON.stringify(r));
+  };
+  for (const [c, d, p] of [
+    [100, 300, 4],
+    [100, 300, 2],
+    [300, 100, 1],
+  ] as const)
+    emit(simulatedRun(c, d, p));
+  emit(await flowRun(100, 300, 4));
+  emit(await flowRun(100, 300, 2));
+  return results;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  run().then(
+    (rs) => process.exit(rs.every((r) => r.ok) ? 0 : 1),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
