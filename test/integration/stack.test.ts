@@ -97,6 +97,31 @@ describe('SeaweedFS S3', () => {
   });
 });
 
+describe('OpenSearch (profile search, which npm test always starts)', () => {
+  it('indexes a Japanese page with the cjk analyzer and finds it by a word from its text', async () => {
+    const base = process.env.CAPTURE_LEDGER_OPENSEARCH_URL || `http://127.0.0.1:${process.env.CAPTURE_LEDGER_OPENSEARCH_PORT}`;
+    const index = `stack-test-${randomBytes(4).toString('hex')}`;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+    };
+    const created = await call('PUT', `/${index}`, { mappings: { properties: { text: { type: 'text', analyzer: 'cjk' } } } });
+    expect(created.status).toBe(200);
+    cleanups.push(() => call('DELETE', `/${index}`));
+    // the modules are loaded as plugins: netty4 answers HTTP, analysis-common provides cjk
+    const plugins = await fetch(`${base}/_cat/plugins?format=json`).then((r) => r.json() as Promise<{ component: string }[]>);
+    expect(plugins.map((p) => p.component).sort()).toEqual(['org.opensearch.analysis.common.CommonAnalysisPlugin', 'org.opensearch.transport.Netty4Plugin']);
+
+    expect((await call('PUT', `/${index}/_doc/1?refresh=true`, { text: '東京都の天気は晴れです' })).status).toBe(201);
+    expect((await call('PUT', `/${index}/_doc/2?refresh=true`, { text: 'The weather in Osaka is rainy' })).status).toBe(201);
+    const hit = await call('POST', `/${index}/_search`, { query: { match_phrase: { text: '天気' } } });
+    const hits = (hit.json.hits as { hits: { _id: string }[] }).hits.map((h) => h._id);
+    expect(hits).toEqual(['1']);
+    const miss = await call('POST', `/${index}/_search`, { query: { match_phrase: { text: '大阪' } } });
+    expect((miss.json.hits as { hits: unknown[] }).hits).toEqual([]);
+  });
+});
+
 describe('Postgres', () => {
   it('answers a query on the ledger database', async () => {
     const client = new pg.Client({ connectionString: cfg.databaseUrl });
