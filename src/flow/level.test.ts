@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { HostLog, levelPrefix, parseNotBefore, REPORT_LIMITS, withinLimits } from './level.ts';
+
+describe('level helpers', () => {
+  it('keys a level’s objects under captures/<crawlId>/<depth>', () => {
+    expect(levelPrefix({ crawlId: 'c1', depth: 2 })).toBe('captures/c1/2');
+  });
+  it('parses notBefore per host and refuses what is not a date', () => {
+    expect(parseNotBefore({ 'a:1': '2024-01-01T00:00:00.500Z' })).toEqual({ 'a:1': Date.parse('2024-01-01T00:00:00.500Z') });
+    expect(() => parseNotBefore({ 'a:1': 'soon' })).toThrow(/notBefore\["a:1"\]/);
+  });
+  it('keeps a report within the route’s limits', () => {
+    const long = withinLimits({ url: 'u', status: 'failed', manifestError: 'x'.repeat(10_000), finalUrl: `http://h/${'y'.repeat(9000)}` });
+    expect(long.manifestError).toHaveLength(REPORT_LIMITS.manifestError);
+    expect(long.finalUrl).toBeUndefined();
+    const ok = { url: 'u', status: 'captured' as const, finalUrl: 'http://h/', taskId: 't' };
+    expect(withinLimits(ok)).toEqual(ok);
+  });
+  it('records captures per host and the last finish', () => {
+    const log = new HostLog();
+    log.record('h:1', { crawlId: 'c', depth: 0, url: 'u1', taskId: 't1', submittedAt: 10, finishedAt: 20 });
+    log.record('h:1', { crawlId: 'c', depth: 0, url: 'u2', taskId: 't2', submittedAt: 30, finishedAt: 25 });
+    log.record('k:1', { crawlId: 'c', depth: 0, url: 'u3', taskId: 't3', submittedAt: 1, finishedAt: 2 });
+    expect(log.lastFinishes()).toEqual({ 'h:1': 25, 'k:1': 2 });
+    expect(log.get('h:1').map((c) => c.taskId)).toEqual(['t1', 't2']);
+    expect(log.get('nope')).toEqual([]);
+    expect(Object.keys(log.all())).toEqual(['h:1', 'k:1']);
+  });
+});

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RobotsFetch } from '../domain/robots.ts';
+import { startSite, type Site } from '../../test/support/site.ts';
+import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
+
+describe('RobotsCache', () => {
+  it('fetches once per origin while fresh, shares a fetch in progress, and fetches again after the TTL', async () => {
+    let now = 1000;
+    const calls: string[] = [];
+    const cache = new RobotsCache(
+      async (url) => {
+        calls.push(url);
+        return { kind: 'ok', body: 'User-agent: *\nDisallow: /x\nCrawl-delay: 2\n' } satisfies RobotsFetch;
+      },
+      500,
+      () => now,
+    );
+    const [a, b] = await Promise.all([cache.get('http://h:1/a'), cache.get('http://h:1/b')]);
+    expect(a).toBe(b);
+    expect(calls).toEqual(['http://h:1/a']);
+    expect(a.isAllowed('http://h:1/x')).toBe(false);
+    expect(cache.knownCrawlDelays()).toEqual({ 'h:1': 2000 });
+    await cache.get('http://h:2/');
+    expect(calls).toHaveLength(2);
+    now += 499;
+    await cache.get('http://h:1/c');
+    expect(calls).toHaveLength(2);
+    now += 1;
+    expect(cache.knownCrawlDelays()).toEqual({});
+    await cache.get('http://h:1/c');
+    expect(calls).toHaveLength(3);
+  });
+});
+
+describe('fetchRobotsTxt against a real server', () => {
+  let site: Site;
+  beforeAll(async () => {
+    site = await startSite({
+      hosts: {
+        ok: { robots: 'User-agent: *\nDisallow: /no\n', pages: {} },
+        missing: { pages: {} },
+        down: { robotsStatus: 503, pages: {} },
+        moved: { pages: { '/robots.txt': { redirect: '{{ok}}/robots.txt' } } },
+      },
+    });
+  });
+  afterAll(() => site.close());
+
+  it('reads a 200, treats 4xx as no rules and 5xx as unreachable, follows a redirect', async () => {
+    expect(await fetchRobotsTxt(site.url('ok', '/a'), 'ua')).toEqual({ kind: 'ok', body: 'User-agent: *\nDisallow: /no\n' });
+    expect(await fetchRobotsTxt(site.url('missing', '/a'), 'ua')).toEqual({ kind: 'unavailable', status: 404 });
+    expect(await fetchRobotsTxt(site.url('down', '/a'), 'ua')).toMatchObject({ kind: 'unreachable', status: 503 });
+    expect(site.log.filter((r) => r.name === 'ok').map((r) => r.userAgent)).toEqual(['ua']);
+    expect(await fetchRobotsTxt(site.url('moved', '/a'), 'ua')).toEqual({ kind: 'ok', body: 'User-agent: *\nDisallow: /no\n' });
+  });
+  it('does not disallow a host that cannot be reached at all (its capture fails instead)', async () => {
+    expect(await fetchRobotsTxt('http://127.0.0.1:1/a', 'ua')).toEqual({ kind: 'unavailable', status: 0 });
+  });
+});
