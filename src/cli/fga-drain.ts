@@ -7,7 +7,7 @@ import { createFgaClient } from '../fga/client.ts';
 import { drainOutbox } from '../fga/outbox.ts';
 
 const config = loadConfigOrExit();
-const db = createDb(config.databaseUrl, 2);
+const db = createDb(config.databaseUrl, 5);
 try {
   const fga = createFgaClient(config.fga);
   const result = await drainOutbox(db, fga, {

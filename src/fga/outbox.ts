@@ -36,6 +36,8 @@ export interface DrainOptions {
   batchSize?: number;
   /** Stop after this many rows have been looked at (default: until the queue is empty). */
   maxRows?: number;
+  /** Batches in flight at once, each in its own transaction (default 4). */
+  concurrency?: number;
   /** Called after each batch, e.g. to heartbeat a Temporal activity or print progress. */
   onBatch?: (batch: { delivered: DeliveredTuple[]; failed: { row: DeliveredTuple; error: string }[] }) => void;
 }
@@ -124,44 +126,88 @@ function plan(rows: OutboxRow[]): { units: Unit[]; taken: OutboxRow[] } {
 }
 
 /**
+ * Units whose tuple has an earlier queued row outside this batch (held by another drainer, or
+ * left behind after failing): delivering them now could overtake it, e.g. a delete landing
+ * before the write it undoes. They wait for a later pass.
+ */
+async function overtaking(trx: Transaction<Database>, units: Unit[], taken: OutboxRow[]): Promise<Set<Unit>> {
+  const firstId = new Map(units.map((u) => [keyOf(u.rows[0]!), u] as const));
+  const rows = units.map((u) => u.rows[0]!);
+  const earlier = await sql<{ tuple_user: string; relation: string; object: string; first: number }>`
+    SELECT o.tuple_user, o.relation, o.object, min(o.id) AS first
+    FROM fga_outbox o
+    JOIN unnest(${rows.map((r) => r.tuple_user)}::text[], ${rows.map((r) => r.relation)}::text[], ${rows.map((r) => r.object)}::text[]) AS k (u, r, ob)
+      ON o.tuple_user = k.u AND o.relation = k.r AND o.object = k.ob
+    WHERE NOT (o.id = ANY(${taken.map((r) => r.id)}::bigint[]))
+    GROUP BY o.tuple_user, o.relation, o.object`.execute(trx);
+  const held = new Set<Unit>();
+  for (const e of earlier.rows) {
+    const unit = firstId.get(`${e.tuple_user}\u0000${e.relation}\u0000${e.object}`);
+    if (unit && Number(e.first) < unit.rows[0]!.id) held.add(unit);
+  }
+  return held;
+}
+
+interface Lane {
+  cursor: number;
+}
+
+/**
  * Delivers queued tuples to OpenFGA in id order, in batches of at most 100, and removes from the
  * outbox exactly the rows OpenFGA accepted. Each batch is read with FOR UPDATE SKIP LOCKED inside a
- * transaction held until its rows are removed, so concurrent drainers never take the same rows.
+ * transaction held until its rows are removed, so concurrent drainers (and the `concurrency` lanes
+ * of one drain) never take the same rows, and a tuple is never sent ahead of an earlier queued row
+ * for the same tuple.
  */
 export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts: DrainOptions = {}): Promise<DrainResult> {
   const batchSize = Math.max(1, Math.min(MAX_TUPLES_PER_WRITE, Math.floor(opts.batchSize ?? MAX_TUPLES_PER_WRITE)));
   const maxRows = opts.maxRows ?? Number.POSITIVE_INFINITY;
+  const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4));
   const result: DrainResult = { delivered: 0, failed: 0, remaining: 0 };
-  // Rows that failed this time stay queued; the cursor keeps one drain from looping over them.
-  let cursor = 0;
-  let seen = 0;
+  let budget = maxRows;
+  let heldBack = 0;
+  // Failed once in this drain: not tried again until the next one.
+  const failedIds = new Set<number>();
 
-  while (seen < maxRows && result.unavailable === undefined) {
-    const more = await db.transaction().execute(async (trx) => {
+  /** One batch; false when this lane found nothing more to take. */
+  const batch = (lane: Lane): Promise<boolean> =>
+    db.transaction().execute(async (trx) => {
+      const want = Math.min(batchSize, budget);
+      if (want <= 0) return false;
+      budget -= want;
       const rows = await trx
         .selectFrom('fga_outbox')
         .selectAll()
-        .where('id', '>', cursor)
+        .where('id', '>', lane.cursor)
+        .$if(failedIds.size > 0, (q) => q.where('id', 'not in', [...failedIds]))
         .orderBy('id')
-        .limit(Math.min(batchSize, maxRows - seen))
+        .limit(want)
         .forUpdate()
         .skipLocked()
         .execute();
-      if (rows.length === 0) return false;
+      if (rows.length === 0) {
+        budget += want;
+        return false;
+      }
+      const { units: planned, taken } = plan(rows);
+      budget += want - taken.length;
+      // Rows that fail or wait stay queued; the cursor keeps this pass from looping over them.
+      lane.cursor = taken[taken.length - 1]!.id;
 
-      const { units, taken } = plan(rows);
-      cursor = taken[taken.length - 1]!.id;
-      seen += taken.length;
+      const held = await overtaking(trx, planned, taken);
+      heldBack += [...held].reduce((n, u) => n + u.rows.length, 0);
+      const units = planned.filter((u) => !held.has(u));
 
       const accepted: OutboxRow[] = [];
       const failed: { row: OutboxRow; error: string }[] = [];
+      const sent = units.flatMap((u) => u.rows);
       try {
-        await send(fga, units);
-        accepted.push(...taken);
+        if (units.length > 0) await send(fga, units);
+        accepted.push(...sent);
       } catch (err) {
         if (isUnavailable(err)) {
-          result.unavailable = errorText(err);
-          for (const row of taken) failed.push({ row, error: result.unavailable });
+          result.unavailable ??= errorText(err);
+          for (const row of sent) failed.push({ row, error: errorText(err) });
         } else {
           // One refused tuple sinks the whole request: find out which, one tuple at a time.
           for (const unit of units) {
@@ -174,7 +220,7 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
               accepted.push(...unit.rows);
             } catch (single) {
               const error = errorText(single);
-              if (isUnavailable(single)) result.unavailable = error;
+              if (isUnavailable(single)) result.unavailable ??= error;
               for (const row of unit.rows) failed.push({ row, error });
             }
           }
@@ -184,19 +230,30 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
       if (accepted.length > 0) {
         await trx.deleteFrom('fga_outbox').where('id', 'in', accepted.map((r) => r.id)).execute();
       }
-      for (const [error, rows] of groupBy(failed)) {
+      for (const [error, group] of groupBy(failed)) {
         await trx
           .updateTable('fga_outbox')
           .set({ attempts: sql`attempts + 1`, last_error: error })
-          .where('id', 'in', rows.map((r) => r.id))
+          .where('id', 'in', group.map((r) => r.id))
           .execute();
       }
+      for (const f of failed) failedIds.add(f.row.id);
       result.delivered += accepted.length;
       result.failed += failed.length;
       opts.onBatch?.({ delivered: accepted.map(describe), failed: failed.map((f) => ({ row: describe(f.row), error: f.error })) });
       return true;
     });
-    if (!more) break;
+
+  const runLane = async (): Promise<void> => {
+    const lane: Lane = { cursor: 0 };
+    while (result.unavailable === undefined && (await batch(lane)));
+  };
+
+  await Promise.all(Array.from({ length: concurrency }, runLane));
+  // Rows that waited for an earlier row of the same tuple: that row has had its turn now.
+  for (let pass = 0; pass < 3 && heldBack > 0 && result.unavailable === undefined; pass++) {
+    heldBack = 0;
+    await runLane();
   }
 
   const { count } = await db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { ClientWriteRequestOnDuplicateWrites, OpenFgaClient } from '@openfga/sdk';
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { canView } from '../../src/fga/authorize.ts';
 import { deliverTuples, drainOutbox, enqueueTuples, MAX_TUPLES_PER_WRITE, OutboxUnavailableError, type DeliveredTuple } from '../../src/fga/outbox.ts';
@@ -169,6 +170,58 @@ describe('drainOutbox', () => {
     expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 5, failed: 0, remaining: 0 });
     expect(await stored(x)).toBe(false);
     expect(await stored(y)).toBe(true);
+  });
+
+  it('with many batches in flight, a delete never overtakes the write it undoes', async () => {
+    const fill = (n: number, tag: string): Tuple[] => Array.from({ length: n }, (_, i) => ({ user: `user:${tag}${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` }));
+    const x: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
+    const y: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
+    await enqueueTuples(t.db, [x, ...fill(7, 'a')]);
+    await enqueueTuples(t.db, [y], 'delete');
+    await enqueueTuples(t.db, fill(3, 'b'));
+    await enqueueTuples(t.db, [x], 'delete');
+    await enqueueTuples(t.db, fill(4, 'c'));
+    await enqueueTuples(t.db, [y]);
+    await enqueueTuples(t.db, [x]);
+    await enqueueTuples(t.db, [x], 'delete');
+    const r = await drainOutbox(t.db, store.client, { batchSize: 2, concurrency: 6 });
+    expect(r).toEqual({ delivered: 20, failed: 0, remaining: 0 });
+    expect(await stored(x)).toBe(false);
+    expect(await stored(y)).toBe(true);
+  });
+
+  it('a delete waits while the write before it is held by another drainer', async () => {
+    const x: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
+    const other: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
+    await enqueueTuples(t.db, [x]);
+    await enqueueTuples(t.db, [x], 'delete');
+    await enqueueTuples(t.db, [other]);
+    const [writeRow] = await outbox();
+    // another drainer has the write in flight
+    const holder = new pg.Client({ connectionString: t.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM fga_outbox WHERE id = $1 FOR UPDATE', [writeRow!.id]);
+      const r = await drainOutbox(t.db, store.client, { concurrency: 1 });
+      expect(r).toEqual({ delivered: 1, failed: 0, remaining: 2 });
+      expect(await stored(other)).toBe(true);
+      expect((await outbox()).map((row) => [row.operation, row.attempts])).toEqual([
+        ['write', 0],
+        ['delete', 0],
+      ]);
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0 });
+    expect(await stored(x)).toBe(false);
+  });
+
+  it('maxRows bounds one drain; the rest waits for the next', async () => {
+    await enqueueTuples(t.db, Array.from({ length: 30 }, (_, i): Tuple => ({ user: `user:m${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` })));
+    expect(await drainOutbox(t.db, store.client, { maxRows: 12, batchSize: 5 })).toEqual({ delivered: 12, failed: 0, remaining: 18 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 18, failed: 0, remaining: 0 });
   });
 
   it('deleting a tuple that is not there counts as delivered', async () => {
