@@ -39,7 +39,7 @@ export interface SitePage {
 export interface SiteHostSpec {
   /** path (with query, if any) → page; a string is an HTML body */
   pages: Record<string, SitePage | string>;
-  /** robots.txt body; absent → 404 */
+  /** robots.txt body; absent → 404 (unless pages has a '/robots.txt' entry, served as a page) */
   robots?: string;
   /** answer robots.txt with this status instead (e.g. 503) */
   robotsStatus?: number;
@@ -155,7 +155,8 @@ export async function startSite(opts: SiteOptions): Promise<Site> {
     res.on('close', () => finish(!res.writableFinished));
     try {
       const pathname = path.split('?')[0]!;
-      if (pathname === '/robots.txt') {
+      // robots.txt from `robots`/`robotsStatus`; without either, a page named /robots.txt (e.g. a redirect) or 404
+      if (pathname === '/robots.txt' && (spec.robots !== undefined || spec.robotsStatus !== undefined || spec.pages['/robots.txt'] === undefined)) {
         if (spec.delayMs) await sleep(spec.delayMs);
         if (spec.robotsStatus !== undefined) {
           res.writeHead(spec.robotsStatus, { 'content-type': 'text/plain' }).end(`robots.txt ${spec.robotsStatus}`);
