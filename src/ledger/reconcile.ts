@@ -59,7 +59,8 @@ export type SkipReason =
 export interface ReconcileResult {
   /** rows that carry a manifest_key and had no archive when the run started */
   pending: number;
-  /** archives this run put into the ledger (each with its tuple queued in the same transaction) */
+  /** captures this run put into the ledger, each archive with its tuple queued in the same
+   * transaction (a capture a concurrent admission or run registered first counts here too) */
   registered: number;
   /** a manifest the ledger does not admit (failed, cancelled, …) — see skippedBy */
   skipped: number;
@@ -129,26 +130,22 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
   const since = opts.sinceDays === undefined ? undefined : new Date(now.getTime() - opts.sinceDays * DAY_MS);
   const result: ReconcileResult = { pending: 0, registered: 0, skipped: 0, missing: 0, unreadable: 0, skippedBy: {}, pagesCorrected: 0 };
 
-  // Keyset over (reported_at, task_id): rows that stay pending (skipped, missing) are passed once.
-  let cursor: { at: Date; task: string } | undefined;
+  // Keyset over the task id (the primary key): rows that stay pending (skipped, missing) are
+  // passed once, and rows registered meanwhile by someone else simply drop out.
+  let cursor: string | undefined;
   for (;;) {
     let q = db
       .selectFrom('capture_submissions as s')
       .select(['s.task_id', 's.crawl_id', 's.url', 's.manifest_key', 's.reported_at'])
       .where('s.manifest_key', 'is not', null)
       .where((eb) => eb.not(eb.exists(eb.selectFrom('archives as a').select(sql`1`.as('one')).whereRef('a.task_id', '=', 's.task_id'))))
-      .orderBy('s.reported_at')
       .orderBy('s.task_id')
       .limit(batchSize);
     if (since !== undefined) q = q.where('s.reported_at', '>=', since);
-    if (cursor !== undefined) {
-      const c = cursor;
-      q = q.where((eb) => eb.or([eb('s.reported_at', '>', c.at), eb.and([eb('s.reported_at', '=', c.at), eb('s.task_id', '>', c.task)])]));
-    }
+    if (cursor !== undefined) q = q.where('s.task_id', '>', cursor);
     const rows = (await q.execute()) as PendingRow[];
     if (rows.length === 0) break;
-    const last = rows[rows.length - 1]!;
-    cursor = { at: last.reported_at, task: last.task_id };
+    cursor = rows[rows.length - 1]!.task_id;
     result.pending += rows.length;
 
     const reads = await mapLimit(rows, concurrency, async (row) => checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id));
