@@ -66,6 +66,8 @@ export interface AdmitLevelResult {
   /** pages found for depth + 1 that maxPages left out */
   cutPages: number;
   expanded: boolean;
+  /** where the time went, in ms: reading manifests, reading links, choosing links, writing */
+  timings: { manifestsMs: number; linksMs: number; selectMs: number; writeMs: number };
 }
 
 export class AdmissionError extends Error {
@@ -127,6 +129,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const actionOf = new Map(dispatched.map((p) => [p.url, p.action]));
   const reported = dedupeByUrl(body.pages).filter((p) => actionOf.has(p.url));
 
+  const t0 = performance.now();
   const reads = await mapLimit(reported, concurrency, async (p) =>
     p.taskId !== undefined && p.manifestKey !== undefined ? checkManifestTask(await readManifest(s3, bucket, p.manifestKey), p.taskId) : ({ kind: 'absent' } as ManifestRead),
   );
@@ -134,6 +137,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const unreadable = reads.filter((r) => r.kind === 'unreadable').length;
   if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
 
+  const t1 = performance.now();
   // Links: only follow pages below maxDepth, only captured ones, only from their links artifact.
   const expand = input.expand && depth < crawl.max_depth;
   const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
@@ -156,7 +160,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       }
     }
   }
+  const t2 = performance.now();
   const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages) : null;
+  const t3 = performance.now();
 
   const result = await db.transaction().execute(async (trx) => {
     await recordSubmissions(
@@ -199,6 +205,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     await markDepthReached(trx, crawlId, depth);
     return { registrations, unreported, nextLevelPages, cutPages };
   });
+  const t4 = performance.now();
 
   return {
     crawlId,
@@ -217,6 +224,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     nextLevelPages: result.nextLevelPages,
     cutPages: result.cutPages,
     expanded: selection !== null,
+    timings: { manifestsMs: Math.round(t1 - t0), linksMs: Math.round(t2 - t1), selectMs: Math.round(t3 - t2), writeMs: Math.round(t4 - t3) },
   };
 }
 

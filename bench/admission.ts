@@ -1,0 +1,111 @@
+// Benchmark: admitting one 1,000-page level (issue 5). Every page is a follow page with a real
+// manifest and links artifact in the bucket; admission reads them all from S3, writes
+// capture_submissions, archives with their outbox tuples, page rows, the next level and the
+// decisions in one transaction. Goal: over 300 pages/s on this machine.
+//
+//   npx tsx bench/admission.ts            (or through npm run bench)
+//   → {"bench":"admission","pages":1000,"seconds":…,"pagesPerSecond":…,"goal":300,"met":true,…}
+import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { Manifest } from '../src/domain/contract.ts';
+import { admitLevel, mapLimit } from '../src/ledger/admit-level.ts';
+import { createS3 } from '../src/s3/client.ts';
+import { insertCrawl, upsertLevelReport } from '../src/store/crawls.ts';
+import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
+
+export interface AdmissionBenchOptions {
+  pages?: number;
+  linksPerPage?: number;
+  hosts?: number;
+}
+
+export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<string, unknown>[]> {
+  const pages = opts.pages ?? 1000;
+  const linksPerPage = opts.linksPerPage ?? 20;
+  const hosts = opts.hosts ?? 10;
+  const config = benchConfig();
+  const s3 = createS3(config.s3);
+  const bucket = config.s3.bucket;
+  const bench = await createBenchDatabase(config.databaseUrl);
+  try {
+    const urls = Array.from({ length: pages }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);
+    const { id: crawlId } = await insertCrawl(bench.db, {
+      orgId: 'bench',
+      submittedBy: 'bench',
+      seeds: urls,
+      rules: [{ follow: 'same-origin' }],
+      maxDepth: 1,
+      maxPages: pages * 3,
+      perHostDelayMs: 0,
+      hostParallelism: 4,
+      formats: ['wacz'],
+      signing: false,
+      seedLevel: { take: urls, cut: [] },
+    });
+
+    // what the flow and capturer would have written: manifests and links artifacts
+    const prefix = `bench/${crawlId}/0`;
+    const now = Date.now();
+    const reported = await mapLimit(urls, 32, async (url, i) => {
+      const taskId = randomUUID();
+      const base = `${prefix}/${taskId}`;
+      const links = Array.from({ length: linksPerPage }, (_, j) => ({ href: `/p/${(i * 7 + j * 13) % (pages * 2)}` }));
+      const manifest: Manifest = {
+        taskId,
+        url,
+        finalUrl: url,
+        status: 'succeeded',
+        artifacts: [
+          { format: 'wacz', bucket, key: `${base}.wacz`, sha256: 'a'.repeat(64), size: 4096 },
+          { format: 'links', bucket, key: `${base}.links.json`, sha256: 'b'.repeat(64), size: 512 },
+        ],
+        software: 'bench',
+        startedAt: new Date(now - 2000).toISOString(),
+        finishedAt: new Date(now - 1000).toISOString(),
+      };
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}.links.json`, Body: JSON.stringify({ url, finalUrl: url, links }), ContentType: 'application/json' }));
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}.result.json`, Body: JSON.stringify(manifest), ContentType: 'application/json' }));
+      return { url, status: 'captured' as const, taskId, manifestKey: `${base}.result.json`, finalUrl: url, submittedAt: manifest.startedAt, finishedAt: manifest.finishedAt };
+    });
+    await bench.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
+    await upsertLevelReport(bench.db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
+
+    const deps = { db: bench.db, s3, bucket };
+    const t0 = performance.now();
+    const first = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const seconds = (performance.now() - t0) / 1000;
+    const t1 = performance.now();
+    const again = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const againSeconds = (performance.now() - t1) / 1000;
+
+    const outbox = Number((await bench.db.selectFrom('fga_outbox').select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const archives = Number((await bench.db.selectFrom('archives').select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const pps = pages / seconds;
+    return [
+      {
+        bench: 'admission',
+        pages,
+        linksPerPage,
+        hosts,
+        seconds: round(seconds, 3),
+        pagesPerSecond: round(pps),
+        goal: 300,
+        met: pps > 300,
+        archivesCreated: first.archivesCreated,
+        archives,
+        outboxRows: outbox,
+        nextLevelPages: first.nextLevelPages,
+        repeatSeconds: round(againSeconds, 3),
+        repeatArchivesCreated: again.archivesCreated,
+        timings: first.timings,
+        repeatTimings: again.timings,
+      },
+    ];
+  } finally {
+    await bench.drop();
+    s3.destroy();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) printLines(await run());

@@ -1,0 +1,75 @@
+// Shared by the crawl benchmarks: a fresh, migrated database of their own (dropped afterwards),
+// the project's configuration, and percentiles.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { loadConfig, type Config } from '../src/config/env.ts';
+import { createDb, type Db } from '../src/db/connect.ts';
+import { migrate } from '../src/db/migrate.ts';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** .env.example, .env, .env.local (the later wins), then overrides. */
+export function benchConfig(overrides: Record<string, string> = {}): Config {
+  for (const f of ['.env.example', '.env', '.env.local']) if (existsSync(ROOT + f)) process.loadEnvFile(ROOT + f);
+  return loadConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unset', CAPTURE_LEDGER_FGA_MODEL_ID: 'unset', ...stripEmpty(process.env), ...overrides });
+}
+
+function stripEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export interface BenchDatabase {
+  url: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+export async function createBenchDatabase(baseUrl: string): Promise<BenchDatabase> {
+  const name = `cl_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: withDatabase(baseUrl, 'postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDatabase(baseUrl, name);
+  await migrate(url);
+  const db = createDb(url, 10);
+  return {
+    url,
+    db,
+    async drop() {
+      await db.destroy();
+      const c = new pg.Client({ connectionString: withDatabase(baseUrl, 'postgres') });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
+  return s[i]!;
+}
+
+export const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Prints records as JSON lines when a bench file is run directly. */
+export function printLines(records: unknown[]): void {
+  for (const r of records) console.log(JSON.stringify(r));
+}
