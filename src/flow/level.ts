@@ -26,9 +26,13 @@ export interface HostCapture {
 export class HostLog {
   private readonly byHost = new Map<string, HostCapture[]>();
 
+  /** captures kept per host (the newest); the last finish is what pacing needs */
+  static readonly KEEP_PER_HOST = 5000;
+
   record(host: string, c: HostCapture): void {
     const list = this.byHost.get(host) ?? [];
     list.push(c);
+    if (list.length > HostLog.KEEP_PER_HOST) list.splice(0, list.length - HostLog.KEEP_PER_HOST);
     this.byHost.set(host, list);
   }
 

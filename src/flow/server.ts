@@ -23,6 +23,8 @@ import { createS3 } from '../s3/client.ts';
 import { s3Store, type ArtifactStore } from './store.ts';
 
 export const FLOW_VERSION = '0.1.0';
+/** settled levels kept for GET /levels and waitForLevel */
+const KEEP_LEVELS = 200;
 export const FLOW_SOFTWARE = `capture-ledger-flow/${FLOW_VERSION}`;
 export const FLOW_USER_AGENT = `capture-ledger-flow/${FLOW_VERSION} (+reference capture flow)`;
 
@@ -190,7 +192,12 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     levels.push(run);
     run.done = runLevel(run);
     inProgress.add(run.done);
-    void run.done.finally(() => inProgress.delete(run.done));
+    void run.done.finally(() => {
+      inProgress.delete(run.done);
+      // a long-running dev process keeps the most recent settled levels only
+      const settled = levels.filter((l) => !['queued', 'capturing', 'reporting'].includes(l.state));
+      for (const old of settled.slice(0, Math.max(0, settled.length - KEEP_LEVELS))) levels.splice(levels.indexOf(old), 1);
+    });
     return reply.code(202).send({ accepted: true, crawlId: d.crawlId, depth: d.depth, pages: d.pages.length });
   });
 
