@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import yauzl from 'yauzl';
-import { bufferRangeSource, findEndOfCentralDirectory, readZipEntry, ZipError, type RangeSource } from '../../src/search/zip-range.ts';
+import { bufferRangeSource, DEFAULT_TAIL_BYTES, findEndOfCentralDirectory, readZipEntry, ZipError, type RangeSource } from '../../src/search/zip-range.ts';
 import { buildPagesWacz, buildZip } from '../support/search-zip.ts';
 import { parsePagesJsonl } from '../../src/domain/pages-jsonl.ts';
 
@@ -78,8 +78,24 @@ describe('readZipEntry', () => {
     const src = bufferRangeSource(wacz);
     const pages = parsePagesJsonl(text(await readZipEntry(src, 'pages/pages.jsonl'))!);
     expect(pages.pages).toEqual([{ url: 'https://example.com/', title: 'Example', text: 'hello' }]);
+    // pages.jsonl sits in the tail: one read of at most DEFAULT_TAIL_BYTES
+    expect(src.requests).toBe(1);
+    expect(src.bytesRead).toBeLessThanOrEqual(DEFAULT_TAIL_BYTES);
+  });
+
+  it('reads an entry far from the end with a small tail: tail, central directory, entry', async () => {
+    const zip = await buildZip([
+      { name: 'pages/pages.jsonl', data: 'first entry' },
+      { name: 'archive/data.warc', data: Buffer.alloc(2 * 1024 * 1024, 0x57) },
+      { name: 'later', data: Buffer.alloc(100_000, 0x41), compress: false },
+    ]);
+    const src = bufferRangeSource(zip);
+    expect(text(await readZipEntry(src, 'pages/pages.jsonl', { tailBytes: 1024 }))).toBe('first entry');
     expect(src.requests).toBeLessThanOrEqual(3);
-    expect(src.bytesRead).toBeLessThan(4096);
+    expect(src.bytesRead).toBeLessThan(2048);
+    const big = bufferRangeSource(zip);
+    expect(text(await readZipEntry(big, 'pages/pages.jsonl'))).toBe('first entry');
+    expect(big.bytesRead).toBeLessThan(DEFAULT_TAIL_BYTES + 1024);
   });
 
   it('refuses what is not a zip, and a truncated one', async () => {
@@ -107,7 +123,7 @@ describe('readZipEntry', () => {
     const zip = await buildZip([{ name: 'big', data: Buffer.alloc(50_000, 1) }, { name: 'a', data: 'hello' }]);
     const inner = bufferRangeSource(zip);
     const short: RangeSource = { tail: (n) => inner.tail(n), read: async (s, n) => (await inner.read(s, n)).subarray(0, Math.max(0, n - 1)) };
-    await expect(readZipEntry(short, 'big')).rejects.toThrow(/short read/);
+    await expect(readZipEntry(short, 'big', { tailBytes: 1024 })).rejects.toThrow(/short read/);
   });
 
   it('agrees with yauzl on any set of entries (property)', async () => {
@@ -118,11 +134,11 @@ describe('readZipEntry', () => {
       streamed: fc.boolean(),
     });
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(entry, { selector: (e) => e.name, minLength: 1, maxLength: 6 }), fc.boolean(), async (entries, zip64) => {
+      fc.asyncProperty(fc.uniqueArray(entry, { selector: (e) => e.name, minLength: 1, maxLength: 6 }), fc.boolean(), fc.constantFrom(22, 100, 1024, DEFAULT_TAIL_BYTES), async (entries, zip64, tail) => {
         const zip = await buildZip(entries, { forceZip64: zip64 });
         const reference = await yauzlEntries(zip);
         for (const e of entries) {
-          const ours = await readZipEntry(bufferRangeSource(zip), e.name);
+          const ours = await readZipEntry(bufferRangeSource(zip), e.name, { tailBytes: tail });
           expect(ours).toEqual(reference.get(e.name));
           expect(ours).toEqual(e.data);
         }
