@@ -1,0 +1,236 @@
+// Benchmark: full-text search (issue 8). 10,000 pages, one WACZ each, spread over 10
+// organizations' crawls, really in the bucket; indexed through the real indexer (ranged reads of
+// pages/pages.jsonl, bulk writes, indexed_at), then queried the way GET /api/search does it:
+// OpenSearch, then one BatchCheck of can_view, then the ledger rows. The caller belongs to one
+// organization, so authorization drops about nine hits in ten.
+// Goals: query p50 under 100 ms with permission filtering; indexing pages per second reported.
+//
+//   npx tsx bench/search.ts            (or through npm run bench)
+//   → {"bench":"search-index","pages":10000,"seconds":…,"pagesPerSecond":…}
+//   → {"bench":"search-query","queries":…,"p50Ms":…,"p99Ms":…,"goalP50Ms":100,"met":true,…}
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { OpenFgaClient } from '@openfga/sdk';
+import { transformer } from '@openfga/syntax-transformer';
+import { writeWacz } from '../src/domain/wacz/write.ts';
+import { archiveTuples, jobTuples, type Tuple } from '../src/fga/tuples.ts';
+import { createS3 } from '../src/s3/client.ts';
+import { createSearchIndex } from '../src/search/client.ts';
+import { indexPending } from '../src/search/indexer.ts';
+import { queryIndex, searchForCaller } from '../src/search/query.ts';
+import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+export interface SearchBenchOptions {
+  pages?: number;
+  orgs?: number;
+  /** measured queries (after a warm-up) */
+  queries?: number;
+  /** hits asked for per query (the route's default is 20) */
+  limit?: number;
+}
+
+// A vocabulary with a long tail, so queries range from "in half the pages" to "in a handful".
+const COMMON = 'the page site news about more home contact service information search data time people report world city year online update'.split(' ');
+const MEDIUM = 'responsive layout gallery festival harbor museum railway library garden theatre stadium bridge market castle island'.split(' ');
+const RARE = 'quokka echidna platypus numbat wombat axolotl pangolin okapi'.split(' ');
+const JAPANESE = ['東京タワーの夜景', '京都の紅葉と寺院', '大阪の食べ歩き', '北海道の雪まつり', '沖縄の青い海', '富士山の登山道', '横浜の中華街', '奈良の鹿と大仏'];
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pageText(rand: () => number): { title: string; text: string } {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const words: string[] = [];
+  for (let i = 0; i < 150; i++) {
+    const r = rand();
+    words.push(r < 0.8 ? pick(COMMON) : r < 0.97 ? pick(MEDIUM) : r < 0.985 ? pick(RARE) : pick(JAPANESE));
+  }
+  return { title: `${pick(MEDIUM)} ${pick(COMMON)} ${pick(JAPANESE)}`, text: words.join(' ') };
+}
+
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
+  return out;
+}
+
+export async function run(opts: SearchBenchOptions = {}): Promise<Record<string, unknown>[]> {
+  const pages = opts.pages ?? 10_000;
+  const orgs = opts.orgs ?? 10;
+  const queries = opts.queries ?? 300;
+  const limit = opts.limit ?? 20;
+  const index = `cl-bench-search-${randomBytes(4).toString('hex')}`;
+  const config = benchConfig({ CAPTURE_LEDGER_OPENSEARCH_INDEX: index });
+  const search = createSearchIndex({ url: config.opensearch?.url ?? 'http://127.0.0.1:9200', index });
+  const s3 = createS3(config.s3);
+  const bucket = config.s3.bucket;
+  const bench = await createBenchDatabase(config.databaseUrl);
+
+  // an OpenFGA store of its own with the project's model
+  const admin = new OpenFgaClient({ apiUrl: config.fga.apiUrl });
+  const store = await admin.createStore({ name: `bench-search-${randomBytes(4).toString('hex')}` });
+  const scoped = new OpenFgaClient({ apiUrl: config.fga.apiUrl, storeId: store.id });
+  const model = await scoped.writeAuthorizationModel(transformer.transformDSLToJSONObject(readFileSync(ROOT + 'fga/model.fga', 'utf8')) as never);
+  const fga = new OpenFgaClient({ apiUrl: config.fga.apiUrl, storeId: store.id, authorizationModelId: model.authorization_model_id });
+
+  try {
+    // crawls, one per organization, with their capture_job tuples
+    const crawlIds: string[] = [];
+    const tuples: Tuple[] = [];
+    for (let o = 0; o < orgs; o++) {
+      const row = await bench.db
+        .insertInto('crawls')
+        .values({
+          org_id: `org${o}`,
+          submitted_by: 'bench',
+          state: 'succeeded',
+          stop_reason: 'max_depth',
+          seeds: ['https://bench.test/'],
+          rules: JSON.stringify([]),
+          max_depth: 0,
+          max_pages: pages,
+          per_host_delay_ms: 0,
+          host_parallelism: 1,
+          formats: ['wacz'],
+          finished_at: new Date(),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      crawlIds.push(row.id);
+      tuples.push(...jobTuples(row.id, 'bench', `org${o}`));
+    }
+
+    // 10,000 WACZ in the bucket, their archive rows, crawl_pages joining them to their crawl
+    const rand = prng(42);
+    const texts = Array.from({ length: pages }, () => pageText(rand));
+    const seedT0 = performance.now();
+    const when = new Date();
+    const rows = await mapLimit(texts, 32, async (t, i) => {
+      const id = randomUUID();
+      const crawlId = crawlIds[i % orgs]!;
+      const url = `https://h${i % 50}.bench.test/p/${i}`;
+      const body = Buffer.from(`<html><body>${t.text}</body></html>`);
+      const wacz = await writeWacz({
+        software: 'bench',
+        created: when,
+        pages: [{ url, title: t.title, text: t.text, ts: when }],
+        exchanges: [
+          {
+            url,
+            date: when,
+            request: { method: 'GET', target: `/p/${i}`, httpVersion: 'HTTP/1.1', headers: [['Host', new URL(url).host]] },
+            response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+          },
+        ],
+      });
+      const key = `bench/search/${crawlId}/${id}.wacz`;
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: wacz, ContentType: 'application/wacz' }));
+      return { id, crawlId, url, key, size: wacz.length };
+    });
+    for (let i = 0; i < rows.length; i += 1000) {
+      const chunk = rows.slice(i, i + 1000);
+      await bench.db
+        .insertInto('archives')
+        .values(chunk.map((r) => ({ id: r.id, task_id: `task-${r.id}`, bucket, object_key: r.key, url: r.url, size: r.size, provenance: JSON.stringify({}), captured_at: when })))
+        .execute();
+      await bench.db
+        .insertInto('crawl_pages')
+        .values(chunk.map((r) => ({ crawl_id: r.crawlId, url: r.url, depth: 0, host: new URL(r.url).host, state: 'captured' as const, task_id: `task-${r.id}` })))
+        .execute();
+    }
+    for (const r of rows) tuples.push(...archiveTuples(r.id, r.crawlId));
+    for (let i = 0; i < tuples.length; i += 100) {
+      await fga.write({ writes: tuples.slice(i, i + 100).map((t) => ({ user: t.user, relation: t.relation, object: t.object })) });
+    }
+    const seedSeconds = (performance.now() - seedT0) / 1000;
+
+    // indexing: what the workflow and POST /index run, over every archive
+    const t0 = performance.now();
+    const indexed = await indexPending({ db: bench.db, s3, search });
+    const indexSeconds = (performance.now() - t0) / 1000;
+    const count = (await search.client.count({ index })).body.count;
+
+    // querying as a member of one organization
+    const identity = { subject: 'reader', organizations: ['org0'] };
+    const terms = [...MEDIUM, ...RARE, ...JAPANESE.map((j) => j.slice(0, 4)), 'responsive layout', 'festival harbor', 'the page'];
+    const qrand = prng(7);
+    const pickTerm = () => terms[Math.floor(qrand() * terms.length)]!;
+    for (let i = 0; i < 30; i++) await searchForCaller({ db: bench.db, fga, search }, identity, pickTerm(), { size: limit, from: 0 });
+    const full: number[] = [];
+    const indexOnly: number[] = [];
+    let visible = 0;
+    let rawTotal = 0;
+    for (let i = 0; i < queries; i++) {
+      const q = pickTerm();
+      const a = performance.now();
+      const answer = await searchForCaller({ db: bench.db, fga, search }, identity, q, { size: limit, from: 0 });
+      full.push(performance.now() - a);
+      visible += answer.hits.length;
+      rawTotal += answer.total;
+      const b = performance.now();
+      await queryIndex(search, q, { size: limit, from: 0 });
+      indexOnly.push(performance.now() - b);
+    }
+    const p50 = percentile(full, 50);
+    return [
+      {
+        bench: 'search-index',
+        pages,
+        archives: rows.length,
+        indexed: indexed.indexed,
+        indexedPages: indexed.pages,
+        failed: indexed.failed,
+        documentsInIndex: count,
+        seconds: round(indexSeconds, 2),
+        pagesPerSecond: round(indexed.pages / indexSeconds),
+        seedSeconds: round(seedSeconds, 1),
+        avgWaczBytes: Math.round(rows.reduce((n, r) => n + r.size, 0) / rows.length),
+      },
+      {
+        bench: 'search-query',
+        pages: count,
+        orgs,
+        callerSees: `1 of ${orgs} organizations`,
+        queries,
+        limit,
+        p50Ms: round(p50, 1),
+        p99Ms: round(percentile(full, 99), 1),
+        meanMs: round(full.reduce((a, b) => a + b, 0) / full.length, 1),
+        openSearchOnlyP50Ms: round(percentile(indexOnly, 50), 1),
+        openSearchOnlyP99Ms: round(percentile(indexOnly, 99), 1),
+        avgRawTotal: Math.round(rawTotal / queries),
+        avgVisibleHits: round(visible / queries, 2),
+        goalP50Ms: 100,
+        met: p50 < 100,
+      },
+    ];
+  } finally {
+    await search.client.indices.delete({ index }, { ignore: [404] }).catch(() => undefined);
+    await search.client.close();
+    await admin.deleteStore({ storeId: store.id }).catch(() => undefined);
+    await bench.drop();
+    s3.destroy();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) printLines(await run());
