@@ -1,6 +1,8 @@
 // Full-text search over the real node: WACZ objects in SeaweedFS, rows in a test database, tuples
 // in a test OpenFGA store, documents in an OpenSearch index of this file's own.
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,8 +17,10 @@ import { DEFAULT_TAIL_BYTES, readZipEntry } from '../../src/search/zip-range.ts'
 import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
+import { ROOT } from '../support/env.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 
+const execFileAsync = promisify(execFile);
 const INDEX = `cl-test-search-${randomBytes(4).toString('hex')}`;
 const OPENSEARCH_URL = 'http://127.0.0.1:9200';
 
@@ -303,5 +307,23 @@ describe('indexing', () => {
     expect((await searchAs('responsive', bob)).body.hits.map((h) => h.archiveId)).toEqual([ids.globex]);
     // and the crawl activity finds nothing left to do
     expect(await acts.indexCrawl(acmeCrawl)).toEqual({ indexed: 0, pages: 0, failed: 0 });
+  });
+
+  it('npm run search:index indexes what is unindexed', async () => {
+    await tdb.db.updateTable('archives').set({ indexed_at: null }).where('id', '=', ids.japanese).execute();
+    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/search-index.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        CAPTURE_LEDGER_DATABASE_URL: tdb.url,
+        CAPTURE_LEDGER_FGA_STORE_ID: store.storeId,
+        CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId,
+        CAPTURE_LEDGER_OPENSEARCH_URL: OPENSEARCH_URL,
+        CAPTURE_LEDGER_OPENSEARCH_INDEX: INDEX,
+      },
+    });
+    expect(stdout).toMatch(new RegExp(`^indexed 1 archives \\(1 pages\\) into ${INDEX} in [\\d.]+ s; failed 0$`, 'm'));
+    const row = await tdb.db.selectFrom('archives').select('indexed_at').where('id', '=', ids.japanese).executeTakeFirstOrThrow();
+    expect(row.indexed_at).not.toBeNull();
   });
 });
