@@ -9,7 +9,9 @@
 //
 // The worker killed in the middle of a crawl is test/integration/crawl-workflow.test.ts
 // ("survives the worker being killed mid-crawl").
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { OpenFgaClient } from '@openfga/sdk';
 import { Client, Connection } from '@temporalio/client';
@@ -31,6 +33,7 @@ import { devHeaders, testApiConfig } from '../support/api.ts';
 import { testConfig } from '../support/config.ts';
 import { eventually, grant, waitForCrawlEnd } from '../support/crawls.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { ROOT } from '../support/env.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { insertJob, insertManyArchives } from '../support/ledger.ts';
 import { freePort, startPrivateOpenFga, startPrivateS3Gateway, type PrivateService } from '../support/private.ts';
@@ -118,9 +121,11 @@ beforeAll(async () => {
   app = await startApi();
 
   // the worker: S3 and OpenFGA through the private instances
-  workerS3 = createS3({ ...config.s3, endpoint: s3gw.url });
+  // (both its config and its clients: admission may build its own reader from config.s3)
+  const workerConfig: Config = { ...config, s3: { ...config.s3, endpoint: s3gw.url }, fga: { ...config.fga, apiUrl: fgaPriv.url } };
+  workerS3 = createS3(workerConfig.s3);
   workerFga = new OpenFgaClient({ apiUrl: fgaPriv.url, storeId: store.storeId, authorizationModelId: store.modelId });
-  tw = await startTestWorker({ config, db: tdb.db, fga: workerFga, s3: workerS3 });
+  tw = await startTestWorker({ config: workerConfig, db: tdb.db, fga: workerFga, s3: workerS3 });
 
   await grant(store.client, 'alice', 'submitter', ORG);
   await grant(store.client, FLOW, 'submitter', ORG);
@@ -194,6 +199,12 @@ async function archiveParentTuples(crawlId: string): Promise<string[]> {
     token = r.continuation_token || undefined;
   } while (token);
   return out.sort();
+}
+
+/** The real `temporal` CLI, as an operator runs it (README "Operating"). */
+async function temporalCli(args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(`${ROOT}.tools/bin/temporal`, [...args, '--address', config.temporal.address, '--namespace', config.temporal.namespace], { timeout: 30_000 });
+  return stdout;
 }
 
 const levelTaskIds = (report: LevelReportBody | undefined): string[] => (report?.pages ?? []).flatMap((p) => (p.taskId ? [p.taskId] : [])).sort();
@@ -424,5 +435,39 @@ describe('faults: nothing is lost', () => {
     // and the next crawl can start
     const next = await startCrawl({ seeds: [site.url('a', '/three')], maxDepth: 0 });
     expect(await waitForCrawlEnd(tdb.db, next, 60_000)).toMatchObject({ state: 'succeeded' });
+  }, 150_000);
+
+  it("the README's operator commands: find a running crawl, query its progress, cancel it", async () => {
+    flow.setKnobs({ slow: [{ pattern: '/deep', ms: 6000 }] });
+    try {
+      const crawlId = await startCrawl({ seeds: [site.url('a', '/')], maxDepth: 1 });
+      await eventually(async () => (flow.level(crawlId, 1) !== undefined ? true : undefined), 30_000, 'level 1 dispatched');
+
+      // temporal workflow list --query 'CrawlOrg="acme" AND CrawlState="running"'
+      const listed = await eventually(async () => {
+        const out = await temporalCli(['workflow', 'list', '--query', `CrawlOrg="${ORG}" AND CrawlState="running"`, '--output', 'json']);
+        const rows = JSON.parse(out || '[]') as { execution: { workflowId: string } }[];
+        return rows.some((r) => r.execution.workflowId === crawlWorkflowId(crawlId)) ? rows : undefined;
+      }, 20_000, 'the crawl in the visibility query');
+      expect(listed.length).toBeGreaterThan(0);
+
+      // temporal workflow query --workflow-id crawl-<id> --type progress
+      const progress = JSON.parse(await temporalCli(['workflow', 'query', '--workflow-id', crawlWorkflowId(crawlId), '--type', 'progress', '--output', 'json'])) as { queryResult: unknown[] };
+      expect(progress.queryResult[0]).toMatchObject({ crawlId, phase: 'waiting', depth: 1, maxDepth: 1, cancelRequested: false });
+
+      // temporal workflow signal --workflow-id crawl-<id> --name cancel
+      await temporalCli(['workflow', 'signal', '--workflow-id', crawlWorkflowId(crawlId), '--name', 'cancel', '--input', '{"reason":"operator"}']);
+      const row = await waitForCrawlEnd(tdb.db, crawlId, 30_000);
+      expect(row).toMatchObject({ state: 'failed', stop_reason: 'failed', failure: 'cancelled: operator' });
+      // what level 0 captured stays in the ledger
+      const tasks0 = levelTaskIds(flow.level(crawlId, 0)!.report);
+      expect(await tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks0).execute()).toHaveLength(1);
+      await eventually(async () => {
+        const out = await temporalCli(['workflow', 'list', '--query', `CrawlId="${crawlId}" AND CrawlState="failed"`, '--output', 'json']);
+        return (JSON.parse(out || '[]') as unknown[]).length === 1 ? true : undefined;
+      }, 20_000, 'the crawl listed as failed');
+    } finally {
+      flow.setKnobs({});
+    }
   }, 150_000);
 });
