@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Manifest } from '../src/domain/contract.ts';
 import { admitLevel, mapLimit } from '../src/ledger/admit-level.ts';
+import { createObjectReader } from '../src/ledger/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../src/store/crawls.ts';
 import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
@@ -28,6 +29,7 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
   const s3 = createS3(config.s3);
   const bucket = config.s3.bucket;
   const bench = await createBenchDatabase(config.databaseUrl);
+  let reader: ReturnType<typeof createObjectReader> | undefined;
   try {
     const urls = Array.from({ length: pages }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);
     const { id: crawlId } = await insertCrawl(bench.db, {
@@ -71,7 +73,9 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
     await bench.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
     await upsertLevelReport(bench.db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
 
-    const deps = { db: bench.db, s3, bucket };
+    // as the activity does it: manifests and links through the lean signed-GET reader
+    reader = createObjectReader(config.s3);
+    const deps = { db: bench.db, s3, bucket, reader };
     const t0 = performance.now();
     const first = await admitLevel(deps, { crawlId, depth: 0, expand: true });
     const seconds = (performance.now() - t0) / 1000;
@@ -104,6 +108,7 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
     ];
   } finally {
     await bench.drop();
+    reader?.close();
     s3.destroy();
   }
 }

@@ -9,6 +9,7 @@ import type { DispatchBody } from '../domain/contract.ts';
 import { computeNotBefore, readsLinks, type StopReason } from '../domain/crawl.ts';
 import { deliverTuples as deliverOutbox, type DrainResult } from '../fga/outbox.ts';
 import { admitLevel as admit, AdmissionError, type AdmitLevelResult } from '../ledger/admit-level.ts';
+import { createObjectReader } from '../ledger/object-reader.ts';
 import { finishCrawlRow, getCrawl, markDispatched } from '../store/crawls.ts';
 import { lastFinishByHost, levelPages } from '../store/pages.ts';
 
@@ -51,6 +52,7 @@ export function reportUrl(publicUrl: string, crawlId: string, depth: number): st
 export function createCrawlActivities(deps: ActivityDeps) {
   const { config, db } = deps;
   const doFetch = deps.fetch ?? fetch;
+  const reader = createObjectReader(config.s3);
 
   return {
     /** The workflow's first step: is there a running row for it? No row, no crawl. */
@@ -111,7 +113,7 @@ export function createCrawlActivities(deps: ActivityDeps) {
     async admitLevel(input: { crawlId: string; depth: number; reportId: string; expand: boolean }): Promise<AdmitLevelResult> {
       try {
         return await admit(
-          { db, s3: deps.s3, bucket: config.s3.bucket, log: { warn: (msg, meta) => log.warn(msg, meta) } },
+          { db, s3: deps.s3, reader, bucket: config.s3.bucket, log: { warn: (msg, meta) => log.warn(msg, meta) } },
           { crawlId: input.crawlId, depth: input.depth, expand: input.expand },
         );
       } catch (err) {

@@ -19,6 +19,7 @@ import { rulesFromFixed } from '../domain/rules/index.ts';
 import { replaceLevelDecisions } from '../store/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
 import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesTaken } from '../store/pages.ts';
+import type { ObjectRead, ObjectReader } from './object-reader.ts';
 import { recordSubmissions, registerCaptures } from './register.ts';
 
 export interface AdmitDeps {
@@ -26,6 +27,8 @@ export interface AdmitDeps {
   s3: S3Client;
   /** where manifests are read (the report carries keys only) */
   bucket: string;
+  /** a lean signed-GET reader (object-reader.ts); without it, reads go through the SDK client */
+  reader?: ObjectReader;
   /** concurrent S3 reads (default 32) */
   readConcurrency?: number;
   log?: { warn(msg: string, meta?: Record<string, unknown>): void };
@@ -66,8 +69,8 @@ export interface AdmitLevelResult {
   /** pages found for depth + 1 that maxPages left out */
   cutPages: number;
   expanded: boolean;
-  /** where the time went, in ms: reading manifests, reading links, choosing links, writing */
-  timings: { manifestsMs: number; linksMs: number; selectMs: number; writeMs: number };
+  /** where the time went, in ms: reading manifests and links, choosing links, writing */
+  timings: { readMs: number; selectMs: number; writeMs: number };
 }
 
 export class AdmissionError extends Error {
@@ -89,8 +92,6 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return out;
 }
 
-type ObjectRead = { kind: 'ok'; text: string } | { kind: 'missing' } | { kind: 'unreadable'; error: string };
-
 export async function readObjectText(s3: S3Client, bucket: string, key: string): Promise<ObjectRead> {
   try {
     const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: AbortSignal.timeout(30_000) });
@@ -103,8 +104,8 @@ export async function readObjectText(s3: S3Client, bucket: string, key: string):
 }
 
 /** Reads `<key>.result.json` at exactly the reported key. Never throws. */
-export async function readManifest(s3: S3Client, bucket: string, key: string): Promise<ManifestRead> {
-  const r = await readObjectText(s3, bucket, key);
+export async function readManifest(s3: S3Client | ObjectReader, bucket: string, key: string): Promise<ManifestRead> {
+  const r = 'read' in s3 ? await s3.read(bucket, key) : await readObjectText(s3, bucket, key);
   if (r.kind !== 'ok') return r;
   try {
     return { kind: 'ok', manifest: parseManifest(r.text) };
@@ -114,9 +115,10 @@ export async function readManifest(s3: S3Client, bucket: string, key: string): P
 }
 
 export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promise<AdmitLevelResult> {
-  const { db, s3, bucket } = deps;
+  const { db, bucket } = deps;
+  const source: S3Client | ObjectReader = deps.reader ?? deps.s3;
   const { crawlId, depth } = input;
-  const concurrency = deps.readConcurrency ?? 32;
+  const concurrency = deps.readConcurrency ?? 48;
   const crawl = await getCrawl(db, crawlId);
   if (crawl === undefined) throw new AdmissionError(`crawl ${crawlId} does not exist`);
   const report = await getLevelReport(db, crawlId, depth);
@@ -129,38 +131,40 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const actionOf = new Map(dispatched.map((p) => [p.url, p.action]));
   const reported = dedupeByUrl(body.pages).filter((p) => actionOf.has(p.url));
 
-  const t0 = performance.now();
-  const reads = await mapLimit(reported, concurrency, async (p) =>
-    p.taskId !== undefined && p.manifestKey !== undefined ? checkManifestTask(await readManifest(s3, bucket, p.manifestKey), p.taskId) : ({ kind: 'absent' } as ManifestRead),
-  );
-  const admissions: PageAdmission[] = reported.map((p, i) => admitPage(p, reads[i]!, now));
-  const unreadable = reads.filter((r) => r.kind === 'unreadable').length;
-  if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
-
-  const t1 = performance.now();
-  // Links: only follow pages below maxDepth, only captured ones, only from their links artifact.
   const expand = input.expand && depth < crawl.max_depth;
-  const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
-  if (expand) {
-    const toRead = admissions.filter((a) => a.state === 'captured' && a.links !== null && readsLinks(actionOf.get(a.url) ?? 'capture', depth, crawl.max_depth));
-    const linkReads = await mapLimit(toRead, concurrency, async (a) => {
-      const r = await readObjectText(s3, a.links!.bucket, a.links!.key);
-      if (r.kind !== 'ok') return { a, error: r.kind === 'missing' ? 'missing' : r.error };
-      try {
-        return { a, links: parseLinksArtifact(r.text) };
-      } catch (err) {
-        return { a, error: (err as Error).message };
-      }
-    });
-    for (const lr of linkReads) {
-      if ('links' in lr && lr.links !== undefined) {
-        followPages.push({ url: lr.a.url, ...(lr.a.finalUrl !== null ? { finalUrl: lr.a.finalUrl } : {}), links: lr.links.links });
-      } else {
-        deps.log?.warn('links artifact unreadable', { crawlId, depth, url: lr.a.url, error: lr.error });
+  const readText = (bucket: string, key: string): Promise<ObjectRead> => (deps.reader !== undefined ? deps.reader.read(bucket, key) : readObjectText(deps.s3, bucket, key));
+
+  // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
+  const t0 = performance.now();
+  const perPage = await mapLimit(reported, concurrency, async (p) => {
+    const read: ManifestRead =
+      p.taskId !== undefined && p.manifestKey !== undefined ? checkManifestTask(await readManifest(source, bucket, p.manifestKey), p.taskId) : { kind: 'absent' };
+    const admission = admitPage(p, read, now);
+    let links: ManifestLink[] | undefined;
+    let linksError: string | undefined;
+    if (expand && admission.state === 'captured' && admission.links !== null && readsLinks(actionOf.get(p.url) ?? 'capture', depth, crawl.max_depth)) {
+      const r = await readText(admission.links.bucket, admission.links.key);
+      if (r.kind !== 'ok') linksError = r.kind === 'missing' ? 'missing' : r.error;
+      else {
+        try {
+          links = parseLinksArtifact(r.text).links;
+        } catch (err) {
+          linksError = (err as Error).message;
+        }
       }
     }
+    return { read, admission, links, linksError };
+  });
+  const admissions: PageAdmission[] = perPage.map((x) => x.admission);
+  const unreadable = perPage.filter((x) => x.read.kind === 'unreadable').length;
+  if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
+  const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
+  for (const x of perPage) {
+    if (x.links !== undefined) followPages.push({ url: x.admission.url, ...(x.admission.finalUrl !== null ? { finalUrl: x.admission.finalUrl } : {}), links: x.links });
+    else if (x.linksError !== undefined) deps.log?.warn('links artifact unreadable', { crawlId, depth, url: x.admission.url, error: x.linksError });
   }
-  const t2 = performance.now();
+  const t1 = performance.now();
+  const t2 = t1;
   const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages) : null;
   const t3 = performance.now();
 
@@ -224,7 +228,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     nextLevelPages: result.nextLevelPages,
     cutPages: result.cutPages,
     expanded: selection !== null,
-    timings: { manifestsMs: Math.round(t1 - t0), linksMs: Math.round(t2 - t1), selectMs: Math.round(t3 - t2), writeMs: Math.round(t4 - t3) },
+    timings: { readMs: Math.round(t1 - t0), selectMs: Math.round(t3 - t2), writeMs: Math.round(t4 - t3) },
   };
 }
 
