@@ -68,7 +68,7 @@ function run(cmd, args, opts) {
       for (const l of s.split('\n')) {
         if (!l.trim()) continue;
         lines++;
-        onLine?.(l);
+        onLine?.(l, isErr);
       }
     };
     child.stdout.on('data', (b) => eat(b, false));
@@ -138,14 +138,16 @@ async function buildGo(name, pin) {
     await run('go', ['get', ...pin.upgrade], { cwd: dir, env, label: name, tick: () => say(`${name}: still resolving (${elapsed(started)})`) });
   }
   say(`${name}: listing packages of ${pin.package}`);
-  const deps = (await run('go', ['list', '-deps', pin.package], {
+  let deps = 0;
+  await run('go', ['list', '-deps', pin.package], {
     cwd: dir,
     env,
     label: name,
+    onLine: (_l, isErr) => {
+      if (!isErr) deps++;
+    },
     tick: () => say(`${name}: still downloading dependencies (${elapsed(started)})`),
-  }))
-    .split('\n')
-    .filter((l) => l && !l.startsWith('go: downloading')).length;
+  });
   say(`${name}: compiling ${deps} packages (cached ones are skipped)`);
   mkdirSync(TOOLS_BIN, { recursive: true });
   const tmp = `${bin}.tmp-${process.pid}`;
