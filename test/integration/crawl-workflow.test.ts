@@ -238,6 +238,26 @@ describe('crawl workflow', () => {
     expect(subs.find((s) => s.task_id === missing.taskId)?.manifest_key).toBe(missing.manifestKey);
   });
 
+  it('maxPages cuts the frontier, and the crawl says max_pages', async () => {
+    const crawlId = await startCrawl({ seeds: ['http://k.test/'], maxDepth: 2, maxPages: 3, perHostDelayMs: 0 });
+    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    const seed = await writeCapture(s3, bucket, prefix(crawlId, 0), { url: 'http://k.test/', links: [1, 2, 3, 4, 5].map((i) => ({ href: `/${i}` })) });
+    expect((await report(crawlId, 0, [seed])).status).toBe(202);
+    const d1 = await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 1);
+    expect(d1.body.pages).toEqual([
+      { url: 'http://k.test/1', follow: true },
+      { url: 'http://k.test/2', follow: true },
+    ]);
+    const pages = await Promise.all(['1', '2'].map((n) => writeCapture(s3, bucket, prefix(crawlId, 1), { url: `http://k.test/${n}`, links: [{ href: '/6' }] })));
+    expect((await report(crawlId, 1, pages)).status).toBe(202);
+    const row = await waitForCrawlEnd(tdb.db, crawlId);
+    expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_pages', depth_reached: 1, dispatched_depth: 1 });
+    const detail = (await (await fetch(`${api.url}/api/crawls/${crawlId}`, { headers: devHeaders('alice', [ORG]) })).json()) as Record<string, unknown>;
+    // discovered: the seed, five links (three cut), and /6 found at level 1 (cut too)
+    expect(detail).toMatchObject({ stopReason: 'max_pages', pagesDiscovered: 7, pagesCaptured: 3, pagesSkipped: 4 });
+    expect(hook.dispatches.filter((d) => d.body.crawlId === crawlId).map((d) => d.body.depth)).toEqual([0, 1]);
+  });
+
   it('a level never reported fails the crawl, and the next crawl can start', async () => {
     const crawlId = await startDirect({ seeds: ['http://d.test/'], input: { levelTimeoutSeconds: 2 } });
     await hook.waitFor((d) => d.body.crawlId === crawlId);

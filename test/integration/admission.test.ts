@@ -1,0 +1,167 @@
+// Level admission against the real Postgres and S3, without Temporal: idempotence, the page cap,
+// what a report may and may not change, and the decisions it records.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Config } from '../../src/config/env.ts';
+import type { PageReport } from '../../src/domain/contract.ts';
+import { admitLevel, type AdmitDeps } from '../../src/ledger/admit-level.ts';
+import { createObjectReader, type ObjectReader } from '../../src/ledger/object-reader.ts';
+import { registerCapture } from '../../src/ledger/register.ts';
+import { createS3 } from '../../src/s3/client.ts';
+import { insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { testConfig } from '../support/config.ts';
+import { writeCapture } from '../support/crawls.ts';
+
+let tdb: TestDatabase;
+let s3: S3Client;
+let reader: ObjectReader;
+let config: Config;
+let deps: AdmitDeps;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'x', CAPTURE_LEDGER_FGA_MODEL_ID: 'x' });
+  s3 = createS3(config.s3);
+  reader = createObjectReader(config.s3);
+  deps = { db: tdb.db, s3, reader, bucket: config.s3.bucket };
+});
+
+afterAll(async () => {
+  reader?.close();
+  s3?.destroy();
+  await tdb?.drop();
+});
+
+async function crawlWith(seeds: string[], limits: { maxDepth: number; maxPages: number }): Promise<string> {
+  await tdb.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'completed', finished_at: new Date() }).where('state', '=', 'running').execute();
+  const { id } = await insertCrawl(tdb.db, {
+    orgId: 'acme',
+    submittedBy: 'alice',
+    seeds,
+    rules: [{ skip: 'https://a.test/ads' }, { follow: 'same-origin' }, { capture: 'https://b.test/' }],
+    ...limits,
+    perHostDelayMs: 0,
+    hostParallelism: 2,
+    formats: ['wacz'],
+    signing: false,
+    seedLevel: { take: seeds.slice(0, limits.maxPages), cut: seeds.slice(limits.maxPages) },
+  });
+  await tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', id).execute();
+  return id;
+}
+
+const snapshot = async (crawlId: string) => ({
+  pages: await tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state', 'skip_reason', 'task_id', 'action', 'submitted_at', 'finished_at']).where('crawl_id', '=', crawlId).orderBy('id').execute(),
+  archives: await tdb.db.selectFrom('archives').select(['id', 'task_id', 'object_key']).orderBy('task_id').execute(),
+  outbox: await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).orderBy('id').execute(),
+  submissions: await tdb.db.selectFrom('capture_submissions').selectAll().orderBy('task_id').execute(),
+  decisions: await tdb.db.selectFrom('crawl_decisions').select(['depth', 'rule', 'action', 'hostname', 'links', 'samples']).where('crawl_id', '=', crawlId).orderBy('rule').orderBy('hostname').execute(),
+});
+
+describe('admitLevel', () => {
+  it('admits a level, plans the next one within maxPages, and is idempotent', async () => {
+    const crawlId = await crawlWith(['https://a.test/'], { maxDepth: 2, maxPages: 4 });
+    const seed = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, {
+      url: 'https://a.test/',
+      links: [
+        { href: '/one' },
+        { href: '/two' },
+        { href: 'https://a.test/ads/banner' },
+        { href: 'https://b.test/page' },
+        { href: '/three' },
+        { href: '/four' },
+        { href: '/' }, // the seed itself: already a page, does not land again
+        { href: 'https://c.test/' },
+      ],
+    });
+    const stray: PageReport = { url: 'https://a.test/never-dispatched', status: 'captured', taskId: 'stray-task', manifestKey: 'nope.json' };
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [seed, stray] }, 'capture-flow');
+
+    const first = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    expect(first).toMatchObject({ pages: 1, captured: 1, failed: 0, archivesCreated: 1, archives: 1, linksRead: 1, nextLevelPages: 3, cutPages: 2, expanded: true });
+    const after = await snapshot(crawlId);
+    // candidates in the order found; the cap (4 pages, 1 taken) keeps the first three
+    expect(after.pages.map((p) => [p.url, p.depth, p.state, p.skip_reason, p.action])).toEqual([
+      ['https://a.test/', 0, 'captured', null, 'follow'],
+      ['https://a.test/one', 1, 'pending', null, 'follow'],
+      ['https://a.test/two', 1, 'pending', null, 'follow'],
+      ['https://b.test/page', 1, 'pending', null, 'capture'],
+      ['https://a.test/three', 1, 'skipped', 'max_pages', 'follow'],
+      ['https://a.test/four', 1, 'skipped', 'max_pages', 'follow'],
+    ]);
+    expect(after.pages[0]!.task_id).toBe(seed.taskId);
+    expect(after.pages[0]!.finished_at?.toISOString()).toBe(seed.finishedAt);
+    // the stray URL changed nothing and attributed nothing
+    expect(after.submissions.map((s) => s.task_id)).toEqual([seed.taskId]);
+    expect(after.archives).toHaveLength(1);
+    expect(after.outbox).toEqual([
+      { tuple_user: 'user:alice', relation: 'owner', object: `capture_job:${crawlId}` },
+      { tuple_user: 'organization:acme', relation: 'parent', object: `capture_job:${crawlId}` },
+      { tuple_user: `capture_job:${crawlId}`, relation: 'parent', object: `archive:${after.archives[0]!.id}` },
+    ]);
+    expect(after.decisions).toEqual([
+      { depth: 0, rule: 0, action: 'skip', hostname: 'c.test', links: 1, samples: ['https://c.test/'] },
+      { depth: 0, rule: 1, action: 'skip', hostname: 'a.test', links: 1, samples: ['https://a.test/ads/banner'] },
+      { depth: 0, rule: 2, action: 'follow', hostname: 'a.test', links: 5, samples: ['https://a.test/one', 'https://a.test/two', 'https://a.test/three', 'https://a.test/four', 'https://a.test/'] },
+      { depth: 0, rule: 3, action: 'capture', hostname: 'b.test', links: 1, samples: ['https://b.test/page'] },
+    ]);
+    const report = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).executeTakeFirstOrThrow();
+    expect(report.admitted_at).not.toBeNull();
+    expect((await tdb.db.selectFrom('crawls').select('depth_reached').where('id', '=', crawlId).executeTakeFirstOrThrow()).depth_reached).toBe(0);
+
+    // retried (the activity's completion was lost): the same rows, archives, tuples, decisions
+    const again = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    expect(again).toMatchObject({ archivesCreated: 0, archives: 1, nextLevelPages: 3, cutPages: 2 });
+    expect(await snapshot(crawlId)).toEqual(after);
+  });
+
+  it('pages the report does not mention end failed; re-reporting replaces their outcome', async () => {
+    const seeds = ['https://a.test/p1', 'https://a.test/p2', 'https://a.test/p3'];
+    const crawlId = await crawlWith(seeds, { maxDepth: 0, maxPages: 10 });
+    const p1 = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url: seeds[0]! });
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [p1] }, 'capture-flow');
+    const r = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    expect(r).toMatchObject({ captured: 1, unreported: 2, failed: 2, expanded: false, nextLevelPages: 0 });
+    const states = async () => (await tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).orderBy('id').execute()).map((p) => p.state);
+    expect(await states()).toEqual(['captured', 'failed', 'failed']);
+
+    const p2 = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url: seeds[1]! });
+    const p3: PageReport = { url: seeds[2]!, status: 'skipped', skipReason: 'robots' };
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [p1, p2, p3] }, 'capture-flow');
+    const r2 = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    expect(r2).toMatchObject({ captured: 2, skipped: 1, unreported: 0, archivesCreated: 1, archives: 2 });
+    expect(await states()).toEqual(['captured', 'captured', 'skipped']);
+  });
+
+  it('seeds beyond maxPages are recorded as cut, never dispatched', async () => {
+    const crawlId = await crawlWith(['https://a.test/s1', 'https://a.test/s2', 'https://a.test/s3'], { maxDepth: 0, maxPages: 2 });
+    const pages = await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).orderBy('id').execute();
+    expect(pages).toEqual([
+      { url: 'https://a.test/s1', state: 'pending', skip_reason: null },
+      { url: 'https://a.test/s2', state: 'pending', skip_reason: null },
+      { url: 'https://a.test/s3', state: 'skipped', skip_reason: 'max_pages' },
+    ]);
+  });
+
+  it('registerCapture: archive and tuple together, once', async () => {
+    const crawlId = await crawlWith(['https://a.test/r'], { maxDepth: 0, maxPages: 1 });
+    const archive = { taskId: `reg-${crawlId}`, bucket: 'captures', objectKey: `reg/${crawlId}.wacz`, url: 'https://a.test/r', finalUrl: null, sha256: null, size: null, capturedAt: new Date().toISOString(), provenance: {} };
+    const outboxBefore = (await tdb.db.selectFrom('fga_outbox').select('id').execute()).length;
+    const one = await tdb.db.transaction().execute((trx) => registerCapture(trx, archive, crawlId));
+    const two = await tdb.db.transaction().execute((trx) => registerCapture(trx, archive, crawlId));
+    expect(one.created).toBe(true);
+    expect(two).toEqual({ taskId: archive.taskId, archiveId: one.archiveId, created: false });
+    expect((await tdb.db.selectFrom('fga_outbox').select('id').execute()).length).toBe(outboxBefore + 1);
+    // rolled back with its transaction: neither the row nor the tuple lands
+    const archive2 = { ...archive, taskId: `reg2-${crawlId}`, objectKey: `reg2/${crawlId}.wacz` };
+    await expect(
+      tdb.db.transaction().execute(async (trx) => {
+        await registerCapture(trx, archive2, crawlId);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await tdb.db.selectFrom('archives').select('id').where('task_id', '=', archive2.taskId).execute()).toEqual([]);
+    expect((await tdb.db.selectFrom('fga_outbox').select('id').execute()).length).toBe(outboxBefore + 1);
+  });
+});
