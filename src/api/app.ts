@@ -33,7 +33,8 @@ export interface AppOptions {
 
 type Part = 'body' | 'querystring' | 'params' | 'headers';
 
-const BASE_AJV = { useDefaults: true, allErrors: false } as const;
+// allErrors stays false (a DoS vector); union types (['string','null']) are used in schemas.
+const BASE_AJV = { useDefaults: true, allErrors: false, allowUnionTypes: true, strictTypes: false } as const;
 /** Per request part: body strict, querystring drops unknown keys, params/headers coerce only. */
 export const AJV_OPTIONS: Record<Part, Record<string, unknown>> = {
   body: { ...BASE_AJV, coerceTypes: false, removeAdditional: false },
@@ -60,7 +61,6 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   const app = Fastify({
     logger: opts.logger ?? { level: 'info' },
     genReqId: () => randomUUID(),
-    requestIdLogLabel: 'reqId',
     // long enough that an oversize id reaches its schema (a 400 naming the field), not a 404
     routerOptions: { maxParamLength: 1000 },
     bodyLimit: 1024 * 1024,

@@ -61,10 +61,10 @@ export async function fillPage<T extends Pick<Archive, 'id' | 'captured_at'>>(
     const last = chunk[chunk.length - 1]!;
     cursor = { capturedAt: last.captured_at, id: last.id };
     // Size the next chunk from what this one let through: enough to fill the rest of the page
-    // at the same ratio, with headroom, never shrinking and never past maxChunk.
+    // at the same ratio plus a quarter, never shrinking and never past maxChunk.
     const missing = opts.limit - page.length;
     const ratio = Math.max(allowed.size, 1) / chunk.length;
-    size = Math.min(maxChunk, Math.max(size, Math.ceil((missing / ratio) * 1.5)));
+    size = Math.min(maxChunk, Math.max(size, Math.ceil((missing / ratio) * 1.25)));
   }
   return { rows: page, candidatesRead, chunks };
 }

@@ -73,10 +73,10 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
     async (request) => {
       const identity = requireIdentity(request);
       const id = request.params.id.toLowerCase();
-      // Authorization first, then the row: "not allowed" and "does not exist" take the same path.
-      if (!(await canView(fga, identity, id))) throw new NotFoundError();
-      const archive = await findArchive(db, id);
-      if (archive === undefined) throw new NotFoundError();
+      // The decision and the row are both always asked for (concurrently): "not allowed" and "does
+      // not exist" take the same path and the same time, and give the same 404.
+      const [allowed, archive] = await Promise.all([canView(fga, identity, id), findArchive(db, id)]);
+      if (!allowed || archive === undefined) throw new NotFoundError();
       const url = await signArchiveUrl(s3, archive.bucket, archive.object_key);
       request.log.info({ archiveId: id, subject: identity.subject }, 'signed archive url');
       return { url, expiresIn: SIGNED_URL_TTL_SECONDS };

@@ -1,0 +1,30 @@
+// `npm run bench [-- name ...]`: runs every bench/*.ts module that exports `run()` (in name order,
+// one after another so they do not disturb each other's figures) and prints each record it
+// returns as one JSON line. A failing bench prints {"bench": name, "error": ...} and the run
+// exits 1 after the others have finished.
+import { readdirSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const DIR = fileURLToPath(new URL('./', import.meta.url));
+const only = new Set(process.argv.slice(2));
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.endsWith('.d.ts'))
+  .sort();
+
+let failed = false;
+for (const file of files) {
+  const name = file.replace(/\.ts$/, '');
+  if (only.size > 0 && !only.has(name)) continue;
+  const mod = (await import(pathToFileURL(DIR + file).href)) as { run?: () => Promise<unknown> | unknown };
+  if (typeof mod.run !== 'function') continue;
+  const started = Date.now();
+  try {
+    const out = await mod.run();
+    for (const record of Array.isArray(out) ? out : [out]) console.log(JSON.stringify(record));
+  } catch (err) {
+    failed = true;
+    console.log(JSON.stringify({ bench: name, error: (err as Error).message ?? String(err) }));
+  }
+  console.error(`bench ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,118 @@
+// Shared by the API benchmarks: a fresh migrated database and OpenFGA store, the API as its own
+// process (`src/api/main.ts`, exactly as `npm run api` runs it, with dev identity) on a free
+// loopback port, a closed loop of concurrent callers, and latency summaries.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { AppDeps } from '../src/api/deps.ts';
+import { createS3 } from '../src/s3/client.ts';
+import { createTestStore, type TestStore } from '../test/support/fga.ts';
+import { benchConfig, createBenchDatabase, percentile, round, type BenchDatabase } from './support-crawl.ts';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+export interface ApiBench {
+  bench: BenchDatabase;
+  store: TestStore;
+  /** the same database, store and bucket the API process uses, for fixtures */
+  deps: AppDeps;
+  url: string;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `npm run api` in a child process with dev identity, its own database and store; no crawls. */
+export async function startBenchApi(): Promise<ApiBench> {
+  const base = benchConfig();
+  const [bench, store] = await Promise.all([createBenchDatabase(base.databaseUrl), createTestStore()]);
+  const port = await freePort();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    CAPTURE_LEDGER_DATABASE_URL: bench.url,
+    CAPTURE_LEDGER_FGA_STORE_ID: store.storeId,
+    CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId,
+    CAPTURE_LEDGER_OIDC_ISSUER: '',
+    CAPTURE_LEDGER_DEV_IDENTITY: '1',
+    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '',
+    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '',
+    CAPTURE_LEDGER_API_HOST: '127.0.0.1',
+    CAPTURE_LEDGER_API_PORT: String(port),
+  };
+  const child: ChildProcess = spawn(`${ROOT}node_modules/.bin/tsx`, ['src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`bench api exited ${child.exitCode}: ${stderr}`);
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok).catch(() => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`bench api did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const config = benchConfig({ CAPTURE_LEDGER_DATABASE_URL: bench.url, CAPTURE_LEDGER_FGA_STORE_ID: store.storeId, CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId });
+  const deps: AppDeps = { config, db: bench.db, fga: store.client, s3: createS3(config.s3) };
+  return {
+    bench,
+    store,
+    deps,
+    url,
+    async close() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+      deps.s3.destroy();
+      await bench.drop();
+    },
+  };
+}
+
+export interface LoadResult {
+  requests: number;
+  concurrency: number;
+  seconds: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+/** `requests` calls of `fn` from `concurrency` callers, each starting its next call when the last ends. */
+export async function closedLoop(requests: number, concurrency: number, fn: () => Promise<boolean>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests) {
+        next++;
+        const t = performance.now();
+        const ok = await fn().catch(() => false);
+        latencies.push(performance.now() - t);
+        if (!ok) errors++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    requests,
+    concurrency,
+    seconds: round(seconds, 2),
+    perSecond: round(requests / seconds, 0),
+    p50Ms: round(percentile(latencies, 50), 2),
+    p99Ms: round(percentile(latencies, 99), 2),
+    errors,
+  };
+}
