@@ -310,7 +310,7 @@ describe('indexing', () => {
   });
 
   it('npm run search:index indexes what is unindexed', async () => {
-    await tdb.db.updateTable('archives').set({ indexed_at: null }).where('id', '=', ids.japanese).execute();
+    await tdb.db.updateTable('archives').set({ indexed_at: null }).where('id', '=', ids.japanese!).execute();
     const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/search-index.ts'], {
       cwd: ROOT,
       env: {
@@ -323,7 +323,7 @@ describe('indexing', () => {
       },
     });
     expect(stdout).toMatch(new RegExp(`^indexed 1 archives \\(1 pages\\) into ${INDEX} in [\\d.]+ s; failed 0$`, 'm'));
-    const row = await tdb.db.selectFrom('archives').select('indexed_at').where('id', '=', ids.japanese).executeTakeFirstOrThrow();
+    const row = await tdb.db.selectFrom('archives').select('indexed_at').where('id', '=', ids.japanese!).executeTakeFirstOrThrow();
     expect(row.indexed_at).not.toBeNull();
   });
 });
