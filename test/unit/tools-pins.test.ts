@@ -1,0 +1,52 @@
+// tools.json is the one file with the servers' versions; scripts/tools.mjs builds from it.
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { PROFILES, SERVICES } from '../../scripts/lib/services.mjs';
+
+interface Pin {
+  kind: string;
+  module?: string;
+  version?: string;
+  package?: string;
+  upgrade?: string[];
+  artifacts?: string[];
+  launcher?: string;
+  profile?: string;
+  why: string;
+}
+const root = new URL('../../', import.meta.url);
+const pins = (JSON.parse(readFileSync(new URL('tools.json', root), 'utf8')) as { tools: Record<string, Pin> }).tools;
+
+describe('tools.json', () => {
+  it('pins every Go tool to an exact module version and a package inside it', () => {
+    const go = Object.entries(pins).filter(([, p]) => p.kind === 'go');
+    expect(go.map(([n]) => n).sort()).toEqual(['fga', 'openfga', 'temporal', 'weed']);
+    for (const [name, p] of go) {
+      expect(p.module, name).toMatch(/^github\.com\/[\w.-]+\/[\w.-]+$/);
+      expect(p.version, name).toMatch(/^v\d+\.\d+\.\d+(-[\w.-]+)?$/);
+      expect(p.package, name).toMatch(/^\.\/[\w/.-]+$/);
+      for (const u of p.upgrade ?? []) expect(u, name).toMatch(/^[\w./-]+@v\d+\.\d+\.\d+$/);
+      expect(p.why.length, name).toBeGreaterThan(10);
+    }
+    // the fga CLI's openfga upgrade is the server version the stack runs
+    expect(pins.fga!.upgrade).toEqual([`${pins.openfga!.module}@${pins.openfga!.version}`]);
+  });
+
+  it('builds OpenSearch 2.19.x from Maven artifacts only under the search profile', () => {
+    const os = pins.opensearch!;
+    expect(os.kind).toBe('maven-java');
+    expect(PROFILES).toContain(os.profile);
+    expect(SERVICES.find((s) => s.name === 'opensearch')?.profile).toBe(os.profile);
+    for (const a of os.artifacts!) expect(a).toMatch(/^[\w.-]+:[\w.-]+:\d+\.\d+\.\d+$/);
+    const opensearch = os.artifacts!.filter((a) => a.startsWith('org.opensearch'));
+    expect(opensearch.map((a) => a.split(':')[1]).sort()).toEqual(['analysis-common', 'opensearch', 'transport-netty4-client']);
+    expect(new Set(opensearch.map((a) => a.split(':')[2]))).toEqual(new Set(['2.19.6']));
+    expect(existsSync(new URL(os.launcher!, root))).toBe(true);
+  });
+
+  it('names each service once', () => {
+    const names = SERVICES.map((s) => s.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const s of SERVICES) if (s.profile) expect(PROFILES).toContain(s.profile);
+  });
+});
