@@ -71,6 +71,8 @@ export function createCrawlActivities(deps: ActivityDeps) {
       if (hook === undefined) throw ApplicationFailure.nonRetryable('crawl webhook is not configured', NON_RETRYABLE.dispatchRejected);
       const crawl = await getCrawl(db, input.crawlId);
       if (crawl === undefined) throw ApplicationFailure.nonRetryable(`crawl ${input.crawlId} does not exist`, NON_RETRYABLE.noCrawl);
+      // a row finished by hand (or by the API's dead-row recovery) is not dispatched again
+      if (crawl.state !== 'running') throw ApplicationFailure.nonRetryable(`crawl ${input.crawlId} is ${crawl.state}, not running`, NON_RETRYABLE.noCrawl);
       const pages = await levelPages(db, input.crawlId, input.depth);
       const hosts = [...new Set(pages.map((p) => p.host))];
       const notBefore = computeNotBefore(await lastFinishByHost(db, input.crawlId, hosts), crawl.per_host_delay_ms, hosts);

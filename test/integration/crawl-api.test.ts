@@ -291,7 +291,7 @@ describe('reading crawls', () => {
     const mk = async (orgId: string, state: 'succeeded' | 'failed', startedAt: string, taskIds: string[] = []) => {
       const row = await tdb.db
         .insertInto('crawls')
-        .values({ org_id: orgId, submitted_by: 'x', seeds: [`https://${orgId}.test/`], rules: '[]', max_depth: 0, max_pages: 5, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], state, stop_reason: state === 'failed' ? 'failed' : 'max_depth', started_at: startedAt, finished_at: startedAt })
+        .values({ org_id: orgId, submitted_by: 'x', seeds: [`https://${orgId}.test/`], rules: '[]', max_depth: 0, max_pages: 5, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], state, stop_reason: state === 'failed' ? 'failed' : 'max_depth', started_at: new Date(startedAt), finished_at: startedAt })
         .returning('id')
         .executeTakeFirstOrThrow();
       for (const [i, t] of taskIds.entries()) {
