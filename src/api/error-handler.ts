@@ -8,6 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Fasti
 import fp from 'fastify-plugin';
 import { BadRequestError, ConflictError, NotFoundError, UnauthenticatedError } from '../domain/errors.ts';
 import { IdentityProviderUnavailableError } from './identity.ts';
+import { UUID_PATTERN } from './schemas.ts';
 
 export interface ValidationDetail {
   /** where the bad value is: `body.maxDepth`, `querystring.before`, `params.id`, `body.seeds.0` */
@@ -25,9 +26,18 @@ export function validationDetails(errors: FastifySchemaValidationError[], contex
       .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.keyword === 'required' && typeof params.missingProperty === 'string') path.push(params.missingProperty);
     if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') path.push(params.additionalProperty);
-    const message = e.keyword === 'additionalProperties' ? 'is not allowed' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
-    return { field: [context, ...path].join('.'), message };
+    return { field: [context, ...path].join('.'), message: messageFor(e.keyword, params, e.message) };
   });
+}
+
+const FORMAT_NAMES: Record<string, string> = { uuid: 'a UUID', 'date-time': 'an ISO 8601 timestamp with a time zone (date-time)', uri: 'a URI', date: 'a date (YYYY-MM-DD)' };
+
+function messageFor(keyword: string, params: Record<string, unknown>, fallback: string | undefined): string {
+  if (keyword === 'additionalProperties') return 'is not allowed';
+  if (keyword === 'required') return 'is required';
+  if (keyword === 'format' && typeof params.format === 'string') return `must be ${FORMAT_NAMES[params.format] ?? params.format}`;
+  if (keyword === 'pattern' && params.pattern === UUID_PATTERN) return 'must be a UUID';
+  return fallback ?? 'is invalid';
 }
 
 const PG_CONFLICT = new Set(['23505']);

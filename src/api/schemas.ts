@@ -2,9 +2,13 @@
 // compiled strictly (no coercion, unknown keys are a 400), querystring schemas drop unknown keys
 // (see validatorCompilers in app.ts).
 
+/** A plain UUID (ajv's `uuid` format alone would also accept a `urn:uuid:` prefix). */
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+/** `:id` must be a UUID: anything else is a 400 before any lookup or authorization. */
 export const uuidParam = {
   type: 'object',
-  properties: { id: { type: 'string', format: 'uuid' } },
+  properties: { id: { type: 'string', format: 'uuid', pattern: UUID_PATTERN } },
   required: ['id'],
   additionalProperties: false,
 } as const;

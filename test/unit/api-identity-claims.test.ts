@@ -10,7 +10,7 @@ describe('identityFromClaims', () => {
     expect(identityFromClaims({ sub: 'alice' })).toEqual({ subject: 'alice', organizations: [] });
     expect(identityFromClaims({ sub: 'a', organizations: ['b', 'c', 'b'] }).organizations).toEqual(['b', 'c']);
   });
-  it.each([
+  it.each<[Record<string, unknown>, string]>([
     [{}, 'no sub'],
     [{ sub: '' }, 'empty sub'],
     [{ sub: 42 }, 'numeric sub'],
@@ -24,7 +24,7 @@ describe('identityFromClaims', () => {
     [{ sub: 'a', organizations: ['ok', 'bad org'] }, 'organization with a space'],
     [{ sub: 'a', organizations: Array.from({ length: MAX_ORGANIZATIONS + 1 }, (_, i) => `o${i}`) }, 'too many organizations'],
   ])('refuses %j (%s)', (claims) => {
-    expect(() => identityFromClaims(claims as Record<string, unknown>)).toThrow(IdentityClaimError);
+    expect(() => identityFromClaims(claims)).toThrow(IdentityClaimError);
   });
   it('accepts provider-style subjects with | and :', () => {
     expect(identityFromClaims({ sub: 'auth0|123:x' }).subject).toBe('auth0|123:x');

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validationDetails } from '../../src/api/error-handler.ts';
 import { pickerView, replayLink } from '../../src/api/picker.ts';
+import { UUID_PATTERN } from '../../src/api/schemas.ts';
 import { grantDuration, parseShareDuration, shareSubject, ShareUsageError } from '../../src/cli/fga-share.ts';
 import { fillPage, type ArchiveCursor } from '../../src/store/archives.ts';
 
@@ -97,8 +98,10 @@ describe('validationDetails', () => {
       { field: 'body.maxDepth', message: 'must be integer' },
       { field: 'body.seeds', message: 'is required' },
       { field: 'body.rules.0.extra', message: 'is not allowed' },
-      { field: 'body.a/b', message: 'must match format "uuid"' },
+      { field: 'body.a/b', message: 'must be a UUID' },
     ]);
+    expect(validationDetails([{ keyword: 'pattern', instancePath: '/id', schemaPath: '', params: { pattern: UUID_PATTERN }, message: 'must match pattern' }], 'params')).toEqual([{ field: 'params.id', message: 'must be a UUID' }]);
+    expect(validationDetails([{ keyword: 'format', instancePath: '/before', schemaPath: '', params: { format: 'date-time' }, message: 'x' }], 'querystring')[0]!.message).toContain('ISO 8601');
   });
 });
 

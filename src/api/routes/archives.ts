@@ -9,14 +9,12 @@ import { canView, viewableArchives } from '../../fga/authorize.ts';
 import { archiveCandidates, archiveView, fillPage, findArchive } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { errorResponses, noBody, notFoundResponse } from '../schemas.ts';
+import { errorResponses, noBody, notFoundResponse, uuidParam } from '../schemas.ts';
 
 /** A signed URL cannot be revoked: its lifetime is the gap between removing access and access ending. */
 export const SIGNED_URL_TTL_SECONDS = 300;
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
-
-const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 export const archiveSchema = {
   type: 'object',
@@ -51,12 +49,7 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
         summary: 'A short-lived signed URL for one archive',
         description: 'can_view is checked at HIGHER_CONSISTENCY right before signing. An unknown id and one you may not see give the same 404.',
         tags: ['archives'],
-        params: {
-          type: 'object',
-          properties: { id: { type: 'string', format: 'uuid', pattern: UUID_PATTERN } },
-          required: ['id'],
-          additionalProperties: false,
-        },
+        params: uuidParam,
         body: noBody,
         response: {
           200: {
