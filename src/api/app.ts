@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   // 3. routes
   app.get(
     '/api/openapi.json',
-    { config: { public: true }, schema: { hide: true, response: { 200: { type: 'object', additionalProperties: true } } } },
+    { config: { public: true }, schema: { hide: true, querystring: { type: 'object', properties: {}, additionalProperties: false }, response: { 200: { type: 'object', additionalProperties: true } } } },
     async () => app.swagger(),
   );
   app.get(

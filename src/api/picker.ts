@@ -49,7 +49,7 @@ function credentialsForm(mode: IdentityMode): string {
   <label>Bearer token (paste a JWT from your identity provider)<textarea id="token" name="token" required spellcheck="false"></textarea></label>
   <button id="list" type="submit">List archives</button>
 </form>
-<p class="hint">This API verifies JWTs; the dev name headers are not accepted. For local development, <code>npm run issuer</code> mints one: <code>curl -s -X POST 127.0.0.1:7071/token -H 'content-type: application/json' -d '{"subject":"alice","organizations":["acme"]}'</code>.</p>`;
+<p class="hint">This API verifies JWTs; the dev name headers are not accepted. For local development, the dev issuer (<code>npm run issuer</code>, on 127.0.0.1 only) mints one: <code>POST /token {"subject":"alice","organizations":["acme"]}</code>; paste its <code>access_token</code>.</p>`;
   }
   return `<p id="notice" class="notice">This API identifies nobody, so every request is refused (401). Set <code>CAPTURE_LEDGER_DEV_IDENTITY=1</code> for development, or <code>CAPTURE_LEDGER_OIDC_ISSUER</code> to accept JWTs, and restart the API.</p>`;
 }
