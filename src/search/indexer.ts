@@ -80,7 +80,8 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
   return out;
 }
 
-const READ_CONCURRENCY = 16;
+// the S3 client keeps at most 50 sockets per host; an object store answers many small GETs at once
+const READ_CONCURRENCY = 48;
 /** archives per bulk request */
 const BULK_ARCHIVES = 250;
 
