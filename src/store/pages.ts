@@ -124,12 +124,11 @@ export async function insertCandidates(db: Q, crawlId: string, depth: number, ca
 export async function cutLevel(db: Q, crawlId: string, depth: number, slots: number): Promise<{ kept: number; cut: number }> {
   await sql`
     UPDATE crawl_pages SET state = 'skipped', skip_reason = ${MAX_PAGES_SKIP}
-    WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
-      AND id NOT IN (
-        SELECT id FROM crawl_pages
-        WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
-        ORDER BY id LIMIT ${Math.max(0, slots)}
-      )
+    WHERE id IN (
+      SELECT id FROM crawl_pages
+      WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
+      ORDER BY id OFFSET ${Math.max(0, slots)}
+    )
   `.execute(db);
   const r = await db
     .selectFrom('crawl_pages')
