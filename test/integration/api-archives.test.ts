@@ -7,6 +7,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { drain, insertArchive, insertJob, insertManyArchives, makeWacz } from '../support/ledger.ts';
 import type { Archive } from '../../src/db/types.ts';
+import { createUrlSigner } from '../../src/api/presign.ts';
 
 let tdb: TestDatabase;
 let store: TestStore;
@@ -56,6 +57,25 @@ describe('POST /api/archives/:id/url', () => {
     const got = await fetch(url);
     expect(got.status).toBe(200);
     expect(Buffer.from(await got.arrayBuffer()).equals(wacz)).toBe(true);
+  });
+
+  it('signs keys with spaces, non-ASCII and reserved characters so that they download', async () => {
+    const job = await insertJob(tdb.db, { orgId: 'odd', submittedBy: 'otto' });
+    const body = await makeWacz('https://example.test/odd', 'odd key');
+    const odd = await insertArchive(tdb.db, { crawlId: job, bucket: bucket(), body, s3: api.deps.s3, objectKey: `odd keys/${randomUUID()}/ä b+c(1)!'*~=&;.wacz` });
+    await drain(tdb.db, store.client);
+    const r = await sign(odd.id, devHeaders('otto'));
+    expect(r.status).toBe(200);
+    const got = await fetch(r.body.url as string);
+    expect(got.status).toBe(200);
+    expect(Buffer.from(await got.arrayBuffer()).equals(body)).toBe(true);
+  });
+
+  it('the bucket refuses a signed URL once it has expired', async () => {
+    const url = await createUrlSigner(api.config.s3)(acmeArchive.bucket, acmeArchive.object_key, 1);
+    expect((await fetch(url)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await fetch(url)).status).toBe(403);
   });
 
   it('the bucket really checks the signature: a tampered URL is refused', async () => {

@@ -1,14 +1,13 @@
 // The two archive endpoints. Signing is the only enforcement point: can_view at
 // HIGHER_CONSISTENCY immediately before the URL is signed. The list only decides what is shown
 // (one BatchCheck per chunk of candidates, default consistency).
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
 import { canView, viewableArchives } from '../../fga/authorize.ts';
 import { archiveCandidates, archiveView, fillPage, findArchive } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
+import { createUrlSigner } from '../presign.ts';
 import { errorResponses, noBody, notFoundResponse, uuidParam } from '../schemas.ts';
 
 /** A signed URL cannot be revoked: its lifetime is the gap between removing access and access ending. */
@@ -34,13 +33,10 @@ export const archiveSchema = {
   additionalProperties: false,
 } as const;
 
-/** A presigned GET for one object; signs only `host`, so a plain HTTP client can use it. */
-export async function signArchiveUrl(s3: S3Client, bucket: string, key: string): Promise<string> {
-  return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: SIGNED_URL_TTL_SECONDS });
-}
-
 export default async function archiveRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
-  const { db, fga, s3 } = opts.deps;
+  const { db, fga } = opts.deps;
+  // a presigned GET signing only `host`, so a plain HTTP client can use it
+  const signUrl = createUrlSigner(opts.deps.config.s3);
 
   app.post<{ Params: { id: string } }>(
     '/api/archives/:id/url',
@@ -70,7 +66,7 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
       // not exist" take the same path and the same time, and give the same 404.
       const [allowed, archive] = await Promise.all([canView(fga, identity, id), findArchive(db, id)]);
       if (!allowed || archive === undefined) throw new NotFoundError();
-      const url = await signArchiveUrl(s3, archive.bucket, archive.object_key);
+      const url = await signUrl(archive.bucket, archive.object_key, SIGNED_URL_TTL_SECONDS);
       request.log.info({ archiveId: id, subject: identity.subject }, 'signed archive url');
       return { url, expiresIn: SIGNED_URL_TTL_SECONDS };
     },
