@@ -3,28 +3,11 @@
 // S3RequestPresigner (from @aws-sdk/s3-request-presigner) is given the request directly: going
 // through getSignedUrl and the S3 client's middleware stack and endpoint rules costs ~1.8 ms of CPU
 // per URL here, the presigner alone ~0.2 ms — on the one call that every archive read goes through.
-import { createHash, createHmac } from 'node:crypto';
+import { Sha256 } from '@smithy/core/checksum';
+import { extendedEncodeURIComponent } from '@smithy/core/protocols';
 import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../config/env.ts';
-
-/** RFC 3986 encoding of one path segment (SigV4 for S3 signs the path exactly as sent). */
-export function encodeSegment(s: string): string {
-  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-/** The hash constructor the signer expects: new Sha256(secret?) with update() and async digest(). */
-class NodeSha256 {
-  private readonly h;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', typeof secret === 'string' ? secret : Buffer.from(secret as ArrayBuffer));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.h.update(typeof data === 'string' ? data : Buffer.from(data as ArrayBuffer));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.h.digest());
-  }
-}
+import { objectPath } from '../s3/object-path.ts';
 
 export type UrlSigner = (bucket: string, key: string, expiresIn: number) => Promise<string>;
 
@@ -34,10 +17,10 @@ export function createUrlSigner(s3: Config['s3']): UrlSigner {
   const presigner = new S3RequestPresigner({
     credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
     region: s3.region,
-    sha256: NodeSha256 as never,
+    sha256: Sha256,
   });
   return async (bucket, key, expiresIn) => {
-    const path = `${basePath}/${encodeSegment(bucket)}/${key.split('/').map(encodeSegment).join('/')}`;
+    const path = objectPath(basePath, bucket, key);
     const signed = await presigner.presign(
       {
         method: 'GET',
@@ -51,7 +34,7 @@ export function createUrlSigner(s3: Config['s3']): UrlSigner {
       { expiresIn },
     );
     const query = Object.entries(signed.query as Record<string, string>)
-      .map(([k, v]) => `${encodeSegment(k)}=${encodeSegment(v)}`)
+      .map(([k, v]) => `${extendedEncodeURIComponent(k)}=${extendedEncodeURIComponent(v)}`)
       .join('&');
     return `${endpoint.protocol}//${endpoint.host}${path}?${query}`;
   };

@@ -8,9 +8,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Sha256 } from '@smithy/core/checksum';
-import { extendedEncodeURIComponent, HttpRequest } from '@smithy/core/protocols';
+import { HttpRequest } from '@smithy/core/protocols';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Config } from '../config/env.ts';
+import { objectPath } from '../s3/object-path.ts';
 
 export type ObjectRead = { kind: 'ok'; text: string } | { kind: 'missing' } | { kind: 'unreadable'; error: string };
 
@@ -20,16 +21,6 @@ export interface ObjectReader {
 }
 
 const MAX_BODY = 64 * 1024 * 1024;
-
-/**
- * `/bucket/key` with every key segment encoded as the SDK's S3 serializer encodes a greedy
- * `{Key+}` label. S3 signs the path as sent (the signer is built with `uriEscapePath: false`),
- * so this one string is both signed and sent.
- */
-export function objectPath(basePath: string, bucket: string, key: string): string {
-  const base = basePath.replace(/\/+$/, '');
-  return `${base}/${extendedEncodeURIComponent(bucket)}/${key.split('/').map(extendedEncodeURIComponent).join('/')}`;
-}
 
 export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number; maxSockets?: number } = {}): ObjectReader {
   const endpoint = new URL(s3.endpoint);
