@@ -176,7 +176,7 @@ export function serviceSpec(name) {
         command() {
           return [
             tool.path,
-            ['run', '--datastore-engine', 'postgres', '--datastore-uri', env.CAPTURE_LEDGER_FGA_DATABASE_URL, '--http-addr', `127.0.0.1:${http}`, '--grpc-addr', `127.0.0.1:${grpc}`, '--metrics-enabled=false', '--datastore-metrics-enabled=false', '--playground-enabled=false', '--log-format', 'text'],
+            ['run', '--datastore-engine', 'postgres', '--datastore-uri', env.CAPTURE_LEDGER_FGA_DATABASE_URL, '--http-addr', `127.0.0.1:${http}`, '--grpc-addr', `127.0.0.1:${grpc}`, '--metrics-enabled=false', '--datastore-metrics-enabled=false', '--playground-enabled=false', '--log-format', 'text', '--log-level', 'warn'],
           ];
         },
         health: () => httpOk(`http://127.0.0.1:${http}/healthz`, (b) => b.includes('SERVING')),
