@@ -237,6 +237,8 @@ export function serviceSpec(name) {
               '-master.volumeSizeLimitMB=256',
               // no anonymous statistics to the outside; no Iceberg / Lance listeners
               '-master.telemetry=false',
+              // one master: after a restart it re-elects itself in a second, not the default 10
+              '-master.electionTimeout=1s',
               '-s3.port.iceberg=0',
               '-s3.port.lance=0',
               '-volume.max=0',
