@@ -4,12 +4,14 @@ export const CRAWL_WORKFLOW = 'crawl';
 export const RECONCILE_WORKFLOW = 'reconcile';
 export const OUTBOX_DRAIN_WORKFLOW = 'outboxDrain';
 export const INDEX_CRAWL_WORKFLOW = 'indexCrawl';
+export const INDEX_PENDING_WORKFLOW = 'indexPending';
 
 export const crawlWorkflowId = (crawlId: string): string => `crawl-${crawlId}`;
 
 export const SCHEDULES = {
   reconcile: { id: 'reconcile', cron: '17 3 * * *' },
   outboxDrain: { id: 'outbox-drain', every: '1m' },
+  searchIndex: { id: 'search-index', every: '10m' },
 } as const;
 
 /** Registered on the dev server by `npm run stack:up` so the Web UI can filter crawls. */

@@ -1,7 +1,7 @@
 // Temporal schedules, created idempotently when the worker starts. `temporal schedule trigger
 // --schedule-id outbox-drain` runs one by hand.
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { OUTBOX_DRAIN_WORKFLOW, RECONCILE_WORKFLOW, SCHEDULES } from '../../temporal.config.ts';
+import { INDEX_PENDING_WORKFLOW, OUTBOX_DRAIN_WORKFLOW, RECONCILE_WORKFLOW, SCHEDULES } from '../../temporal.config.ts';
 
 export function outboxDrainSchedule(taskQueue: string): ScheduleOptions {
   return {
@@ -9,6 +9,16 @@ export function outboxDrainSchedule(taskQueue: string): ScheduleOptions {
     spec: { intervals: [{ every: SCHEDULES.outboxDrain.every }] },
     action: { type: 'startWorkflow', workflowType: OUTBOX_DRAIN_WORKFLOW, workflowId: SCHEDULES.outboxDrain.id, taskQueue, args: [] },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+  };
+}
+
+/** indexPending every SCHEDULES.searchIndex.every: archives with indexed_at NULL get indexed. Only when search is configured. */
+export function searchIndexSchedule(taskQueue: string): ScheduleOptions {
+  return {
+    scheduleId: SCHEDULES.searchIndex.id,
+    spec: { intervals: [{ every: SCHEDULES.searchIndex.every }] },
+    action: { type: 'startWorkflow', workflowType: INDEX_PENDING_WORKFLOW, workflowId: SCHEDULES.searchIndex.id, taskQueue, args: [] },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '10 minutes' },
   };
 }
 

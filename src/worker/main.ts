@@ -1,12 +1,13 @@
 // `npm run worker`: the Temporal worker on config.temporal.taskQueue. Creates the schedules it
-// owns (outbox-drain every minute, reconcile daily) idempotently, then runs until SIGINT/SIGTERM.
+// owns (outbox-drain every minute, reconcile daily, search-index every 10 minutes when search is
+// configured) idempotently, then runs until SIGINT/SIGTERM.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
 import { createFgaClient } from '../fga/client.ts';
 import { createS3 } from '../s3/client.ts';
-import { ensureSchedules, outboxDrainSchedule, reconcileSchedule } from '../temporal/schedules.ts';
+import { ensureSchedules, outboxDrainSchedule, reconcileSchedule, searchIndexSchedule } from '../temporal/schedules.ts';
 import { createWorker } from './create.ts';
 
 const config = loadConfigOrExit();
@@ -17,7 +18,10 @@ const connection = await NativeConnection.connect({ address: config.temporal.add
 const clientConnection = await Connection.connect({ address: config.temporal.address });
 try {
   const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
-  const schedules = await ensureSchedules(client, [outboxDrainSchedule(config.temporal.taskQueue), reconcileSchedule(config.temporal.taskQueue)]);
+  const queue = config.temporal.taskQueue;
+  const wanted = [outboxDrainSchedule(queue), reconcileSchedule(queue)];
+  if (config.opensearch) wanted.push(searchIndexSchedule(queue));
+  const schedules = await ensureSchedules(client, wanted);
   for (const s of schedules) console.log(`schedule ${s.id}: ${s.action}`);
 } finally {
   await clientConnection.close();

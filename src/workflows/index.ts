@@ -4,4 +4,5 @@ export { crawl, levelReportedSignal, cancelSignal, progressQuery } from './crawl
 export type { CrawlWorkflowInput, CrawlWorkflowResult, LevelReported } from './crawl.ts';
 export { outboxDrain } from './outbox-drain.ts';
 export { reconcile } from './reconcile.ts';
+export { indexPending } from './index-pending.ts';
 export type { ReconcileWorkflowResult } from './reconcile.ts';

@@ -19,6 +19,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { ROOT } from '../support/env.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
+import { startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
 const execFileAsync = promisify(execFile);
 const INDEX = `cl-test-search-${randomBytes(4).toString('hex')}`;
@@ -291,15 +292,23 @@ describe('indexing', () => {
     await tdb.db.deleteFrom('archives').where('id', '=', bad.id).execute();
   });
 
-  it('rebuilds everything from one statement: UPDATE archives SET indexed_at = NULL', async () => {
+  it('rebuilds everything from one statement: UPDATE archives SET indexed_at = NULL', { timeout: 120_000 }, async () => {
     const before = await tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<number>().as('n')).where('indexed_at', 'is not', null).executeTakeFirstOrThrow();
     // the index itself is gone (a mapping change would do this), and only the column says so
     await search.client.indices.delete({ index: INDEX });
     forgetIndex(search);
     await sql`UPDATE archives SET indexed_at = NULL`.execute(tdb.db);
-    const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search });
-    const result = await acts.indexPending();
+    // what the worker's search-index schedule runs: the indexPending workflow on a real worker
+    const config = { ...api.config, temporal: { ...api.config.temporal, taskQueue: uniqueTaskQueue('search-rebuild') } };
+    const worker = await startTestWorker({ config, db: tdb.db, fga: store.client });
+    let result: unknown;
+    try {
+      result = await worker.client.workflow.execute('indexPending', { taskQueue: config.temporal.taskQueue, workflowId: `index-pending-${randomUUID()}`, args: [] });
+    } finally {
+      await worker.stop();
+    }
     expect(result).toEqual({ indexed: Number(before.n), pages: Number(before.n), failed: 0 });
+    const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search });
     const unindexed = await tdb.db.selectFrom('archives').select('id').where('indexed_at', 'is', null).execute();
     expect(unindexed).toEqual([]);
     expect((await search.client.count({ index: INDEX })).body.count).toBe(Number(before.n));
