@@ -189,7 +189,16 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
         budget += want;
         return false;
       }
-      const { units: planned, taken } = plan(rows);
+      // The `not in` above was built before the query went out; a row another lane failed in the
+      // meantime can still come back (that lane committed, releasing the lock, after adding the
+      // id). The set is current by now, so filter again: a failed row is tried once per drain.
+      const fresh = rows.filter((r) => !failedIds.has(r.id));
+      if (fresh.length === 0) {
+        budget += want;
+        lane.cursor = rows[rows.length - 1]!.id;
+        return true;
+      }
+      const { units: planned, taken } = plan(fresh);
       budget += want - taken.length;
       // Rows that fail or wait stay queued; the cursor keeps this pass from looping over them.
       lane.cursor = taken[taken.length - 1]!.id;

@@ -301,7 +301,11 @@ describe('faults: nothing is lost', () => {
     const result = await handle.result();
     expect(result.failed).toBe(0);
     expect(result.remaining).toBe(0);
-    expect(result.delivered).toBe(q1.length);
+    // The attempt that met OpenFGA coming back may have delivered part (or all) of the queue in
+    // some lanes while another lane still saw it down; that attempt fails and the next one
+    // delivers the rest. So the last attempt's count is at most the queue; what must hold is that
+    // the outbox is empty and every tuple is in OpenFGA exactly once.
+    expect(result.delivered).toBeLessThanOrEqual(q1.length);
     expect(await tdb.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
 
     // every expected tuple is in OpenFGA exactly once, and nothing else

@@ -149,6 +149,20 @@ describe('drainOutbox', () => {
     expect((await outbox()).map((row) => row.attempts)).toEqual([2, 2]);
   });
 
+  it('a refused tuple is tried once per drain, however many lanes race for it', async () => {
+    // lanes start their queries at once; one that was built before another lane failed the row
+    // must not take it again after that lane's commit released it
+    for (let round = 0; round < 8; round++) {
+      await t.db.deleteFrom('fga_outbox').execute();
+      const bad: Tuple = { user: 'user:olivia', relation: 'no_such_relation', object: `capture_job:${randomUUID()}` };
+      await enqueueTuples(t.db, [bad]);
+      const r = await drainOutbox(t.db, store.client, { batchSize: 1, concurrency: 8 });
+      expect(r).toEqual({ delivered: 0, failed: 1, remaining: 1 });
+      expect((await outbox()).map((row) => row.attempts)).toEqual([1]);
+    }
+    await t.db.deleteFrom('fga_outbox').execute();
+  });
+
   it('more than one write can carry: 250 tuples go in batches of at most 100', async () => {
     const tuples = Array.from({ length: 250 }, (_, i): Tuple => ({ user: `user:u${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` }));
     await enqueueTuples(t.db, tuples);
