@@ -1,12 +1,11 @@
 // npm start [-- --profile search]
 // Sets up whatever is missing (npm ci, .env, tools, stack:up, db:migrate, fga:deploy), then runs
-// the app's processes (api, worker, flow, issuer, replay — each one whose entry file exists) with
+// the app's processes (api, worker, flow, issuer, replay) with
 // prefixed output, and prints every URL. Ctrl-C stops the processes it started (the stack stays
 // up; `npm run stack:down` stops it).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { ROOT, loadEnv } from './lib/env.mjs';
-import { say, setup, parseProfileArgs, scriptEntry, runStep } from './lib/setup.mjs';
+import { say, setup, parseProfileArgs, runStep } from './lib/setup.mjs';
 
 const APPS = ['api', 'worker', 'flow', 'issuer', 'replay'];
 const DEMO_ORG = 'demo';
@@ -22,11 +21,9 @@ try {
 }
 
 const env = loadEnv({ fresh: true });
-if (existsSync(ROOT + 'src/cli/fga-grant.ts')) {
-  // the reference capture flow reports levels as subject capture-flow
-  say(`fga:grant submitter capture-flow ${DEMO_ORG}`);
-  await runStep('fga:grant', 'npm', ['run', '--silent', 'fga:grant', '--', 'submitter', 'capture-flow', DEMO_ORG]).catch((err) => say(`warning: ${err.message}`));
-}
+// the reference capture flow reports levels as subject capture-flow
+say(`fga:grant submitter capture-flow ${DEMO_ORG}`);
+await runStep('fga:grant', 'npm', ['run', '--silent', 'fga:grant', '--', 'submitter', 'capture-flow', DEMO_ORG]).catch((err) => say(`warning: ${err.message}`));
 
 const childEnv = { ...process.env };
 if (profiles.has('search') && !env.CAPTURE_LEDGER_OPENSEARCH_URL) {
@@ -51,11 +48,6 @@ function prefixed(name, color, stream, out) {
 }
 
 APPS.forEach((name, i) => {
-  const entry = scriptEntry(name);
-  if (!entry || !existsSync(ROOT + entry)) {
-    say(`${name}: not started (${entry ?? 'no script'} does not exist yet)`);
-    return;
-  }
   // its own process group, so Ctrl-C can stop npm, tsx and node together
   const child = spawn('npm', ['run', '--silent', name], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(name, child);

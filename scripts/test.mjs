@@ -1,10 +1,10 @@
 // npm test [-- vitest args, e.g. a path]
 // Sets up whatever is missing (npm ci, .env, tools, the stack with OpenSearch, db:migrate,
-// fga:deploy), then runs vitest over the unit and integration projects against the real stack.
+// fga:deploy, Debian's chromium for the browser test), then runs vitest over the unit and integration projects against the real stack.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { ROOT } from './lib/env.mjs';
-import { say, setup, parseProfileArgs } from './lib/setup.mjs';
+import { ensureChromium, say, setup, parseProfileArgs } from './lib/setup.mjs';
 
 const { rest } = parseProfileArgs(process.argv.slice(2));
 // the search tests run against a real OpenSearch node, so the test stack always has it
@@ -12,6 +12,7 @@ const profiles = new Set(['search']);
 
 try {
   await setup({ profiles });
+  await ensureChromium();
 } catch (err) {
   console.error(`npm test: setup failed: ${err.message}`);
   process.exit(1);

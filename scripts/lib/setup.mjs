@@ -34,14 +34,6 @@ function nodeModulesCurrent() {
   }
 }
 
-export function scriptEntry(name) {
-  const scripts = JSON.parse(readFileSync(ROOT + 'package.json', 'utf8')).scripts ?? {};
-  const s = scripts[name];
-  if (!s) return null;
-  const file = s.split(/\s+/).find((w) => /^(src|scripts|bench)\/.*\.(ts|mjs|js)$/.test(w));
-  return file ?? null;
-}
-
 /**
  * The shared setup. Tools and stack are imported (not spawned) so that a fresh clone without
  * node_modules still gets them right after `npm ci`.
@@ -49,14 +41,7 @@ export function scriptEntry(name) {
 export async function setup({ profiles = new Set() } = {}) {
   if (!nodeModulesCurrent()) {
     say('npm ci (node_modules missing or out of date)');
-    try {
-      await runStep('npm ci', 'npm', ['ci', '--no-audit', '--no-fund']);
-    } catch (err) {
-      // npm ci refuses a lock that lacks an optional dependency the registry does not serve
-      // (vite's napi-windows-process-start-time); npm install skips it and leaves the lock as is
-      say(`${err.message}; falling back to npm install`);
-      await runStep('npm install', 'npm', ['install', '--no-audit', '--no-fund']);
-    }
+    await runStep('npm ci', 'npm', ['ci', '--no-audit', '--no-fund']);
   }
   ensureDotEnv(say);
   say(`tools${profiles.size ? ` (profile ${[...profiles].join(',')})` : ''}`);
@@ -67,12 +52,25 @@ export async function setup({ profiles = new Set() } = {}) {
   await up(profiles);
   say('db:migrate');
   await runStep('db:migrate', 'npm', ['run', '--silent', 'db:migrate']);
-  if (existsSync(ROOT + (scriptEntry('fga:deploy') ?? 'src/cli/fga-deploy.ts'))) {
-    say('fga:deploy');
-    await runStep('fga:deploy', 'npm', ['run', '--silent', 'fga:deploy']);
-  } else {
-    say('fga:deploy skipped: src/cli/fga-deploy.ts does not exist yet');
+  say('fga:deploy');
+  await runStep('fga:deploy', 'npm', ['run', '--silent', 'fga:deploy']);
+}
+
+/**
+ * The picker's browser test drives Debian's chromium (playwright-core never downloads one). As
+ * root with apt, install it when it is missing; otherwise say what to install.
+ */
+export async function ensureChromium() {
+  if (existsSync('/usr/bin/chromium')) return;
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!root || !existsSync('/usr/bin/apt-get')) {
+    say('warning: /usr/bin/chromium is missing; the browser test needs Debian\'s chromium (apt-get install chromium)');
+    return;
   }
+  say("installing Debian's chromium for the browser test (apt-get, a minute or two)");
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  await runStep('chromium', 'apt-get', ['update', '-qq'], { env });
+  await runStep('chromium', 'apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { env });
 }
 
 export function parseProfileArgs(argv) {
