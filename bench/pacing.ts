@@ -96,10 +96,10 @@ function simulatedRun(captureMs: number, perHostDelayMs: number, hostParallelism
 }
 
 export async function run(): Promise<PacingBenchResult[]> {
+  // bench/run.ts prints the returned records as JSON lines (so does the direct run below)
   const results: PacingBenchResult[] = [];
   const emit = (r: PacingBenchResult): void => {
     results.push(r);
-    console.log(JSON.stringify(r));
   };
   for (const [c, d, p] of [
     [100, 300, 4],
@@ -114,7 +114,10 @@ export async function run(): Promise<PacingBenchResult[]> {
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   run().then(
-    (rs) => process.exit(rs.every((r) => r.ok) ? 0 : 1),
+    (rs) => {
+      for (const r of rs) console.log(JSON.stringify(r));
+      process.exit(rs.every((r) => r.ok) ? 0 : 1);
+    },
     (err: unknown) => {
       console.error(err);
       process.exit(1);
