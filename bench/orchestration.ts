@@ -62,7 +62,7 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
   const s3 = createS3(config.s3);
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  const app = await buildApp({ config, db: bench.db, fga, s3, temporal: client }, { logger: false, outbox: false });
+  const app = await buildApp({ config, db: bench.db, fga, s3, temporal: client }, { logger: false });
   const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
 
   // the project's activities, with admitLevel's start time recorded

@@ -1,6 +1,6 @@
 // The API, assembled in tiers:
 //   1. external plugins — OpenAPI (@fastify/swagger collects every route's schema);
-//   2. app plugins      — the error handler, identity (chosen once, at startup), the outbox timer;
+//   2. app plugins      — the error handler, identity (chosen once, at startup);
 //   3. routes           — one plain fastify plugin per group in src/api/routes/.
 // Validation: body schemas are compiled strictly (no type coercion; unknown keys are a 400 — write
 // `additionalProperties: false`); querystring schemas coerce and DROP unknown keys; params and
@@ -9,12 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { drainOutbox } from '../fga/outbox.ts';
 import type { AppDeps } from './deps.ts';
 import { errorHandlerPlugin } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { pickerRoutes } from './picker.ts';
-import { outboxTimerPlugin } from './plugins/outbox-timer.ts';
 import archiveRoutes from './routes/archives.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
 import crawlRoutes from './routes/crawls.ts';
@@ -27,8 +25,6 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** the identity resolver; default: selectIdentity(config.identity) */
   identity?: IdentityResolver;
-  /** run drainOutbox on a timer (default every 5 s); false turns it off (tests) */
-  outbox?: { intervalMs: number } | false;
 }
 
 type Part = 'body' | 'querystring' | 'params' | 'headers';
@@ -95,9 +91,6 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   await app.register(errorHandlerPlugin);
   const resolver = opts.identity ?? selectIdentity(deps.config.identity, app.log);
   await app.register(identityPlugin, { resolver });
-  if (opts.outbox !== false) {
-    await app.register(outboxTimerPlugin, { intervalMs: opts.outbox?.intervalMs ?? 5000, drain: () => drainOutbox(deps.db, deps.fga) });
-  }
 
   // 3. routes
   app.get(

@@ -1,6 +1,6 @@
 // `npm run api`: reads the configuration once (a bad value stops startup naming the variable),
 // builds the dependencies, listens, and shuts down gracefully on SIGINT/SIGTERM: stop accepting,
-// finish requests in flight and the outbox drain, then close the pools.
+// finish requests in flight, then close the pools. (Queued tuples are delivered by the worker.)
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig } from '../config/env.ts';

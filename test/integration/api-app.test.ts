@@ -69,7 +69,7 @@ describe('error handler and validation split', () => {
   beforeAll(async () => {
     const config = testApiConfig({ tdb, store, identity: 'dev' });
     const deps: AppDeps = { config, db: tdb.db, fga: store.client, s3: createS3(config.s3) };
-    app = await buildApp(deps, { logger: false, outbox: false });
+    app = await buildApp(deps, { logger: false });
     const job = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
     const existing = await insertArchive(tdb.db, { crawlId: job, bucket: config.s3.bucket });
     // test-only routes exercising the handler with real errors
@@ -159,24 +159,3 @@ describe('error handler and validation split', () => {
   });
 });
 
-describe('outbox timer', () => {
-  it('delivers a queued archive tuple by itself, so the archive becomes signable', async () => {
-    const timed = await startTestApi({ tdb, store, identity: 'dev', outbox: { intervalMs: 200 } });
-    try {
-      const job = await insertJob(tdb.db, { orgId: 'timer-org', submittedBy: 'tim' });
-      const archive = await insertArchive(tdb.db, { crawlId: job, bucket: timed.config.s3.bucket });
-      const deadline = Date.now() + 10_000;
-      let status = 0;
-      while (Date.now() < deadline) {
-        status = (await fetch(`${timed.url}/api/archives/${archive.id}/url`, { method: 'POST', headers: devHeaders('tim') })).status;
-        if (status === 200) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(status).toBe(200);
-      const left = await tdb.db.selectFrom('fga_outbox').select('id').where('object', '=', `archive:${archive.id}`).execute();
-      expect(left).toEqual([]);
-    } finally {
-      await timed.close();
-    }
-  });
-});

@@ -65,7 +65,7 @@ const taskQueue = uniqueTaskQueue('faults');
 
 /** The API on its fixed port: a fresh app instance each time (a restarted API process). */
 async function startApi(): Promise<FastifyInstance> {
-  const a = await buildApp(apiDeps, { logger: false, outbox: false });
+  const a = await buildApp(apiDeps, { logger: false });
   await a.listen({ host: '127.0.0.1', port: apiPort });
   return a;
 }

@@ -26,8 +26,6 @@ export interface TestApiOptions {
   identity?: TestIdentity;
   /** extra environment overrides for loadConfig */
   env?: Record<string, string | undefined>;
-  /** drainOutbox timer; default off */
-  outbox?: { intervalMs: number } | false;
   /** replace the resolver outright */
   resolver?: IdentityResolver;
   /** extra deps (e.g. temporal) */
@@ -67,7 +65,7 @@ export function testApiConfig(opts: Pick<TestApiOptions, 'tdb' | 'store' | 'iden
 export async function startTestApi(opts: TestApiOptions): Promise<TestApi> {
   const config = testApiConfig(opts);
   const deps: AppDeps = { config, db: opts.tdb.db, fga: opts.store.client, s3: createS3(config.s3), ...opts.deps };
-  const app = await buildApp(deps, { logger: process.env.CAPTURE_LEDGER_TEST_LOG ? { level: 'info' } : false, outbox: opts.outbox ?? false, identity: opts.resolver });
+  const app = await buildApp(deps, { logger: process.env.CAPTURE_LEDGER_TEST_LOG ? { level: 'info' } : false, identity: opts.resolver });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: address,
