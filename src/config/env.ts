@@ -207,13 +207,16 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-/** loadConfig for entry points: a bad value prints its one message and exits 1, without a stack. */
-export function loadConfigOrExit(env: Env = process.env): Config {
+/**
+ * loadConfig for entry points: a bad value prints its one message, prefixed with the process it
+ * stopped, and exits 1, without a stack.
+ */
+export function loadConfigOrExit(who = 'configuration', env: Env = process.env): Config {
   try {
     return loadConfig(env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    console.error(`configuration: ${err.message}`);
+    console.error(`${who}: ${err.message}`);
     process.exit(1);
   }
 }

@@ -1,19 +1,10 @@
 // npm run flow: the reference capture flow on 127.0.0.1:$CAPTURE_LEDGER_FLOW_PORT, standing in for
 // Windmill + BrowserHive. Point CAPTURE_LEDGER_CRAWL_WEBHOOK_URL at http://127.0.0.1:<port>/crawl.
-import { ConfigError, loadConfig } from '../config/env.ts';
+import { loadConfigOrExit } from '../config/env.ts';
 import { startFlow } from './server.ts';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`capture flow: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit('capture flow');
   const flow = await startFlow({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
   const auth = config.identity.mode === 'oidc' ? `JWTs from ${config.identity.issuer}/token` : config.identity.mode === 'dev' ? 'dev identity headers' : 'no credentials (every report will be 401)';
   console.log(`capture flow listening on ${flow.webhookUrl}; writing to s3://${config.s3.bucket}; reporting with ${auth}`);

@@ -3,20 +3,11 @@
 // configured to accept (CAPTURE_LEDGER_OIDC_ISSUER / _AUDIENCE) when set.
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfig } from '../config/env.ts';
+import { loadConfigOrExit } from '../config/env.ts';
 import { startIssuer } from './issuer.ts';
 import { loadOrCreateIssuerKey } from './keys.ts';
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`capture-ledger issuer: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit('capture-ledger issuer');
 
 const port = config.issuerPort;
 const issuerUrl = config.identity.mode === 'oidc' ? config.identity.issuer.replace(/\/+$/, '') : `http://127.0.0.1:${port}`;

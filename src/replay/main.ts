@@ -1,20 +1,11 @@
 // `npm run replay`: ReplayWeb.page on 127.0.0.1:CAPTURE_LEDGER_REPLAY_PORT (8899), with
 // /wacz/<key> served from CAPTURE_LEDGER_S3_BUCKET.
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfig } from '../config/env.ts';
+import { loadConfigOrExit } from '../config/env.ts';
 import { createS3 } from '../s3/client.ts';
 import { buildReplayServer } from './server.ts';
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(`capture-ledger replay: ${err.message}`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit('capture-ledger replay');
 const s3 = createS3(config.s3);
 const app = await buildReplayServer({ s3, bucket: config.s3.bucket, logger: { level: 'info' } });
 closeWithGrace({ delay: 5000 }, async () => {

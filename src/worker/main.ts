@@ -1,30 +1,29 @@
 // `npm run worker`: the Temporal worker on config.temporal.taskQueue. Creates the schedules it
 // owns (outbox-drain every minute, reconcile daily, search-index every 10 minutes when search is
 // configured) idempotently, then runs until SIGINT/SIGTERM.
-import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
 import { createFgaClient } from '../fga/client.ts';
 import { createS3 } from '../s3/client.ts';
+import { createTemporalClient } from '../temporal/client.ts';
 import { ensureSchedules, outboxDrainSchedule, reconcileSchedule, searchIndexSchedule } from '../temporal/schedules.ts';
 import { createWorker } from './create.ts';
 
-const config = loadConfigOrExit();
+const config = loadConfigOrExit('capture-ledger worker');
 const db = createDb(config.databaseUrl);
 const deps = { config, db, s3: createS3(config.s3), fga: createFgaClient(config.fga) };
 
 const connection = await NativeConnection.connect({ address: config.temporal.address });
-const clientConnection = await Connection.connect({ address: config.temporal.address });
+const temporal = await createTemporalClient(config.temporal, { lazy: false });
 try {
-  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
   const queue = config.temporal.taskQueue;
   const wanted = [outboxDrainSchedule(queue), reconcileSchedule(queue)];
   if (config.opensearch) wanted.push(searchIndexSchedule(queue));
-  const schedules = await ensureSchedules(client, wanted);
+  const schedules = await ensureSchedules(temporal.client, wanted);
   for (const s of schedules) console.log(`schedule ${s.id}: ${s.action}`);
 } finally {
-  await clientConnection.close();
+  await temporal.close();
 }
 
 const worker = await createWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, deps });
