@@ -9,20 +9,17 @@
 //   → {"bench":"search-index","pages":10000,"seconds":…,"pagesPerSecond":…}
 //   → {"bench":"search-query","queries":…,"p50Ms":…,"p99Ms":…,"goalP50Ms":100,"met":true,…}
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { OpenFgaClient } from '@openfga/sdk';
-import { transformer } from '@openfga/syntax-transformer';
 import { writeWacz } from '../src/domain/wacz/write.ts';
 import { archiveTuples, jobTuples, type Tuple } from '../src/fga/tuples.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { createSearchIndex } from '../src/search/client.ts';
 import { indexPending } from '../src/search/indexer.ts';
 import { queryIndex, searchForCaller } from '../src/search/query.ts';
+import { createTestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 export interface SearchBenchOptions {
   pages?: number;
@@ -87,11 +84,8 @@ export async function run(opts: SearchBenchOptions = {}): Promise<Record<string,
   const bench = await createBenchDatabase(config.databaseUrl);
 
   // an OpenFGA store of its own with the project's model
-  const admin = new OpenFgaClient({ apiUrl: config.fga.apiUrl });
-  const store = await admin.createStore({ name: `bench-search-${randomBytes(4).toString('hex')}` });
-  const scoped = new OpenFgaClient({ apiUrl: config.fga.apiUrl, storeId: store.id });
-  const model = await scoped.writeAuthorizationModel(transformer.transformDSLToJSONObject(readFileSync(ROOT + 'fga/model.fga', 'utf8')) as never);
-  const fga = new OpenFgaClient({ apiUrl: config.fga.apiUrl, storeId: store.id, authorizationModelId: model.authorization_model_id });
+  const store = await createTestStore();
+  const fga = store.client;
 
   try {
     // crawls, one per organization, with their capture_job tuples
@@ -227,7 +221,7 @@ export async function run(opts: SearchBenchOptions = {}): Promise<Record<string,
   } finally {
     await search.client.indices.delete({ index }, { ignore: [404] }).catch(() => undefined);
     await search.client.close();
-    await admin.deleteStore({ storeId: store.id }).catch(() => undefined);
+    await fga.deleteStore().catch(() => undefined);
     await bench.drop();
     s3.destroy();
   }

@@ -1,24 +1,14 @@
 // Shared by the crawl benchmarks: a fresh, migrated database of their own (dropped afterwards),
 // the project's configuration, and percentiles.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { loadConfig, type Config } from '../src/config/env.ts';
 import { createDb, type Db } from '../src/db/connect.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { testConfig } from '../test/support/config.ts';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-/** .env.example, .env, .env.local (the later wins), then overrides. */
-export function benchConfig(overrides: Record<string, string> = {}): Config {
-  for (const f of ['.env.example', '.env', '.env.local']) if (existsSync(ROOT + f)) process.loadEnvFile(ROOT + f);
-  return loadConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unset', CAPTURE_LEDGER_FGA_MODEL_ID: 'unset', ...stripEmpty(process.env), ...overrides });
-}
-
-function stripEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
-}
+/** The project's configuration as the tests read it (.env.example, .env, .env.local: the later wins), then overrides. */
+export const benchConfig = testConfig;
 
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);
