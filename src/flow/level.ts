@@ -105,8 +105,8 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
         return;
       }
       // a Crawl-delay learnt just now may push this host's next submit later
-      const wait = pacer.readyAt(host) - Date.now();
-      if (wait > 0) await sleep(wait);
+      // (a timer may fire a millisecond early by Date.now(): wait until the clock says so)
+      for (let wait = pacer.readyAt(host) - Date.now(); wait > 0; wait = pacer.readyAt(host) - Date.now()) await sleep(wait);
 
       const taskId = randomUUID();
       const submittedAt = Date.now();

@@ -113,7 +113,11 @@ export interface Site {
   close(): Promise<void>;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** At least `ms` by Date.now(): a timer may fire a millisecond early by that clock. */
+const sleep = async (ms: number): Promise<void> => {
+  const until = Date.now() + ms;
+  for (let left = ms; left > 0; left = until - Date.now()) await new Promise((r) => setTimeout(r, left));
+};
 
 export async function startSite(opts: SiteOptions): Promise<Site> {
   const names = Object.keys(opts.hosts);
