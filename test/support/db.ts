@@ -3,10 +3,15 @@
 // per file.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { createDb, type Db } from '../../src/db/connect.ts';
 import { loadProjectEnv } from './env.ts';
 
-export const TEMPLATE_DB = 'capture_ledger_template';
+/** One migrated template per test run (global setup names it), so two runs at once never race
+ * on creating or dropping the same template. */
+export function newTemplateName(): string {
+  return `capture_ledger_template_${randomBytes(4).toString('hex')}`;
+}
 
 export function adminUrl(databaseUrl: string, database = 'postgres'): string {
   const u = new URL(databaseUrl);
@@ -28,7 +33,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = new pg.Client({ connectionString: adminUrl(base) });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DB}`);
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDb')}`);
   } finally {
     await admin.end();
   }

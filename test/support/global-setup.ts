@@ -1,12 +1,12 @@
 // Integration tests run against the real stack started by `npm run stack:up` (npm test does
 // it). This checks each service answers, builds the migrated template database, and bundles the
 // workflows once for every worker the tests start.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.ts';
-import { adminUrl, TEMPLATE_DB } from './db.ts';
+import { adminUrl, newTemplateName } from './db.ts';
 import { loadProjectEnv, ROOT } from './env.ts';
 
 async function reachable(name: string, url: string): Promise<void> {
@@ -17,7 +17,7 @@ async function reachable(name: string, url: string): Promise<void> {
   }
 }
 
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   loadProjectEnv();
   const base = process.env.CAPTURE_LEDGER_DATABASE_URL!;
   await reachable('OpenFGA', `${process.env.CAPTURE_LEDGER_FGA_API_URL}/healthz`);
@@ -29,27 +29,39 @@ export default async function setup(project: TestProject): Promise<void> {
   } catch (err) {
     throw new Error(`Postgres does not answer at ${adminUrl(base)} (${(err as Error).message}); run \`npm run stack:up\``);
   }
+  const template = newTemplateName();
   try {
-    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`);
+    await admin.query(`CREATE DATABASE ${template}`);
   } finally {
     await admin.end();
   }
-  await migrate(adminUrl(base, TEMPLATE_DB));
+  await migrate(adminUrl(base, template));
+  project.provide('templateDb', template);
 
   const workflows = ROOT + 'src/workflows/index.ts';
   if (existsSync(workflows)) {
     const { bundleWorkflowCode } = await import('@temporalio/worker');
     const { code } = await bundleWorkflowCode({ workflowsPath: workflows, logger: undefined });
     mkdirSync(ROOT + '.stack/test', { recursive: true });
-    const path = ROOT + '.stack/test/workflow-bundle.js';
+    const path = ROOT + `.stack/test/workflow-bundle-${template}.js`;
     writeFileSync(path, code);
     project.provide('workflowBundlePath', path);
   }
+  return async () => {
+    rmSync(ROOT + `.stack/test/workflow-bundle-${template}.js`, { force: true });
+    const c = new pg.Client({ connectionString: adminUrl(base) });
+    await c.connect();
+    try {
+      await c.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    } finally {
+      await c.end();
+    }
+  };
 }
 
 declare module 'vitest' {
   export interface ProvidedContext {
     workflowBundlePath: string;
+    templateDb: string;
   }
 }

@@ -44,6 +44,8 @@ function parseHostPattern(p: string): { ascii: string } | { reason: string } {
   const labels = ascii.split('.');
   if (labels.includes('')) return { reason: 'a host name has no empty labels (leading, trailing or double dots)' };
   if (labels.some((l) => !ASCII_LABEL.test(l))) return { reason: 'not a host name' };
+  // Node 24's URL parser lets an xn-- label through even when it is not valid punycode
+  if (labels.some((l) => l.startsWith('xn--') && domainToUnicode(l) === l)) return { reason: 'not a host name' };
   if (ascii === p) return { ascii };
   if (p !== p.toLowerCase()) return { reason: 'host names must be lower-case' };
   // A Unicode spelling is taken only if it is exactly what its punycode reads back as.
