@@ -18,7 +18,24 @@ export interface DispatchBody {
   notBefore: Record<string, string>;
   /** follow pages also ask for the `links` format */
   pages: { url: string; follow: boolean }[];
+  /**
+   * The per-level report capability: a random secret minted for this level. The report (and
+   * every heartbeat) presents it in the CAPABILITY_HEADER; the ledger compares it in constant
+   * time. It is what ties a report to its dispatch: the reporter needs no grant on the org.
+   */
+  capability?: string;
+  /** where every artifact and manifest of this level goes: keys are `${artifactPrefix}<taskId>…`
+   * (ends with '/'); a manifestKey must be exactly `${artifactPrefix}<taskId>.result.json` */
+  artifactPrefix?: string;
+  /** ISO 8601: the level must be reported before this; every wait (Crawl-delay, notBefore, a
+   * slow host) is bounded by it, and a page that cannot start in time is reported failed */
+  deadline?: string;
+  /** where the flow POSTs heartbeats while it works on the level (same capability) */
+  heartbeatUrl?: string;
 }
+
+/** The header a level report and a heartbeat carry the dispatch's capability in. */
+export const CAPABILITY_HEADER = 'x-capture-capability';
 
 export type PageReportStatus = 'captured' | 'failed' | 'skipped';
 
