@@ -18,13 +18,13 @@ export const REQUIRED_ENV = [
 ] as const;
 
 export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    readonly value: string | undefined,
-    reason: string,
-  ) {
+  readonly variable: string;
+  readonly value: string | undefined;
+  constructor(variable: string, value: string | undefined, reason: string) {
     super(`${variable}=${JSON.stringify(value ?? '')}: ${reason}`);
     this.name = 'ConfigError';
+    this.variable = variable;
+    this.value = value;
   }
 }
 

@@ -11,29 +11,29 @@ export class NotFoundError extends Error {
 /** 409 */
 export class ConflictError extends Error {
   override name = 'ConflictError';
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
+  readonly details: Record<string, unknown>;
+  constructor(message: string, details: Record<string, unknown> = {}) {
     super(message);
+    this.details = details;
   }
 }
 
 /** 400 with a body that names the problem: { error: message, ...details } */
 export class BadRequestError extends Error {
   override name = 'BadRequestError';
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
+  readonly details: Record<string, unknown>;
+  constructor(message: string, details: Record<string, unknown> = {}) {
     super(message);
+    this.details = details;
   }
 }
 
 /** 401 { error: 'unauthenticated' } */
 export class UnauthenticatedError extends Error {
   override name = 'UnauthenticatedError';
-  constructor(readonly reason = 'unauthenticated') {
+  readonly reason: string;
+  constructor(reason = 'unauthenticated') {
     super(reason);
+    this.reason = reason;
   }
 }

@@ -66,7 +66,10 @@ export class Pacer<T> {
   private readonly perHostDelayMs: number;
   private readonly parallelism: number;
 
-  constructor(private readonly opts: PacingOptions) {
+  private readonly opts: PacingOptions;
+
+  constructor(opts: PacingOptions) {
+    this.opts = opts;
     if (!Number.isFinite(opts.perHostDelayMs) || opts.perHostDelayMs < 0) throw new RangeError(`perHostDelayMs must be ≥ 0, got ${opts.perHostDelayMs}`);
     if (!Number.isInteger(opts.hostParallelism) || opts.hostParallelism < 1) throw new RangeError(`hostParallelism must be an integer ≥ 1, got ${opts.hostParallelism}`);
     this.perHostDelayMs = opts.perHostDelayMs;
@@ -182,6 +185,15 @@ export class Pacer<T> {
 
   get done(): boolean {
     return this.inFlight === 0 && this.pending === 0;
+  }
+
+  /** Per host, as a heartbeat reports it: pages queued, whether one is in flight, and when the
+   * next capture may start (null: nothing recorded yet, it may start at once). */
+  snapshot(): { host: string; queued: number; inFlight: number; nextAllowedAt: number | null }[] {
+    return [...this.hosts.values()].map((s) => {
+      const ready = this.readyAt(s.host);
+      return { host: s.host, queued: s.queue.length, inFlight: s.inFlight ? 1 : 0, nextAllowedAt: Number.isFinite(ready) ? ready : null };
+    });
   }
 
   /** Last recorded finish per host (to carry spacing into the next level). */

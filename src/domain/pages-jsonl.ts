@@ -30,11 +30,10 @@ export interface ParsedPages {
 
 export class PagesJsonlError extends Error {
   override name = 'PagesJsonlError';
-  constructor(
-    readonly line: number,
-    reason: string,
-  ) {
+  readonly line: number;
+  constructor(line: number, reason: string) {
     super(`pages.jsonl line ${line}: ${reason}`);
+    this.line = line;
   }
 }
 

@@ -277,12 +277,11 @@ function groupBy(failed: { row: OutboxRow; error: string }[]): Map<string, Outbo
 }
 
 export class OutboxUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly result: DrainResult,
-  ) {
+  readonly result: DrainResult;
+  constructor(message: string, result: DrainResult) {
     super(message);
     this.name = 'OutboxUnavailableError';
+    this.result = result;
   }
 }
 

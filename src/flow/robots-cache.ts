@@ -28,11 +28,15 @@ export async function fetchRobotsTxt(pageUrl: string, userAgent: string): Promis
 export class RobotsCache {
   private readonly entries = new Map<string, { at: number; rules: Promise<RobotsRules>; host: string; delay?: number }>();
 
-  constructor(
-    private readonly fetchRobots: (pageUrl: string) => Promise<RobotsFetch>,
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly fetchRobots: (pageUrl: string) => Promise<RobotsFetch>;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(fetchRobots: (pageUrl: string) => Promise<RobotsFetch>, ttlMs: number, now: () => number = Date.now) {
+    this.fetchRobots = fetchRobots;
+    this.ttlMs = ttlMs;
+    this.now = now;
+  }
 
   get(pageUrl: string): Promise<RobotsRules> {
     const u = new URL(pageUrl);
