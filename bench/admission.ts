@@ -3,7 +3,7 @@
 // capture_submissions, archives with their outbox tuples, page rows, the next level and the
 // decisions in one transaction. Goal: over 300 pages/s on this machine.
 //
-//   npx tsx bench/admission.ts            (or through npm run bench)
+//   node bench/admission.ts            (or through npm run bench)
 //   → {"bench":"admission","pages":1000,"seconds":…,"pagesPerSecond":…,"goal":300,"met":true,…}
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';

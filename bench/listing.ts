@@ -1,7 +1,7 @@
 // Benchmark: GET /api/archives, first page of 50, for a caller who may see 10% of 10,000 archives
 // (every tenth row, so each candidate chunk is mostly filtered out). Goal: under 150 ms p50.
 //
-//   npx tsx bench/listing.ts     (or npm run bench -- listing)
+//   node bench/listing.ts     (or npm run bench -- listing)
 import { pathToFileURL } from 'node:url';
 import { drain, insertJob } from '../test/support/ledger.ts';
 import { percentile, printLines, round } from './support-crawl.ts';

@@ -2,7 +2,7 @@
 // route's 202 to the admitLevel activity starting, over the real API, Temporal dev server and an
 // in-process worker. Goal: p50 under 100 ms.
 //
-//   npx tsx bench/orchestration.ts        (or through npm run bench)
+//   node bench/orchestration.ts        (or through npm run bench)
 //   → {"bench":"orchestration","runs":20,"p50Ms":…,"p95Ms":…,"goalP50Ms":100,"met":true,…}
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

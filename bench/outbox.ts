@@ -1,7 +1,7 @@
 // Benchmark: delivering 10,000 queued tuples (archive parent tuples, as admission queues them) to
 // OpenFGA with drainOutbox. Goal: over 1,000 tuples/s.
 //
-//   npx tsx bench/outbox.ts     (or npm run bench -- outbox)
+//   node bench/outbox.ts     (or npm run bench -- outbox)
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { drainOutbox, enqueueTuples } from '../src/fga/outbox.ts';

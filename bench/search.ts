@@ -5,7 +5,7 @@
 // organization, so authorization drops about nine hits in ten.
 // Goals: query p50 under 100 ms with permission filtering; indexing pages per second reported.
 //
-//   npx tsx bench/search.ts            (or through npm run bench)
+//   node bench/search.ts            (or through npm run bench)
 //   → {"bench":"search-index","pages":10000,"seconds":…,"pagesPerSecond":…}
 //   → {"bench":"search-query","queries":…,"p50Ms":…,"p99Ms":…,"goalP50Ms":100,"met":true,…}
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@
 // same can_view question at HIGHER_CONSISTENCY, same contextual tuples) measured in the same run.
 // Goal: the API adds under 50% to the bare check's p99.
 //
-//   npx tsx bench/signing.ts     (or npm run bench -- signing)
+//   node bench/signing.ts     (or npm run bench -- signing)
 //   → {"bench":"signing","kind":"bare-check",...} {"bench":"signing","kind":"api",...} {"bench":"signing","kind":"summary",...}
 import { pathToFileURL } from 'node:url';
 import { canView } from '../src/fga/authorize.ts';

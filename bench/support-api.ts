@@ -48,7 +48,7 @@ export async function startBenchApi(): Promise<ApiBench> {
     CAPTURE_LEDGER_API_HOST: '127.0.0.1',
     CAPTURE_LEDGER_API_PORT: String(port),
   };
-  const child: ChildProcess = spawn(`${ROOT}node_modules/.bin/tsx`, ['src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, ['src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}`;

@@ -1,11 +1,14 @@
 // npm start [-- --profile search]
-// Sets up whatever is missing (npm ci, .env, tools, stack:up, db:migrate, fga:deploy), then runs
-// the app's processes (api, worker, flow, issuer, replay) with
-// prefixed output, and prints every URL. Ctrl-C stops the processes it started (the stack stays
-// up; `npm run stack:down` stops it).
+// Sets up whatever is missing (Node 24, npm ci, .env, tools, stack:up, db:migrate, fga:deploy,
+// Debian's chromium for the flow), then runs the app's processes (api, worker, flow, issuer,
+// replay) on that node with prefixed output, and prints every URL. Ctrl-C stops the processes it
+// started (the stack stays up; `npm run stack:down` stops it).
 import { spawn } from 'node:child_process';
 import { ROOT, loadEnv } from './lib/env.mjs';
-import { say, setup, parseProfileArgs, runStep } from './lib/setup.mjs';
+import { reexecOnProjectNode, scriptCommand } from './lib/node.mjs';
+import { ensureChromium, say, setup, parseProfileArgs, runStep } from './lib/setup.mjs';
+
+await reexecOnProjectNode(say);
 
 const APPS = ['api', 'worker', 'flow', 'issuer', 'replay'];
 const DEMO_ORG = 'demo';
@@ -15,6 +18,8 @@ const { profiles } = parseProfileArgs(process.argv.slice(2));
 
 try {
   await setup({ profiles });
+  // the reference capture flow drives Debian's chromium
+  await ensureChromium();
 } catch (err) {
   console.error(`npm start: setup failed: ${err.message}`);
   process.exit(1);
@@ -47,9 +52,12 @@ function prefixed(name, color, stream, out) {
   });
 }
 
+say(`apps on node ${process.version} (${process.execPath.replace(ROOT, '')})`);
 APPS.forEach((name, i) => {
-  // its own process group, so Ctrl-C can stop npm, tsx and node together
-  const child = spawn('npm', ['run', '--silent', name], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // the package.json script's node command, run without npm in between; its own process group,
+  // so Ctrl-C stops it and whatever it started together
+  const [node, args] = scriptCommand(name);
+  const child = spawn(node, args, { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(name, child);
   prefixed(name, COLORS[i % COLORS.length], child.stdout, process.stdout);
   prefixed(name, COLORS[i % COLORS.length], child.stderr, process.stderr);

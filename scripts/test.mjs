@@ -1,10 +1,14 @@
 // npm test [-- vitest args, e.g. a path]
-// Sets up whatever is missing (npm ci, .env, tools, the stack with OpenSearch, db:migrate,
-// fga:deploy, Debian's chromium for the browser test), then runs vitest over the unit and integration projects against the real stack.
+// Sets up whatever is missing (Node 24, npm ci, .env, tools, the stack with OpenSearch,
+// db:migrate, fga:deploy, Debian's chromium for the browser tests), then runs vitest on that node
+// over the unit and integration projects against the real stack.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { ROOT } from './lib/env.mjs';
+import { reexecOnProjectNode } from './lib/node.mjs';
 import { ensureChromium, say, setup, parseProfileArgs } from './lib/setup.mjs';
+
+await reexecOnProjectNode(say);
 
 const { rest } = parseProfileArgs(process.argv.slice(2));
 // the search tests run against a real OpenSearch node, so the test stack always has it
@@ -22,8 +26,8 @@ try {
 const results = ROOT + '.stack/test/vitest-results.json';
 const reporters = rest.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default', '--reporter=json', `--outputFile.json=${results}`];
 rmSync(results, { force: true });
-say(`vitest run ${rest.join(' ')}`.trim());
-const child = spawn('npx', ['vitest', 'run', ...reporters, ...rest], { cwd: ROOT, stdio: 'inherit' });
+say(`vitest run ${rest.join(' ')} (node ${process.version})`.replace(/ +\(/, ' ('));
+const child = spawn(process.execPath, [ROOT + 'node_modules/vitest/vitest.mjs', 'run', ...reporters, ...rest], { cwd: ROOT, stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
 child.on('close', (code, signal) => {
   if (reporters.length && existsSync(results)) {

@@ -3,6 +3,8 @@
 // Builds the pinned servers (tools.json, the one file with versions) into .tools/:
 //   kind "go":         go mod download -json MODULE@VERSION, then go build inside that module's
 //                      directory → .tools/bin/NAME (module cache and build cache under .tools/go)
+//   kind "node":       the pinned Node, only when the machine's is older than package.json engines
+//                      (scripts/lib/node.mjs) → .tools/node/bin/node
 //   kind "maven-java": Maven resolves the artifacts and their dependencies from Maven Central into
 //                      .tools/<name>/lib (local repository .tools/m2), javac compiles the launcher
 //                      into .tools/<name>/classes
@@ -12,6 +14,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { ROOT, TOOLS_DIR } from './lib/env.mjs';
+import { PINNED_NODE, nodeForProject } from './lib/node.mjs';
 import { TOOLS_BIN, onPath, readPins } from './lib/tools.mjs';
 
 const GO_DIR = TOOLS_DIR + 'go/';
@@ -243,7 +246,10 @@ export async function tools({ profiles = new Set(), only = [] } = {}) {
   const wanted = Object.entries(pins).filter(([name, pin]) => (only.length ? only.includes(name) : !pin.profile || profiles.has(pin.profile)));
   mkdirSync(TOOLS_BIN, { recursive: true });
   for (const [name, pin] of wanted) {
-    if (pin.kind === 'go') {
+    if (pin.kind === 'node') {
+      const node = await nodeForProject(say);
+      say(`node: ${node === PINNED_NODE ? `v${pin.version} in .tools/node` : `the machine's ${process.version}`}`);
+    } else if (pin.kind === 'go') {
       const p = onPath(name);
       if (p) {
         say(`${name}: using ${p} from PATH (not building ${pin.module}@${pin.version})`);

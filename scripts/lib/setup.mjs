@@ -1,5 +1,5 @@
-// What `npm start` and `npm test` both do first, each step only when it is needed:
-// npm ci, .env, tools, stack:up, db:migrate, fga:deploy.
+// What `npm start` and `npm test` both do first (after scripts/lib/node.mjs put them on Node 24),
+// each step only when it is needed: npm ci, .env, tools, stack:up, db:migrate, fga:deploy.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { ROOT, ensureDotEnv } from './env.mjs';
@@ -34,15 +34,18 @@ function nodeModulesCurrent() {
   }
 }
 
+export async function ensureNodeModules() {
+  if (nodeModulesCurrent()) return;
+  say(`npm ci (node_modules missing or out of date; node ${process.version})`);
+  await runStep('npm ci', 'npm', ['ci', '--no-audit', '--no-fund']);
+}
+
 /**
  * The shared setup. Tools and stack are imported (not spawned) so that a fresh clone without
  * node_modules still gets them right after `npm ci`.
  */
 export async function setup({ profiles = new Set() } = {}) {
-  if (!nodeModulesCurrent()) {
-    say('npm ci (node_modules missing or out of date)');
-    await runStep('npm ci', 'npm', ['ci', '--no-audit', '--no-fund']);
-  }
+  await ensureNodeModules();
   ensureDotEnv(say);
   say(`tools${profiles.size ? ` (profile ${[...profiles].join(',')})` : ''}`);
   const { tools } = await import('../tools.mjs');
@@ -57,20 +60,21 @@ export async function setup({ profiles = new Set() } = {}) {
 }
 
 /**
- * The picker's browser test drives Debian's chromium (playwright-core never downloads one). As
- * root with apt, install it when it is missing; otherwise say what to install.
+ * The capture flow and the picker's browser test drive Debian's chromium (playwright-core never
+ * downloads one). As root with apt, install it when it is missing; otherwise say what to install.
  */
 export async function ensureChromium() {
   if (existsSync('/usr/bin/chromium')) return;
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!root || !existsSync('/usr/bin/apt-get')) {
-    say('warning: /usr/bin/chromium is missing; the browser test needs Debian\'s chromium (apt-get install chromium)');
+    say('warning: /usr/bin/chromium is missing; the capture flow and the browser tests need Debian\'s chromium (apt-get install chromium)');
     return;
   }
-  say("installing Debian's chromium for the browser test (apt-get, a minute or two)");
+  say("installing Debian's chromium (apt-get, a minute or two; its download lines follow)");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  await runStep('chromium', 'apt-get', ['update', '-qq'], { env });
-  await runStep('chromium', 'apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { env });
+  await runStep('chromium', 'apt-get', ['update', '-q'], { env });
+  await runStep('chromium', 'apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'], { env });
+  say('chromium installed');
 }
 
 export function parseProfileArgs(argv) {

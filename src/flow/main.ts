@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit('capture flow');
   const flow = await startFlow({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
   const auth = config.identity.mode === 'oidc' ? `JWTs from ${config.identity.issuer}/token` : config.identity.mode === 'dev' ? 'dev identity headers' : 'no credentials (every report will be 401)';
-  console.log(`capture flow listening on ${flow.webhookUrl}; writing to s3://${config.s3.bucket}; reporting with ${auth}`);
+  console.log(`capture flow listening on ${flow.webhookUrl}; writing to s3://${config.s3.bucket}; reporting with ${auth}; node ${process.version}`);
   const stop = (): void => {
     console.log('capture flow: stopping (finishing levels in progress)');
     flow.close().then(

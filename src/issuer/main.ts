@@ -18,7 +18,7 @@ if (config.identity.mode === 'oidc' && config.identity.issuer !== issuerUrl) {
 }
 const key = await loadOrCreateIssuerKey(fileURLToPath(new URL('../../.stack/issuer/', import.meta.url)));
 const issuer = await startIssuer({ port, host: '127.0.0.1', issuerUrl, audience, key });
-console.log(`capture-ledger dev issuer on http://127.0.0.1:${port} (iss ${issuer.url}, aud ${audience}) — mints a token for anyone: loopback only`);
+console.log(`capture-ledger dev issuer on http://127.0.0.1:${port} (iss ${issuer.url}, aud ${audience}) — mints a token for anyone: loopback only; node ${process.version}`);
 console.log(`  curl -s -X POST http://127.0.0.1:${port}/token -H 'content-type: application/json' -d '{"subject":"alice","organizations":["acme"]}'`);
 
 closeWithGrace({ delay: 5000 }, async () => {

@@ -13,4 +13,4 @@ closeWithGrace({ delay: 5000 }, async () => {
   s3.destroy();
 });
 await app.listen({ host: '127.0.0.1', port: config.replayPort });
-app.log.info(`ReplayWeb.page on http://127.0.0.1:${config.replayPort} — open /?source=/wacz/<objectKey> (bucket ${config.s3.bucket})`);
+app.log.info(`ReplayWeb.page on http://127.0.0.1:${config.replayPort} — open /?source=/wacz/<objectKey> (bucket ${config.s3.bucket}), node ${process.version}`);

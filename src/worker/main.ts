@@ -27,7 +27,7 @@ try {
 }
 
 const worker = await createWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, deps });
-console.log(`worker on task queue ${config.temporal.taskQueue} at ${config.temporal.address} (namespace ${config.temporal.namespace})`);
+console.log(`worker on task queue ${config.temporal.taskQueue} at ${config.temporal.address} (namespace ${config.temporal.namespace}), node ${process.version}`);
 try {
   // The worker shuts down gracefully on SIGINT/SIGTERM by itself.
   await worker.run();

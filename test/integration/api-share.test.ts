@@ -98,20 +98,19 @@ describe('fga:share / fga:unshare through the API', () => {
       CAPTURE_LEDGER_FGA_STORE_ID: config.fga.storeId,
       CAPTURE_LEDGER_FGA_MODEL_ID: config.fga.modelId,
     };
-    const tsx = `${ROOT}node_modules/.bin/tsx`;
-    const shared = await run(tsx, ['src/cli/fga-share.ts', 'share', archive.id, 'rita', '15m'], { cwd: ROOT, env });
+    const shared = await run(process.execPath, ['src/cli/fga-share.ts', 'share', archive.id, 'rita', '15m'], { cwd: ROOT, env });
     expect(shared.stdout).toContain(`shared archive:${archive.id} with user:rita until`);
     expect(shared.stdout).toContain('grant_duration: 900s');
     expect(shared.stdout).toContain('user:rita can view it now');
     expect(await sign(archive.id, 'rita')).toBe(200);
-    const unshared = await run(tsx, ['src/cli/fga-share.ts', 'unshare', archive.id, 'rita'], { cwd: ROOT, env });
+    const unshared = await run(process.execPath, ['src/cli/fga-share.ts', 'unshare', archive.id, 'rita'], { cwd: ROOT, env });
     expect(unshared.stdout).toContain(`unshared archive:${archive.id} with user:rita`);
     expect(unshared.stdout).toContain('user:rita cannot view it');
     expect(await sign(archive.id, 'rita')).toBe(404);
-    const bad = await run(tsx, ['src/cli/fga-share.ts', 'share', archive.id, 'rita', 'forever'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(process.execPath, ['src/cli/fga-share.ts', 'share', archive.id, 'rita', 'forever'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
     expect(bad).toMatchObject({ code: 2 });
     expect((bad as { stderr: string }).stderr).toContain('duration "forever"');
-    const usage = await run(tsx, ['src/cli/fga-share.ts', 'share', archive.id], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const usage = await run(process.execPath, ['src/cli/fga-share.ts', 'share', archive.id], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
     expect(usage).toMatchObject({ code: 2 });
   });
 });

@@ -200,8 +200,7 @@ describe('fga:deploy', () => {
     const storeName = `deploy-cli-${randomBytes(4).toString('hex')}`;
     storeNames.push(storeName);
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAPTURE_LEDGER_FGA_API_URL: apiUrl };
-    const tsx = join(ROOT, 'node_modules/.bin/tsx');
-    const r = await run(tsx, ['src/cli/fga-deploy.ts', '--store-name', storeName, '--env-local', envLocal], env);
+    const r = await run(process.execPath, ['src/cli/fga-deploy.ts', '--store-name', storeName, '--env-local', envLocal], env);
     expect(r.code).toBe(0);
     const m = /^CAPTURE_LEDGER_FGA_STORE_ID=(\S+)\nCAPTURE_LEDGER_FGA_MODEL_ID=(\S+)\n$/.exec(r.stdout);
     expect(m).not.toBeNull();
@@ -210,22 +209,21 @@ describe('fga:deploy', () => {
     const pinned = new OpenFgaClient({ apiUrl, storeId: m![1], authorizationModelId: m![2] });
     expect((await pinned.check({ user: 'user:x', relation: 'can_submit', object: 'organization:y' })).allowed).toBe(false);
 
-    const again = await run(tsx, ['src/cli/fga-deploy.ts', '--store-name', storeName, '--env-local', envLocal], env);
+    const again = await run(process.execPath, ['src/cli/fga-deploy.ts', '--store-name', storeName, '--env-local', envLocal], env);
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(r.stdout);
     expect(again.stderr).toContain('model unchanged');
   });
 
   it('refuses to write .env, and names a bad URL', { timeout: 180_000 }, async () => {
-    const tsx = join(ROOT, 'node_modules/.bin/tsx');
     const dir = tempDir();
     const envFile = join(dir, '.env');
     writeFileSync(envFile, 'KEEP=1\n');
-    const r = await run(tsx, ['src/cli/fga-deploy.ts', '--store-name', 'never-made', '--env-local', envFile], { PATH: process.env.PATH, CAPTURE_LEDGER_FGA_API_URL: apiUrl });
+    const r = await run(process.execPath, ['src/cli/fga-deploy.ts', '--store-name', 'never-made', '--env-local', envFile], { PATH: process.env.PATH, CAPTURE_LEDGER_FGA_API_URL: apiUrl });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('refusing to write');
     expect(readFileSync(envFile, 'utf8')).toBe('KEEP=1\n');
-    const bad = await run(tsx, ['src/cli/fga-deploy.ts', '--env-local', join(dir, 'x')], { PATH: process.env.PATH, CAPTURE_LEDGER_FGA_API_URL: '127.0.0.1:8080' });
+    const bad = await run(process.execPath, ['src/cli/fga-deploy.ts', '--env-local', join(dir, 'x')], { PATH: process.env.PATH, CAPTURE_LEDGER_FGA_API_URL: '127.0.0.1:8080' });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('CAPTURE_LEDGER_FGA_API_URL="127.0.0.1:8080"');
   });

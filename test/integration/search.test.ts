@@ -320,7 +320,7 @@ describe('indexing', () => {
 
   it('npm run search:index indexes what is unindexed', async () => {
     await tdb.db.updateTable('archives').set({ indexed_at: null }).where('id', '=', ids.japanese!).execute();
-    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/search-index.ts'], {
+    const { stdout } = await execFileAsync(process.execPath, ['src/cli/search-index.ts'], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -1,6 +1,7 @@
-// tools.json is the one file with the servers' versions; scripts/tools.mjs builds from it.
+// tools.json is the one file with the servers' versions (and Node's); scripts/tools.mjs builds from it.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { atLeast, enginesMinimum, nodePin, scriptCommand } from '../../scripts/lib/node.mjs';
 import { PROFILES, SERVICES } from '../../scripts/lib/services.mjs';
 
 interface Pin {
@@ -42,6 +43,40 @@ describe('tools.json', () => {
     expect(opensearch.map((a) => a.split(':')[1]).sort()).toEqual(['analysis-common', 'opensearch', 'transport-netty4-client']);
     expect(new Set(opensearch.map((a) => a.split(':')[2]))).toEqual(new Set(['2.19.6']));
     expect(existsSync(new URL(os.launcher!, root))).toBe(true);
+  });
+
+  it('pins Node to an exact 24.x LTS release that package.json engines accepts, and runs on it', () => {
+    const pin = nodePin();
+    expect(pin.kind).toBe('node');
+    expect(pin.version).toMatch(/^24\.\d+\.\d+$/);
+    expect(pin.package).toBe(`node-${process.platform}-${process.arch}`);
+    const min = enginesMinimum();
+    expect(min[0]).toBe(24);
+    expect(atLeast(pin.version, min)).toBe(true);
+    // the test run itself is on a node engines accepts (npm test brings the pin when needed)
+    expect(atLeast(process.version, min)).toBe(true);
+  });
+
+  it('compares versions numerically, part by part', () => {
+    expect(atLeast('v24.11.0', [24, 11, 0])).toBe(true);
+    expect(atLeast('24.22.3', [24, 11, 0])).toBe(true);
+    expect(atLeast('v24.9.9', [24, 11, 0])).toBe(false);
+    expect(atLeast('v20.20.2', [24, 11, 0])).toBe(false);
+    expect(atLeast('v100.0.0', [24, 11, 0])).toBe(true);
+    expect(atLeast('v24.11.1', [24, 11, 2])).toBe(false);
+  });
+
+  it('runs every app and command script with plain node through scripts/node, none with a transpiler', () => {
+    const scripts = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    for (const [name, script] of Object.entries(scripts)) expect(script, name).not.toMatch(/\btsx\b|ts-node|--import|--loader/);
+    for (const app of ['api', 'worker', 'flow', 'issuer', 'replay']) {
+      const [node, args] = scriptCommand(app);
+      expect(node).toBe(process.execPath);
+      expect(args.slice(0, 2)).toEqual(['--env-file-if-exists=.env', '--env-file-if-exists=.env.local']);
+      expect(args[2]).toBe(`src/${app}/main.ts`);
+      expect(existsSync(new URL(args[2]!, root))).toBe(true);
+    }
+    expect(() => scriptCommand('start')).toThrow(/must be "scripts\/node/);
   });
 
   it('names each service once', () => {
