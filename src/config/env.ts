@@ -1,6 +1,7 @@
 // Every environment variable the code reads is read here, once, and checked before anything
 // starts. A bad value stops startup with one message naming the variable and the value: read
 // per-request instead, a typo surfaces at 3am as a failure that never mentions the setting.
+import { AllowlistError, parseAllowlist, type AllowEntry } from '../domain/address-policy.ts';
 
 export const CAPTURE_FORMATS = ['png', 'webp', 'html', 'links', 'mhtml', 'wacz'] as const;
 export type CaptureFormat = (typeof CAPTURE_FORMATS)[number];
@@ -48,6 +49,8 @@ export interface Config {
   };
   flowPort: number;
   replayPort: number;
+  /** the address policy's settings (src/domain/address-policy.ts) */
+  capture: { allow: AllowEntry[]; deniedPorts: number[] };
 }
 
 type Env = Record<string, string | undefined>;
@@ -204,7 +207,63 @@ export function loadConfig(env: Env = process.env): Config {
     },
     flowPort: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 1, 65535),
     replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),
+    capture: { allow: captureAllow(env), deniedPorts: stackPorts(env) },
   };
+}
+
+function captureAllow(env: Env): AllowEntry[] {
+  const name = 'CAPTURE_LEDGER_CAPTURE_ALLOW';
+  const raw = optional(env, name) ?? '';
+  try {
+    return parseAllowlist(raw);
+  } catch (err) {
+    if (err instanceof AllowlistError) throw new ConfigError(name, raw, err.message);
+    throw err;
+  }
+}
+
+function portOf(v: string | undefined): number[] {
+  if (v === undefined) return [];
+  try {
+    const u = new URL(v.includes('://') ? v : `tcp://${v}`);
+    return u.port === '' ? [] : [Number(u.port)];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The stack's own ports, which an allowlisted CIDR never opens to a capture: Postgres, Temporal
+ * gRPC and UI, OpenFGA HTTP and gRPC, S3 and SeaweedFS's master, volume and filer (the three after
+ * it) with their +10000 gRPC ports, OpenSearch and its transport, and the app's own processes.
+ */
+export function stackPorts(env: Env): number[] {
+  const n = (name: string, fallback: number): number => {
+    const v = optional(env, name);
+    return v !== undefined && /^\d+$/.test(v) ? Number(v) : fallback;
+  };
+  const s3 = n('CAPTURE_LEDGER_S3_PORT', portOf(optional(env, 'CAPTURE_LEDGER_S3_ENDPOINT'))[0] ?? 8333);
+  const os = n('CAPTURE_LEDGER_OPENSEARCH_PORT', portOf(optional(env, 'CAPTURE_LEDGER_OPENSEARCH_URL'))[0] ?? 9200);
+  const ports = [
+    n('CAPTURE_LEDGER_PG_PORT', 55432),
+    ...portOf(optional(env, 'CAPTURE_LEDGER_DATABASE_URL')),
+    ...portOf(optional(env, 'CAPTURE_LEDGER_FGA_DATABASE_URL')),
+    n('CAPTURE_LEDGER_TEMPORAL_PORT', 7233),
+    ...portOf(optional(env, 'CAPTURE_LEDGER_TEMPORAL_ADDRESS')),
+    n('CAPTURE_LEDGER_TEMPORAL_UI_PORT', 8233),
+    n('CAPTURE_LEDGER_FGA_HTTP_PORT', 8080),
+    ...portOf(optional(env, 'CAPTURE_LEDGER_FGA_API_URL')),
+    n('CAPTURE_LEDGER_FGA_GRPC_PORT', 8081),
+    ...[0, 1, 2, 3].flatMap((i) => [s3 + i, s3 + i + 10000]),
+    ...portOf(optional(env, 'CAPTURE_LEDGER_S3_ENDPOINT')),
+    os,
+    os + 100,
+    n('CAPTURE_LEDGER_API_PORT', 7070),
+    n('CAPTURE_LEDGER_ISSUER_PORT', 7071),
+    n('CAPTURE_LEDGER_FLOW_PORT', 7072),
+    n('CAPTURE_LEDGER_REPLAY_PORT', 8899),
+  ];
+  return [...new Set(ports)].filter((p) => p >= 1 && p <= 65535).sort((a, b) => a - b);
 }
 
 /**

@@ -24,7 +24,16 @@ export type RobotsFetch =
   /** 4xx: no rules (RFC 9309 2.3.1.3) */
   | { kind: 'unavailable'; status: number }
   /** 5xx or too many redirects: assume complete disallow (RFC 9309 2.3.1.4) */
-  | { kind: 'unreachable'; status?: number; reason: string };
+  | { kind: 'unreachable'; status?: number; reason: string }
+  /** the address policy refused the host: nothing was sent, and the page is not fetched either */
+  | { kind: 'refused'; reason: string };
+
+/**
+ * Crawl-delay is capped here: a day between two captures of one host is already beyond any level
+ * deadline, and a larger value (86400 s is 8.6e7 ms; 1e9 s is not) would overflow Node's timers,
+ * which fire at once past 2^31-1 ms.
+ */
+export const MAX_CRAWL_DELAY_MS = 24 * 3600 * 1000;
 
 export interface RobotsRules {
   isAllowed(url: string): boolean;
@@ -32,16 +41,19 @@ export interface RobotsRules {
   crawlDelayMs: number | undefined;
   /** why everything is disallowed, when it is */
   disallowAll?: string;
+  /** the address policy refused the host (the page fails as refused rather than being skipped) */
+  refused?: string;
 }
 
 export function robotsFrom(fetched: RobotsFetch, url: string, agent = ROBOTS_AGENT): RobotsRules {
   if (fetched.kind === 'unavailable') return { isAllowed: () => true, crawlDelayMs: undefined };
+  if (fetched.kind === 'refused') return { isAllowed: () => false, crawlDelayMs: undefined, refused: fetched.reason };
   if (fetched.kind === 'unreachable') return { isAllowed: () => false, crawlDelayMs: undefined, disallowAll: fetched.reason };
   const robots = robotsParser(robotsUrl(url), fetched.body);
   const delay = robots.getCrawlDelay(agent);
   return {
     // robots-parser answers undefined for a URL on another origin: that is not ours to allow
     isAllowed: (u: string) => robots.isAllowed(u, agent) === true,
-    crawlDelayMs: delay !== undefined && Number.isFinite(delay) && delay >= 0 ? Math.round(delay * 1000) : undefined,
+    crawlDelayMs: delay !== undefined && Number.isFinite(delay) && delay >= 0 ? Math.min(MAX_CRAWL_DELAY_MS, Math.round(delay * 1000)) : undefined,
   };
 }

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RobotsFetch } from '../domain/robots.ts';
 import { startSite, type Site } from '../../test/support/site.ts';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAddressPolicy, parseAllowlist } from '../domain/address-policy.ts';
+import { createGuardedFetcher } from './fetch.ts';
 import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
+
+const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist('127.0.0.0/8')));
 
 describe('RobotsCache', () => {
   it('fetches once per origin while fresh, shares a fetch in progress, and fetches again after the TTL', async () => {
@@ -47,13 +53,48 @@ describe('fetchRobotsTxt against a real server', () => {
   afterAll(() => site.close());
 
   it('reads a 200, treats 4xx as no rules and 5xx as unreachable, follows a redirect', async () => {
-    expect(await fetchRobotsTxt(site.url('ok', '/a'), 'ua')).toEqual({ kind: 'ok', body: 'User-agent: *\nDisallow: /no\n' });
-    expect(await fetchRobotsTxt(site.url('missing', '/a'), 'ua')).toEqual({ kind: 'unavailable', status: 404 });
-    expect(await fetchRobotsTxt(site.url('down', '/a'), 'ua')).toMatchObject({ kind: 'unreachable', status: 503 });
+    expect(await fetchRobotsTxt(fetcher, site.url('ok', '/a'), 'ua')).toEqual({ kind: 'ok', body: 'User-agent: *\nDisallow: /no\n' });
+    expect(await fetchRobotsTxt(fetcher, site.url('missing', '/a'), 'ua')).toEqual({ kind: 'unavailable', status: 404 });
+    expect(await fetchRobotsTxt(fetcher, site.url('down', '/a'), 'ua')).toMatchObject({ kind: 'unreachable', status: 503 });
     expect(site.log.filter((r) => r.name === 'ok').map((r) => r.userAgent)).toEqual(['ua']);
-    expect(await fetchRobotsTxt(site.url('moved', '/a'), 'ua')).toEqual({ kind: 'ok', body: 'User-agent: *\nDisallow: /no\n' });
+    expect(await fetchRobotsTxt(fetcher, site.url('moved', '/a'), 'ua')).toEqual({ kind: 'ok', body: 'User-agent: *\nDisallow: /no\n' });
   });
   it('does not disallow a host that cannot be reached at all (its capture fails instead)', async () => {
-    expect(await fetchRobotsTxt('http://127.0.0.1:1/a', 'ua')).toEqual({ kind: 'unavailable', status: 0 });
+    expect(await fetchRobotsTxt(fetcher, 'http://127.0.0.1:1/a', 'ua')).toEqual({ kind: 'unavailable', status: 0 });
   });
 });
+
+describe('fetchRobotsTxt under the address policy and its deadline', () => {
+  let drip: Server;
+  let dripUrl: string;
+  beforeAll(async () => {
+    // answers at once, then sends one byte of robots.txt a second, for ever
+    drip = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const t = setInterval(() => res.write('#'), 1000);
+      res.on('close', () => clearInterval(t));
+    });
+    await new Promise<void>((r) => drip.listen(0, '127.0.0.2', r));
+    dripUrl = `http://127.0.0.2:${(drip.address() as AddressInfo).port}/page`;
+  });
+  afterAll(async () => {
+    drip.closeAllConnections();
+    await new Promise((r) => drip.close(r));
+  });
+
+  it('is refused, with nothing sent, for a host outside the policy', async () => {
+    const strict = createGuardedFetcher(createAddressPolicy());
+    const got = await fetchRobotsTxt(strict, dripUrl, 'ua');
+    expect(got.kind).toBe('refused');
+    expect(got.kind === 'refused' && got.reason).toContain('loopback');
+  });
+
+  it('gives up on a robots.txt that drips, at its overall deadline, as if there were none', async () => {
+    const started = Date.now();
+    expect(await fetchRobotsTxt(fetcher, dripUrl, 'ua', 1500)).toEqual({ kind: 'unavailable', status: 0 });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1400);
+    expect(took).toBeLessThan(10_000);
+  });
+});
+

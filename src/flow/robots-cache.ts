@@ -2,24 +2,32 @@
 // default here is shorter so a changed test site is seen). Concurrent asks share one fetch.
 import { robotsFrom, robotsUrl, type RobotsFetch, type RobotsRules } from '../domain/robots.ts';
 import { fetchFollowing, FetchError } from './fetch.ts';
+import type { Fetcher } from './fetcher.ts';
 
 /** RFC 9309 2.5: parse at least the first 500 KiB. */
 const MAX_ROBOTS_BYTES = 500 * 1024;
 
+/** The whole robots.txt fetch, redirects included: a server dripping a byte every few seconds
+ * cannot hold a host's captures beyond it. */
+export const ROBOTS_DEADLINE_MS = 15_000;
+
 /**
  * Fetches robots.txt: 2xx → its rules; 4xx → no rules; 5xx → everything disallowed. A host that
  * cannot be reached at all is not disallowed here: its page capture then fails as a network
- * error, which says what happened ("skipped by robots" would not).
+ * error, which says what happened ("skipped by robots" would not). A host the address policy
+ * refuses is 'refused': nothing was sent, and its pages fail as refused.
  */
-export async function fetchRobotsTxt(pageUrl: string, userAgent: string): Promise<RobotsFetch> {
+export async function fetchRobotsTxt(fetcher: Fetcher, pageUrl: string, userAgent: string, deadlineMs = ROBOTS_DEADLINE_MS): Promise<RobotsFetch> {
+  const deadline = AbortSignal.timeout(deadlineMs);
   try {
-    const r = await fetchFollowing(robotsUrl(pageUrl), { userAgent, maxRedirects: 5, timeoutMs: 10_000, accept: 'text/plain,*/*;q=0.5', maxBytes: 4 * MAX_ROBOTS_BYTES });
+    const r = await fetchFollowing(fetcher, robotsUrl(pageUrl), { userAgent, maxRedirects: 5, timeoutMs: deadlineMs, signal: deadline, accept: 'text/plain,*/*;q=0.5', maxBytes: 4 * MAX_ROBOTS_BYTES });
     const status = r.final.response.status;
     if (status >= 200 && status < 300) return { kind: 'ok', body: r.final.response.body.subarray(0, MAX_ROBOTS_BYTES).toString('utf8') };
     if (status >= 400 && status < 500) return { kind: 'unavailable', status };
     if (status >= 500) return { kind: 'unreachable', status, reason: `robots.txt answered ${status}` };
     return { kind: 'unavailable', status };
   } catch (err) {
+    if (err instanceof FetchError && err.type === 'refused') return { kind: 'refused', reason: err.message };
     if (err instanceof FetchError && err.type === 'redirects') return { kind: 'unreachable', reason: `robots.txt: ${err.message}` };
     return { kind: 'unavailable', status: 0 };
   }

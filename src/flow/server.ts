@@ -19,6 +19,8 @@ import { KnobError, mergeKnobs, parseKnobs, type FlowKnobs } from './knobs.ts';
 import { captureLevel, HostLog, parseNotBefore } from './level.ts';
 import { authFromConfig, DEFAULT_RETRY, sendReport, type ReportAuth, type ReportOutcome, type RetryPolicy } from './report.ts';
 import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
+import { createAddressPolicy } from '../domain/address-policy.ts';
+import { createGuardedFetcher, type Resolver } from './fetch.ts';
 import { createS3 } from '../s3/client.ts';
 import { s3Store, type ArtifactStore } from './store.ts';
 
@@ -45,7 +47,7 @@ export interface LevelRun {
 }
 
 export interface FlowOptions {
-  config: Pick<Config, 's3' | 'crawl' | 'identity' | 'flowPort'>;
+  config: Pick<Config, 's3' | 'crawl' | 'identity' | 'flowPort' | 'capture'>;
   /** default config.flowPort; 0 picks a free port */
   port?: number;
   host?: string;
@@ -57,6 +59,8 @@ export interface FlowOptions {
   reportRetry?: RetryPolicy;
   /** how long robots.txt is kept per origin (default 5 min) */
   robotsTtlMs?: number;
+  /** how host names are resolved before the address policy checks them (tests stage DNS rebinding) */
+  resolve?: Resolver;
   log?: (line: string) => void;
 }
 
@@ -121,7 +125,9 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
   const store = opts.store ?? s3Store(createS3(opts.config.s3), opts.config.s3.bucket);
   const reportAuth = opts.reportAuth ?? authFromConfig(opts.config.identity);
   const retry = opts.reportRetry ?? DEFAULT_RETRY;
-  const robots = new RobotsCache((url) => fetchRobotsTxt(url, FLOW_USER_AGENT), opts.robotsTtlMs ?? 5 * 60_000);
+  const policy = createAddressPolicy(opts.config.capture.allow, opts.config.capture.deniedPorts);
+  const fetcher = createGuardedFetcher(policy, opts.resolve ? { resolve: opts.resolve } : {});
+  const robots = new RobotsCache((url) => fetchRobotsTxt(fetcher, url, FLOW_USER_AGENT), opts.robotsTtlMs ?? 5 * 60_000);
   const hostLog = new HostLog();
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const signer: WaczSigner = { privateKey, publicKey };
@@ -134,7 +140,7 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     const captured = captureChain.then(async () => {
       run.state = 'capturing';
       log(`level ${run.crawlId}/${run.depth}: ${run.dispatch.pages.length} pages`);
-      run.report = await captureLevel(run.dispatch, { store, robots, hostLog, knobs: run.knobs, userAgent: FLOW_USER_AGENT, software: FLOW_SOFTWARE, signer, log });
+      run.report = await captureLevel(run.dispatch, { store, robots, hostLog, knobs: run.knobs, userAgent: FLOW_USER_AGENT, software: FLOW_SOFTWARE, signer, log, fetcher });
     });
     captureChain = captured.catch(() => {});
     return captured

@@ -1,0 +1,85 @@
+// What a hostile page points a crawler at, for tests of the address policy:
+//
+// - a listener on 127.0.0.1 (where the stack lives, never allowlisted) that counts every TCP
+//   connection it accepts — before any byte, so "no connection at all" is what it proves — and
+//   answers anything that does arrive with a page, so a leak would also be archived;
+// - the pages of a hostile test site (for test/support/site.ts) whose seeds, links, redirects and
+//   robots.txt all aim at that listener under every spelling the policy has to see through.
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { SiteHostSpec } from './site.ts';
+
+export interface Listener {
+  /** 127.0.0.1 */
+  address: string;
+  port: number;
+  /** every connection accepted so far, in order */
+  connections: { at: number; remoteAddress: string | undefined; firstBytes: string }[];
+  close(): Promise<void>;
+}
+
+export async function startListener(address = '127.0.0.1'): Promise<Listener> {
+  const sockets = new Set<Socket>();
+  const connections: Listener['connections'] = [];
+  const server: Server = createServer((socket) => {
+    const entry = { at: Date.now(), remoteAddress: socket.remoteAddress, firstBytes: '' };
+    connections.push(entry);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    socket.once('data', (b: Buffer) => {
+      entry.firstBytes = b.subarray(0, 200).toString('latin1');
+      socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 28\r\nconnection: close\r\n\r\n<title>internal secret</title>');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, address, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    address,
+    port,
+    connections,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Every way of writing "the listener" a page might use; each must be refused without a connection. */
+export function listenerUrls(port: number): Record<string, string> {
+  return {
+    loopback: `http://127.0.0.1:${port}/seed`,
+    localhost: `http://localhost:${port}/x`,
+    'sub.localhost': `http://api.localhost:${port}/x`,
+    'ipv6-loopback': `http://[::1]:${port}/x`,
+    'ipv4-mapped': `http://[::ffff:127.0.0.1]:${port}/x`,
+    decimal: `http://2130706433:${port}/x`,
+    hex: `http://0x7f000001:${port}/x`,
+    short: `http://127.1:${port}/x`,
+    metadata: 'http://169.254.169.254/latest/meta-data/',
+    'long-host': `http://${'a'.repeat(3000)}.example:${port}/x`,
+    'long-url': `http://127.0.0.1:${port}/${'p'.repeat(9000)}`,
+  };
+}
+
+/**
+ * A test site host whose home page links to every listener URL (and to `rebindUrl`, a name a
+ * test resolver turns into 127.0.0.1), whose /go redirects to the listener, and whose other pages
+ * are ordinary, so the crawl has something legitimate to succeed with.
+ */
+export function hostileHost(port: number, opts: { rebindUrl?: string } = {}): SiteHostSpec {
+  const urls = Object.values(listenerUrls(port));
+  if (opts.rebindUrl !== undefined) urls.push(opts.rebindUrl);
+  const links = urls.map((u) => `<a href="${u}">x</a>`).join('\n');
+  return {
+    pages: {
+      '/': `<title>Hostile</title>\n${links}\n<a href="/go">go</a> <a href="/fine">fine</a> <a href="/go-mapped">m</a>`,
+      '/fine': '<title>Fine</title><p>an ordinary page</p>',
+      '/go': { redirect: `http://127.0.0.1:${port}/redirected` },
+      '/go-mapped': { redirect: `http://[::ffff:7f00:1]:${port}/redirected` },
+    },
+  };
+}
