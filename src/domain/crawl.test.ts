@@ -180,6 +180,12 @@ describe('decideAfterLevel', () => {
     expect(decideAfterLevel({ depth: 2, maxDepth: 2, nextLevelPages: 0, cutPages: 0, truncated: true })).toEqual({ kind: 'stop', reason: 'max_pages' });
   });
 
+  it('says max_pages when the cap cut the seeds themselves (maxDepth 0, and nothing found below)', () => {
+    expect(decideAfterLevel({ depth: 0, maxDepth: 0, nextLevelPages: 0, cutPages: 0, truncated: false, cutSoFar: 2 })).toEqual({ kind: 'stop', reason: 'max_pages' });
+    expect(decideAfterLevel({ depth: 0, maxDepth: 2, nextLevelPages: 0, cutPages: 0, truncated: false, cutSoFar: 1 })).toEqual({ kind: 'stop', reason: 'max_pages' });
+    expect(decideAfterLevel({ depth: 0, maxDepth: 2, nextLevelPages: 1, cutPages: 0, truncated: false, cutSoFar: 1 })).toEqual({ kind: 'next', depth: 1 });
+  });
+
   it('always terminates: the depth only grows and never passes maxDepth', () => {
     fc.assert(
       fc.property(fc.nat(10), fc.nat(10), fc.nat(50), fc.nat(50), fc.boolean(), (depth, maxDepth, next, cut, truncated) => {

@@ -139,6 +139,8 @@ export interface LevelOutcome {
   cutPages: number;
   /** whether maxPages cut anything at an earlier level */
   truncated: boolean;
+  /** pages the cap cut anywhere in the crawl so far, seeds included, as the ledger has them */
+  cutSoFar?: number;
 }
 
 export type NextStep = { kind: 'next'; depth: number } | { kind: 'stop'; reason: Exclude<StopReason, 'failed'> };
@@ -149,7 +151,7 @@ export type NextStep = { kind: 'next'; depth: number } | { kind: 'stop'; reason:
  * when nothing was left out and nothing new was found.
  */
 export function decideAfterLevel(o: LevelOutcome): NextStep {
-  const truncated = o.truncated || o.cutPages > 0;
+  const truncated = o.truncated || o.cutPages > 0 || (o.cutSoFar ?? 0) > 0;
   if (o.depth >= o.maxDepth) return { kind: 'stop', reason: truncated ? 'max_pages' : 'max_depth' };
   if (o.nextLevelPages > 0) return { kind: 'next', depth: o.depth + 1 };
   return { kind: 'stop', reason: truncated ? 'max_pages' : 'completed' };

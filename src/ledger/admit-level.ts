@@ -18,7 +18,7 @@ import { selectLinks } from '../domain/links.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
 import { replaceLevelDecisions } from '../store/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
-import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesTaken } from '../store/pages.ts';
+import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
 import type { ObjectRead, ObjectReader } from './object-reader.ts';
 import { recordSubmissions, registerCaptures } from './register.ts';
 
@@ -68,6 +68,10 @@ export interface AdmitLevelResult {
   nextLevelPages: number;
   /** pages found for depth + 1 that maxPages left out */
   cutPages: number;
+  /** pages the cap cut anywhere in the crawl so far, seeds included */
+  cutSoFar: number;
+  /** next-level pages a replaced report had introduced and this one no longer names */
+  frontierRemoved: number;
   expanded: boolean;
   /** where the time went, in ms: reading manifests and links, choosing links, writing */
   timings: { readMs: number; selectMs: number; writeMs: number };
@@ -192,7 +196,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
 
     let nextLevelPages = 0;
     let cutPages = 0;
+    let frontierRemoved = 0;
     if (selection !== null) {
+      frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, selection.candidates.map((c) => c.url));
       await insertCandidates(
         trx,
         crawlId,
@@ -207,7 +213,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     }
     await markReportAdmitted(trx, crawlId, depth, report.report_id);
     await markDepthReached(trx, crawlId, depth);
-    return { registrations, unreported, nextLevelPages, cutPages };
+    return { registrations, unreported, nextLevelPages, cutPages, frontierRemoved, cutSoFar: await pagesCut(trx, crawlId) };
   });
   const t4 = performance.now();
 
@@ -227,6 +233,8 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     linksRead: followPages.length,
     nextLevelPages: result.nextLevelPages,
     cutPages: result.cutPages,
+    cutSoFar: result.cutSoFar,
+    frontierRemoved: result.frontierRemoved,
     expanded: selection !== null,
     timings: { readMs: Math.round(t1 - t0), selectMs: Math.round(t3 - t2), writeMs: Math.round(t4 - t3) },
   };

@@ -6,6 +6,7 @@ import type { Crawl, CrawlState, Database, StopReason } from '../db/types.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
 import { jobTuples } from '../fga/tuples.ts';
 import { hostOf } from '../domain/crawl.ts';
+import type { PageCursor } from '../domain/cursor.ts';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -155,8 +156,12 @@ export interface CrawlListRow {
 
 export const CRAWL_PAGE_SIZE = 50;
 
-/** Newest first, strictly older than `before` (compared at the millisecond precision callers see). */
-export async function listCrawls(db: Q, opts: { state?: CrawlState; before?: Date; limit?: number }): Promise<CrawlListRow[]> {
+/**
+ * Newest first, past the cursor (src/domain/cursor.ts): older than `before`, or as old with a
+ * smaller id when the cursor has one. Timestamps are compared and ordered at the millisecond
+ * precision callers see, so the SQL agrees with isPastCursor row for row.
+ */
+export async function listCrawls(db: Q, opts: { state?: CrawlState; cursor?: PageCursor; limit?: number }): Promise<CrawlListRow[]> {
   let q = db
     .selectFrom('crawls as c')
     .select([
@@ -171,9 +176,13 @@ export async function listCrawls(db: Q, opts: { state?: CrawlState; before?: Dat
       sql<number>`(SELECT count(*)::int FROM crawl_pages p JOIN archives a ON a.task_id = p.task_id WHERE p.crawl_id = c.id)`.as('wacz_count'),
     ]);
   if (opts.state !== undefined) q = q.where('c.state', '=', opts.state);
-  if (opts.before !== undefined) q = q.where(sql<boolean>`date_trunc('milliseconds', c.started_at) < ${opts.before}`);
+  const startedMs = sql`date_trunc('milliseconds', c.started_at)`;
+  const c = opts.cursor;
+  if (c !== undefined) {
+    q = c.id === undefined ? q.where(sql<boolean>`${startedMs} < ${c.before}`) : q.where(sql<boolean>`(${startedMs}, c.id) < (${c.before}::timestamptz, ${c.id}::uuid)`);
+  }
   const rows = await q
-    .orderBy('c.started_at', 'desc')
+    .orderBy(startedMs, 'desc')
     .orderBy('c.id', 'desc')
     .limit(opts.limit ?? CRAWL_PAGE_SIZE)
     .execute();
@@ -198,8 +207,9 @@ export interface CrawlCounts {
   waczCount: number;
 }
 
-/** pagesDiscovered is every distinct page the crawl recorded; the difference to pagesCaptured is
- * what failures, robots and the caps threw away. */
+/** pagesDiscovered is every distinct page the crawl recorded plus the links the rules skipped
+ * (rule 0 included; distinct per level, as crawl_decisions counts them): the difference to
+ * pagesCaptured is what failures, rules, robots and the caps threw away. */
 export async function crawlCounts(db: Q, crawlId: string): Promise<CrawlCounts> {
   const r = await db
     .selectFrom('crawl_pages as p')
@@ -214,5 +224,11 @@ export async function crawlCounts(db: Q, crawlId: string): Promise<CrawlCounts> 
       sql<number>`count(a.id)::int`.as('wacz'),
     ])
     .executeTakeFirstOrThrow();
-  return { pagesDiscovered: r.discovered, pagesCaptured: r.captured, pagesFailed: r.failed, pagesSkipped: r.skipped, pagesPending: r.pending, waczCount: r.wacz };
+  const skipped = await db
+    .selectFrom('crawl_decisions')
+    .select(sql<number>`coalesce(sum(links), 0)::int`.as('n'))
+    .where('crawl_id', '=', crawlId)
+    .where('action', '=', 'skip')
+    .executeTakeFirstOrThrow();
+  return { pagesDiscovered: r.discovered + skipped.n, pagesCaptured: r.captured, pagesFailed: r.failed, pagesSkipped: r.skipped, pagesPending: r.pending, waczCount: r.wacz };
 }

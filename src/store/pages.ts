@@ -142,6 +142,38 @@ export async function cutLevel(db: Q, crawlId: string, depth: number, slots: num
   return { kept: r.kept, cut: r.cut };
 }
 
+/**
+ * A level reported again before its next level went out replaces that frontier: pages of
+ * `depth` (the next level) that the new report's candidates no longer name are removed, and
+ * pages the cap had cut become pending again so the cap is applied afresh. Only pending and
+ * cap-cut rows are touched, and only while `depth` has not been dispatched.
+ */
+export async function resetFrontier(db: Q, crawlId: string, depth: number, keepUrls: string[]): Promise<number> {
+  const guard = sql`NOT EXISTS (SELECT 1 FROM crawls c WHERE c.id = ${crawlId} AND coalesce(c.dispatched_depth, -1) >= ${depth})`;
+  const res = await sql`
+    DELETE FROM crawl_pages
+    WHERE crawl_id = ${crawlId} AND depth = ${depth}
+      AND (state = 'pending' OR skip_reason = ${MAX_PAGES_SKIP})
+      AND NOT (url = ANY(${keepUrls}::text[])) AND ${guard}
+  `.execute(db);
+  await sql`
+    UPDATE crawl_pages SET state = 'pending', skip_reason = NULL
+    WHERE crawl_id = ${crawlId} AND depth = ${depth} AND skip_reason = ${MAX_PAGES_SKIP} AND ${guard}
+  `.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}
+
+/** Pages the cap cut anywhere in the crawl, seeds included. */
+export async function pagesCut(db: Q, crawlId: string): Promise<number> {
+  const r = await db
+    .selectFrom('crawl_pages')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('crawl_id', '=', crawlId)
+    .where('skip_reason', '=', MAX_PAGES_SKIP)
+    .executeTakeFirstOrThrow();
+  return r.n;
+}
+
 export interface PacingGap {
   host: string;
   prevFinishedAt: Date | null;

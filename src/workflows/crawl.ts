@@ -210,7 +210,7 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
         break;
       }
 
-      const step = decideAfterLevel({ depth, maxDepth: begin.maxDepth, nextLevelPages: result!.nextLevelPages, cutPages: result!.cutPages, truncated });
+      const step = decideAfterLevel({ depth, maxDepth: begin.maxDepth, nextLevelPages: result!.nextLevelPages, cutPages: result!.cutPages, truncated, cutSoFar: result!.cutSoFar });
       truncated = truncated || result!.cutPages > 0;
       if (step.kind === 'stop') {
         outcome = { state: 'succeeded', stopReason: step.reason, failure: null };

@@ -146,7 +146,8 @@ describe('a crawl over a real multi-host site', () => {
     expect(byUrl.has(site.url('a', '/nf'))).toBe(false);
 
     const d = await detail(crawlId);
-    expect(d).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', pagesDiscovered: 9, pagesCaptured: 8, pagesSkipped: 1, depthReached: 2, waczCount: 8 });
+    // discovered: the nine pages and c/, which no rule took (rule 0)
+    expect(d).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', pagesDiscovered: 10, pagesCaptured: 8, pagesSkipped: 1, depthReached: 2, waczCount: 8 });
 
     // the archives: one per captured page, visible to the submitter and the organization's
     // members, and to nobody else

@@ -7,7 +7,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { CRAWL_WORKFLOW, crawlWorkflowId } from '../../temporal.config.ts';
 import type { Config } from '../../src/config/env.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
-import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
+import { insertCrawl } from '../../src/store/crawls.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { CRAWL_STATE_KEY } from '../../src/temporal/search-attributes.ts';
 import type { crawl as crawlWorkflow, CrawlWorkflowInput } from '../../src/workflows/crawl.ts';
@@ -16,7 +16,7 @@ import { startTestApi, devHeaders, testApiConfig, type TestApi } from '../suppor
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
-import { eventually, grant, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
+import { endRunningCrawls, eventually, grant, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
 
 const ORG = 'acme';
 const FLOW = 'capture-flow';
@@ -55,13 +55,7 @@ beforeAll(async () => {
 });
 
 // A test that fails mid-crawl must not leave its crawl running for the next one.
-afterEach(async () => {
-  const running = await tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute();
-  for (const r of running) {
-    await tw.client.workflow.getHandle(crawlWorkflowId(r.id)).terminate('test cleanup').catch(() => undefined);
-    await finishCrawlRow(tdb.db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
-  }
-});
+afterEach(() => endRunningCrawls(tdb.db, tw.client));
 
 afterAll(async () => {
   await tw?.stop();
@@ -174,7 +168,8 @@ describe('crawl workflow', () => {
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', depth_reached: 1, dispatched_depth: 1, failure: null });
 
     const detail = (await (await fetch(`${api.url}/api/crawls/${crawlId}`, { headers: devHeaders('alice', [ORG]) })).json()) as Record<string, unknown>;
-    expect(detail).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', pagesDiscovered: 3, pagesCaptured: 2, pagesFailed: 1, waczCount: 2, depthReached: 1 });
+    // discovered: the three pages and b.test/elsewhere, which no rule took (rule 0)
+    expect(detail).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', pagesDiscovered: 4, pagesCaptured: 2, pagesFailed: 1, waczCount: 2, depthReached: 1 });
 
     const archives = await tdb.db.selectFrom('archives').selectAll().orderBy('url').execute();
     expect(archives.map((a) => a.task_id).sort()).toEqual([seed.taskId, x.taskId].sort());

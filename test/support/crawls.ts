@@ -8,6 +8,8 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../../src/db/connect.ts';
 import type { Crawl } from '../../src/db/types.ts';
+import { finishCrawlRow } from '../../src/store/crawls.ts';
+import { crawlWorkflowId } from '../../temporal.config.ts';
 import { ERROR_TYPE_CANCELLED, type DispatchBody, type Manifest, type PageReport } from '../../src/domain/contract.ts';
 
 export interface ReceivedDispatch {
@@ -127,6 +129,15 @@ export async function writeCapture(s3: S3Client, bucket: string, prefix: string,
 
 export async function grant(fga: OpenFgaClient, subject: string, relation: 'submitter' | 'admin', orgId: string): Promise<void> {
   await fga.write({ writes: [{ user: `user:${subject}`, relation, object: `organization:${orgId}` }] });
+}
+
+/** After a test that failed mid-crawl: terminate every running crawl's workflow and finish its row. */
+export async function endRunningCrawls(db: Db, temporal: { workflow: { getHandle(id: string): { terminate(reason: string): Promise<unknown> } } }): Promise<void> {
+  const running = await db.selectFrom('crawls').select('id').where('state', '=', 'running').execute();
+  for (const r of running) {
+    await temporal.workflow.getHandle(crawlWorkflowId(r.id)).terminate('test cleanup').catch(() => undefined);
+    await finishCrawlRow(db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
+  }
 }
 
 /** Polls the crawl row until it is no longer running. */

@@ -23,6 +23,7 @@ import {
 } from '../../domain/crawl.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../domain/errors.ts';
 import type { Identity } from '../../domain/identity.ts';
+import { cursorQuerySchema, parseCursor } from '../../domain/cursor.ts';
 import { checkCrawlRules, RULES_JSON_SCHEMA, type RuleInput } from '../../domain/rules/index.ts';
 import type { LevelReportBody } from '../../domain/contract.ts';
 import { canSubmit } from '../../fga/authorize.ts';
@@ -39,6 +40,7 @@ import {
 import { enabledTargetUrls } from '../../store/targets.ts';
 import { CRAWL_ID_KEY, CRAWL_ORG_KEY, CRAWL_STATE_KEY } from '../../temporal/search-attributes.ts';
 import type { CrawlWorkflowInput, crawl as crawlWorkflow, LevelReported } from '../../workflows/crawl.ts';
+import { submittableCrawl } from '../crawl-access.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorBody, errorResponses, notFoundResponse } from '../schemas.ts';
@@ -338,19 +340,19 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
     },
   );
 
-  app.get<{ Querystring: { state?: 'running' | 'succeeded' | 'failed'; before?: string; limit: number } }>(
+  app.get<{ Querystring: { state?: 'running' | 'succeeded' | 'failed'; before?: string; beforeId?: string; limit: number } }>(
     '/api/crawls',
     {
       schema: {
         summary: 'Crawls, newest first',
         description:
-          'Gated on can_submit on your first organization: without it the answer is an empty array, not 403 or 404. Every row carries its orgId. Pass the startedAt of the last row as `before` for the next page. Unknown query parameters are dropped.',
+          'Gated on can_submit on your first organization: without it the answer is an empty array, not 403 or 404. Every row carries its orgId. Pass the startedAt of the last row as `before` for the next page, and its id as `beforeId` so crawls that share that startedAt are not skipped. Unknown query parameters are dropped.',
         tags: ['crawls'],
         querystring: {
           type: 'object',
           properties: {
             state: { type: 'string', enum: stateEnum },
-            before: { type: 'string', format: 'date-time', maxLength: 64, description: 'ISO 8601: only crawls started strictly before it' },
+            ...cursorQuerySchema('startedAt'),
             limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
           },
           additionalProperties: false,
@@ -360,14 +362,11 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
     },
     async (request) => {
       const identity = requireIdentity(request);
-      const { state, before, limit } = request.query;
-      const beforeDate = before === undefined ? undefined : new Date(before);
-      if (beforeDate !== undefined && Number.isNaN(beforeDate.getTime())) {
-        throw new BadRequestError('invalid request', { details: [{ field: 'querystring.before', message: 'must be an ISO 8601 timestamp' }] });
-      }
+      const { state, limit } = request.query;
+      const cursor = parseCursor(request.query);
       const org = identity.organizations[0];
       if (org === undefined || !(await canSubmit(fga, identity, org))) return [];
-      const rows = await listCrawls(db, { state, before: beforeDate, limit });
+      const rows = await listCrawls(db, { state, cursor, limit });
       return rows.map((r) => ({ ...r, startedAt: r.startedAt.toISOString(), finishedAt: r.finishedAt === null ? null : new Date(r.finishedAt).toISOString() }));
     },
   );
@@ -377,7 +376,7 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
     {
       schema: {
         summary: 'One crawl: its state, why it stopped, and what it took',
-        description: 'pagesDiscovered counts every page the crawl recorded; the difference to pagesCaptured is what failures, robots and the caps threw away. 404 unless you may submit for its organization.',
+        description: 'pagesDiscovered counts every page the crawl recorded and every link the rules skipped; the difference to pagesCaptured is what failures, rules, robots and the caps threw away. 404 unless you may submit for its organization.',
         tags: ['crawls'],
         params: idParams,
         response: { 200: crawlDetailSchema, ...errorResponses, ...notFoundResponse },
@@ -385,9 +384,7 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
     },
     async (request) => {
       const identity = requireIdentity(request);
-      const crawl = await getCrawl(db, request.params.id.toLowerCase());
-      if (crawl === undefined) throw new NotFoundError();
-      await mustSubmit(identity, crawl.org_id);
+      const crawl = await submittableCrawl(db, fga, identity, request.params.id);
       return detail(crawl, await crawlCounts(db, crawl.id));
     },
   );

@@ -8,11 +8,11 @@
 //     caller may submit for (asked once per distinct organization, before the cut).
 import type { FastifyInstance } from 'fastify';
 import { groupRobots } from '../../domain/decisions.ts';
-import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
+import { BadRequestError } from '../../domain/errors.ts';
 import { describePattern, type RuleAction } from '../../domain/rules/index.ts';
 import { parsePattern } from '../../domain/rules/patterns.ts';
 import { canSubmit } from '../../fga/authorize.ts';
-import { getCrawl } from '../../store/crawls.ts';
+import { submittableCrawl } from '../crawl-access.ts';
 import { crawlDecisions, decisionOrgs, findDecisions, robotsSkippedUrls } from '../../store/decisions.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
@@ -126,8 +126,7 @@ export default async function decisionRoutes(app: FastifyInstance, opts: { deps:
     async (request) => {
       const identity = requireIdentity(request);
       const id = request.params.id.toLowerCase();
-      const crawl = await getCrawl(db, id);
-      if (crawl === undefined || !(await canSubmit(fga, identity, crawl.org_id))) throw new NotFoundError();
+      const crawl = await submittableCrawl(db, fga, identity, id);
       const [decisions, robots] = await Promise.all([crawlDecisions(db, id), robotsSkippedUrls(db, id)]);
       return { rules: crawl.rules, decisions, robots: groupRobots(robots) };
     },

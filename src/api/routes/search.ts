@@ -4,12 +4,11 @@
 //   GET  /api/search?q=        — OpenSearch first, then can_view (one BatchCheck) drops the rest;
 //                                total is the index's raw count, before authorization.
 import type { FastifyInstance } from 'fastify';
-import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
-import { canSubmit } from '../../fga/authorize.ts';
+import { BadRequestError } from '../../domain/errors.ts';
 import { createSearchIndex } from '../../search/client.ts';
 import { indexCrawl } from '../../search/indexer.ts';
 import { MAX_RESULT_WINDOW, searchForCaller } from '../../search/query.ts';
-import { getCrawl } from '../../store/crawls.ts';
+import { submittableCrawl } from '../crawl-access.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorResponses, notFoundResponse } from '../schemas.ts';
@@ -84,8 +83,7 @@ export default async function searchRoutes(app: FastifyInstance, opts: { deps: A
     async (request, reply) => {
       const identity = requireIdentity(request);
       const id = request.params.id.toLowerCase();
-      const crawl = await getCrawl(db, id);
-      if (crawl === undefined || !(await canSubmit(fga, identity, crawl.org_id))) throw new NotFoundError();
+      await submittableCrawl(db, fga, identity, id);
       const result = await indexCrawl(
         { db, s3, search, onFailure: (archiveId, err) => request.log.warn({ archiveId, crawlId: id, err: err.message }, 'archive not indexed') },
         id,
