@@ -6,3 +6,5 @@ export interface StackService {
 }
 export declare const SERVICES: StackService[];
 export declare const PROFILES: string[];
+export declare const OPENFGA_CACHE_FLAGS: string[];
+export declare const SEARCH_ATTRIBUTES: string[];

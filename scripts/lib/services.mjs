@@ -17,6 +17,16 @@ export const SERVICES = [
 
 export const PROFILES = ['search'];
 
+// the Keyword search attributes of temporal.config.ts (SEARCH_ATTRIBUTES; this file must run
+// before node_modules exist, so it cannot import that .ts file: test/unit/tools-pins.test.ts
+// keeps the two in step)
+export const SEARCH_ATTRIBUTES = ['CrawlId', 'CrawlOrg', 'CrawlState'];
+
+// List and search checks (MINIMIZE_LATENCY) may be answered from OpenFGA's caches for 10 s, as
+// Auth0 FGA does; signing and can_submit ask at HIGHER_CONSISTENCY, which bypasses them.
+// compose.yaml passes the same flags.
+export const OPENFGA_CACHE_FLAGS = ['--check-query-cache-enabled=true', '--check-query-cache-ttl=10s', '--check-iterator-cache-enabled=true', '--check-iterator-cache-ttl=10s', '--list-objects-iterator-cache-enabled=true', '--list-objects-iterator-cache-ttl=10s'];
+
 const isRoot = () => process.getuid?.() === 0;
 
 function urlParts(name) {
@@ -125,7 +135,13 @@ export function serviceSpec(name) {
       const ui = intSetting('CAPTURE_LEDGER_TEMPORAL_UI_PORT');
       const tool = resolveBinary('temporal');
       const address = `127.0.0.1:${port}`;
-      const namespace = env.CAPTURE_LEDGER_TEMPORAL_NAMESPACE || 'default';
+      // the apps' namespace and the tests' own, both with the search attributes
+      const namespaces = [...new Set([env.CAPTURE_LEDGER_TEMPORAL_NAMESPACE || 'default', env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE].filter(Boolean))];
+      const cli = (args) => execFileSync(tool.path, [...args, '--address', address, '--command-timeout', '5s'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 });
+      const missingSearchAttributes = (namespace) => {
+        const out = cli(['operator', 'search-attribute', 'list', '--namespace', namespace, '-o', 'json']);
+        return SEARCH_ATTRIBUTES.filter((k) => !out.includes(`"${k}"`));
+      };
       return {
         name,
         ports: [
@@ -141,19 +157,51 @@ export function serviceSpec(name) {
         },
         command() {
           const args = ['server', 'start-dev', '--db-filename', STACK_DIR + 'temporal/temporal.db', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(ui), '--log-level', 'warn'];
-          for (const sa of ['CrawlId=Keyword', 'CrawlOrg=Keyword', 'CrawlState=Keyword']) args.push('--search-attribute', sa);
-          if (namespace !== 'default') args.push('--namespace', namespace);
+          for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
+          for (const ns of namespaces) if (ns !== 'default') args.push('--namespace', ns);
           return [tool.path, args];
         },
         async health() {
           const page = await httpOk(`http://127.0.0.1:${ui}/`);
           if (page !== true) return `Web UI: ${page}`;
           try {
-            const out = execFileSync(tool.path, ['operator', 'search-attribute', 'list', '--address', address, '--namespace', namespace, '-o', 'json', '--command-timeout', '5s'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 });
-            for (const k of ['CrawlId', 'CrawlOrg', 'CrawlState']) if (!out.includes(`"${k}"`)) return `search attribute ${k} not registered yet`;
-            return true;
+            const missing = missingSearchAttributes(namespaces[0]);
+            return missing.length ? `search attributes ${missing.join(', ')} not registered in namespace ${namespaces[0]} yet` : true;
           } catch (err) {
             return `temporal operator search-attribute list: ${String(err.stderr ?? err.message).trim().split('\n').pop()}`;
+          }
+        },
+        // A server started before a namespace was configured (its SQLite file already existed, or
+        // it was already running) gets it now, with the search attributes.
+        async afterHealthy(log) {
+          for (const namespace of namespaces) {
+            try {
+              cli(['operator', 'namespace', 'describe', '--namespace', namespace]);
+            } catch {
+              cli(['operator', 'namespace', 'create', '--namespace', namespace, '--retention', '72h']);
+              log(`temporal: created namespace ${namespace}`);
+            }
+            const deadline = Date.now() + 30000;
+            for (;;) {
+              let missing;
+              try {
+                missing = missingSearchAttributes(namespace);
+              } catch (err) {
+                // a namespace just created is unknown until the server's namespace cache refreshes
+                missing = SEARCH_ATTRIBUTES;
+                if (Date.now() > deadline) throw new Error(`namespace ${namespace}: ${String(err.stderr ?? err.message).trim().split('\n').pop()}`);
+              }
+              if (missing.length === 0) break;
+              if (Date.now() > deadline) throw new Error(`namespace ${namespace}: search attributes ${missing.join(', ')} still missing after 30 s`);
+              for (const name of missing) {
+                try {
+                  cli(['operator', 'search-attribute', 'create', '--namespace', namespace, '--name', name, '--type', 'Keyword']);
+                } catch {
+                  // not ready yet: tried again below
+                }
+              }
+              await new Promise((r) => setTimeout(r, 1000));
+            }
           }
         },
         url: `grpc ${address}, Web UI http://127.0.0.1:${ui}`,
@@ -176,7 +224,7 @@ export function serviceSpec(name) {
         command() {
           return [
             tool.path,
-            ['run', '--datastore-engine', 'postgres', '--datastore-uri', env.CAPTURE_LEDGER_FGA_DATABASE_URL, '--http-addr', `127.0.0.1:${http}`, '--grpc-addr', `127.0.0.1:${grpc}`, '--metrics-enabled=false', '--datastore-metrics-enabled=false', '--playground-enabled=false', '--log-format', 'text', '--log-level', 'warn'],
+            ['run', '--datastore-engine', 'postgres', '--datastore-uri', env.CAPTURE_LEDGER_FGA_DATABASE_URL, '--http-addr', `127.0.0.1:${http}`, '--grpc-addr', `127.0.0.1:${grpc}`, '--metrics-enabled=false', '--datastore-metrics-enabled=false', '--playground-enabled=false', '--log-format', 'text', '--log-level', 'warn', ...OPENFGA_CACHE_FLAGS],
           ];
         },
         health: () => httpOk(`http://127.0.0.1:${http}/healthz`, (b) => b.includes('SERVING')),

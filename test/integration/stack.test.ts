@@ -14,6 +14,7 @@ import { SEARCH_ATTRIBUTES } from '../../temporal.config.ts';
 import * as activities from '../fixtures/activities.ts';
 import { testConfig } from '../support/config.ts';
 import { createTestStore } from '../support/fga.ts';
+import { uniqueTaskQueue } from '../support/temporal.ts';
 
 // this file needs no pinned OpenFGA ids (createTestStore makes its own store)
 const cfg = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unset', CAPTURE_LEDGER_FGA_MODEL_ID: 'unset' });
@@ -23,6 +24,12 @@ afterAll(async () => {
 });
 
 describe('Temporal dev server', () => {
+  it('runs the tests in a namespace of their own, never the one the apps use', () => {
+    expect(cfg.temporal.namespace).toBe(process.env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE);
+    expect(cfg.temporal.namespace).not.toBe('default');
+    expect(cfg.temporal.namespace).toMatch(/\S/);
+  });
+
   it('runs a workflow through a real worker and returns its result', async () => {
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('../fixtures/workflows.ts', import.meta.url)),
@@ -30,7 +37,7 @@ describe('Temporal dev server', () => {
     });
     const nativeConnection = await NativeConnection.connect({ address: cfg.temporal.address });
     cleanups.push(() => nativeConnection.close());
-    const taskQueue = `stack-test-${randomUUID()}`;
+    const taskQueue = uniqueTaskQueue('stack-test');
     const worker = await Worker.create({ connection: nativeConnection, namespace: cfg.temporal.namespace, taskQueue, workflowBundle, activities });
     const connection = await Connection.connect({ address: cfg.temporal.address });
     cleanups.push(() => connection.close());

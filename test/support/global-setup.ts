@@ -1,6 +1,7 @@
 // Integration tests run against the real stack started by `npm run stack:up` (npm test does
-// it). This checks each service answers, builds the migrated template database, and bundles the
-// workflows once for every worker the tests start.
+// it). This checks each service answers, builds the migrated template database, bundles the
+// workflows once for every worker the tests start, and tags the run: at the end it ends every
+// workflow and schedule the run's task queues still have in the test namespace.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import type {} from 'vitest';
@@ -8,6 +9,7 @@ import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.ts';
 import { adminUrl, newTemplateName } from './db.ts';
 import { loadProjectEnv, ROOT } from './env.ts';
+import { checkTestNamespace, endRun } from './temporal-run.ts';
 
 async function reachable(name: string, url: string): Promise<void> {
   try {
@@ -29,7 +31,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch (err) {
     throw new Error(`Postgres does not answer at ${adminUrl(base)} (${(err as Error).message}); run \`npm run stack:up\``);
   }
+  await checkTestNamespace();
   const template = newTemplateName();
+  const runTag = template.slice(template.lastIndexOf('_') + 1);
+  project.provide('testRunTag', runTag);
   try {
     await admin.query(`CREATE DATABASE ${template}`);
   } finally {
@@ -48,6 +53,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('workflowBundlePath', path);
   }
   return async () => {
+    const left = await endRun(runTag);
+    if (left.workflows.length + left.schedules.length) console.log(`test run ${runTag}: ended ${left.workflows.length} workflows and ${left.schedules.length} schedules the tests left running`);
     rmSync(ROOT + `.stack/test/workflow-bundle-${template}.js`, { force: true });
     const c = new pg.Client({ connectionString: adminUrl(base) });
     await c.connect();
@@ -63,5 +70,6 @@ declare module 'vitest' {
   export interface ProvidedContext {
     workflowBundlePath: string;
     templateDb: string;
+    testRunTag: string;
   }
 }

@@ -5,6 +5,11 @@
 //   const tw = await startTestWorker({ config, db, fga });      // config from testApiConfig(...)
 //   ... tw.client.workflow.start(...) / startTestApi({ ..., deps: { temporal: tw.client } })
 //   await tw.stop();   // or tw.restart() to kill and replace the worker mid-crawl
+//
+// Tests run in their own namespace (test/support/env.ts). Every task queue a test makes carries
+// this run's tag, and what a test starts is ended: stop() terminates the workflows still running on
+// its queue, and the integration global teardown ends whatever else the run left
+// (test/support/temporal-run.ts).
 import { randomBytes } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { OpenFgaClient } from '@openfga/sdk';
@@ -16,9 +21,15 @@ import type { Db } from '../../src/db/connect.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { createWorker } from '../../src/worker/create.ts';
 import { loadProjectEnv } from './env.ts';
+import { endWorkflows } from './temporal-run.ts';
+
+/** This run's tag, provided by the integration global setup (runs side by side have their own). */
+function runTag(): string {
+  return inject('testRunTag') ?? 'untagged';
+}
 
 export function uniqueTaskQueue(prefix = 'test'): string {
-  return `${prefix}-${randomBytes(4).toString('hex')}`;
+  return `${prefix}-${runTag()}-${randomBytes(4).toString('hex')}`;
 }
 
 let runtimeInstalled = false;
@@ -101,6 +112,9 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
     shutdown,
     start,
     async stop() {
+      // what the test left running on this queue would otherwise wait forever for a worker
+      const queue = config.temporal.taskQueue;
+      await endWorkflows(client, (q) => q === queue, 'test worker stopped', ` AND TaskQueue="${queue}"`);
       await shutdown();
       await connection.close();
       await native.close();

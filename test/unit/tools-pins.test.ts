@@ -2,7 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { atLeast, enginesMinimum, nodePin, scriptCommand } from '../../scripts/lib/node.mjs';
-import { PROFILES, SERVICES } from '../../scripts/lib/services.mjs';
+import { PROFILES, SEARCH_ATTRIBUTES, SERVICES } from '../../scripts/lib/services.mjs';
+import { SEARCH_ATTRIBUTES as WORKFLOW_SEARCH_ATTRIBUTES } from '../../temporal.config.ts';
 
 interface Pin {
   kind: string;
@@ -77,6 +78,10 @@ describe('tools.json', () => {
       expect(existsSync(new URL(args[2]!, root))).toBe(true);
     }
     expect(() => scriptCommand('start')).toThrow(/must be "scripts\/node/);
+  });
+
+  it('registers the search attributes the workflows set, as Keyword', () => {
+    expect(Object.entries(WORKFLOW_SEARCH_ATTRIBUTES).map(([name, type]) => `${name}=${type}`).sort()).toEqual(SEARCH_ATTRIBUTES.map((n) => `${n}=Keyword`).sort());
   });
 
   it('names each service once', () => {

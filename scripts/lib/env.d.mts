@@ -1,0 +1,3 @@
+// Types for the parts of env.mjs that TypeScript code (tests) imports.
+export declare const ROOT: string;
+export declare function loadEnv(opts?: { fresh?: boolean }): Record<string, string>;
