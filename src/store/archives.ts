@@ -3,70 +3,41 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.ts';
 import type { Archive } from '../db/types.ts';
+import type { PageCursor } from '../domain/cursor.ts';
 
 export async function findArchive(db: Db, id: string): Promise<Archive | undefined> {
   return db.selectFrom('archives').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /**
- * Where a page of candidates starts. With only capturedAt: strictly older than it (what callers
- * pass as `before`). With an id: strictly after that row in (captured_at desc, id desc) order,
- * compared with the row's own stored timestamp (microseconds; a JS Date would round them).
+ * Which archives a candidate query reads: all of them (each filtered by a check afterwards), or
+ * only those reachable from the authorization side — archives reported for one of these crawls
+ * (capture_submissions.crawl_id, the crawl behind each archive's capture_job parent) and archives
+ * shared directly.
  */
-export interface ArchiveCursor {
-  capturedAt: Date;
-  id?: string;
-}
-
-/** Newest first (captured_at desc, id desc), strictly before the cursor. */
-export async function archiveCandidates(db: Db, opts: { before?: ArchiveCursor; limit: number }): Promise<Archive[]> {
-  let q = db.selectFrom('archives').selectAll();
-  const before = opts.before;
-  if (before !== undefined) {
-    q = before.id === undefined ? q.where('captured_at', '<', before.capturedAt) : q.where(sql<boolean>`(captured_at, id) < ((SELECT a.captured_at FROM archives a WHERE a.id = ${before.id}::uuid), ${before.id}::uuid)`);
-  }
-  return q.orderBy('captured_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
-}
+export type CandidateScope = { kind: 'all' } | { kind: 'reachable'; jobs: readonly string[]; shared: readonly string[] };
 
 /**
- * Fills a page of up to `limit` rows the caller may see, newest first. Candidates are read in
- * chunks and each chunk is filtered in one call (`filter`, one BatchCheck); reading goes on until
- * the page is full or the table is exhausted, so a caller who may see few rows still gets a full
- * page. Chunks grow when most of a chunk was filtered out.
+ * Newest first (captured_at desc, id desc), past the cursor: older than `before`, or as old with a
+ * smaller id when the cursor carries one. captured_at is stored at millisecond precision
+ * (migration 0008), so a cursor built from a row's ISO timestamp compares equal to the row.
  */
-export async function fillPage<T extends Pick<Archive, 'id' | 'captured_at'>>(
-  fetchChunk: (after: ArchiveCursor | undefined, size: number) => Promise<T[]>,
-  filter: (rows: T[]) => Promise<Set<string>>,
-  opts: { before?: Date; limit: number; firstChunk?: number; maxChunk?: number },
-): Promise<{ rows: T[]; candidatesRead: number; chunks: number }> {
-  const page: T[] = [];
-  let cursor: ArchiveCursor | undefined = opts.before === undefined ? undefined : { capturedAt: opts.before };
-  let size = opts.firstChunk ?? Math.max(opts.limit * 2, 50);
-  const maxChunk = opts.maxChunk ?? 1000;
-  let candidatesRead = 0;
-  let chunks = 0;
-  for (;;) {
-    const chunk = await fetchChunk(cursor, size);
-    chunks += 1;
-    candidatesRead += chunk.length;
-    if (chunk.length === 0) break;
-    const allowed = await filter(chunk);
-    for (const row of chunk) {
-      if (allowed.has(row.id)) {
-        page.push(row);
-        if (page.length === opts.limit) return { rows: page, candidatesRead, chunks };
-      }
-    }
-    if (chunk.length < size) break;
-    const last = chunk[chunk.length - 1]!;
-    cursor = { capturedAt: last.captured_at, id: last.id };
-    // Size the next chunk from what this one let through: enough to fill the rest of the page
-    // at the same ratio plus a quarter, never shrinking and never past maxChunk.
-    const missing = opts.limit - page.length;
-    const ratio = Math.max(allowed.size, 1) / chunk.length;
-    size = Math.min(maxChunk, Math.max(size, Math.ceil((missing / ratio) * 1.25)));
+export async function archiveCandidates(db: Db, opts: { cursor?: PageCursor; limit: number; scope?: CandidateScope }): Promise<Archive[]> {
+  const scope = opts.scope ?? { kind: 'all' };
+  if (scope.kind === 'reachable' && scope.jobs.length === 0 && scope.shared.length === 0) return [];
+  let q = db.selectFrom('archives').selectAll();
+  const c = opts.cursor;
+  if (c !== undefined) {
+    q = c.id === undefined ? q.where('captured_at', '<', c.before) : q.where(sql<boolean>`(captured_at, id) < (${c.before}::timestamptz, ${c.id}::uuid)`);
   }
-  return { rows: page, candidatesRead, chunks };
+  if (scope.kind === 'reachable') {
+    const jobs = [...scope.jobs];
+    const shared = [...scope.shared];
+    q = q.where(
+      sql<boolean>`(task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[])) OR id = ANY(${shared}::uuid[]))`,
+    );
+  }
+  return q.orderBy('captured_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
 }
 
 export interface ArchiveView {

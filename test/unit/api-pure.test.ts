@@ -1,86 +1,8 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validationDetails } from '../../src/api/error-handler.ts';
 import { pickerView, replayLink } from '../../src/api/picker.ts';
 import { UUID_PATTERN } from '../../src/api/schemas.ts';
 import { grantDuration, parseShareDuration, shareSubject, ShareUsageError } from '../../src/cli/fga-share.ts';
-import { fillPage, type ArchiveCursor } from '../../src/store/archives.ts';
-
-interface Row {
-  id: string;
-  captured_at: Date;
-}
-
-/** An in-memory candidate source in (captured_at desc, id desc) order, honouring the cursor. */
-function source(rows: Row[]) {
-  const sorted = [...rows].sort((a, b) => b.captured_at.getTime() - a.captured_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  const reads: number[] = [];
-  const fetchChunk = async (after: ArchiveCursor | undefined, size: number): Promise<Row[]> => {
-    reads.push(size);
-    const rest = sorted.filter((r) => {
-      if (after === undefined) return true;
-      const t = r.captured_at.getTime();
-      const at = after.capturedAt.getTime();
-      if (after.id === undefined) return t < at;
-      return t < at || (t === at && r.id < after.id);
-    });
-    return rest.slice(0, size);
-  };
-  return { sorted, fetchChunk, reads };
-}
-
-describe('fillPage', () => {
-  it('fills the page even when most candidates are filtered out', async () => {
-    const rows = Array.from({ length: 1000 }, (_, i) => ({ id: `id-${String(i).padStart(4, '0')}`, captured_at: new Date(1_000_000 - i * 1000) }));
-    const src = source(rows);
-    const allowed = new Set(rows.filter((_, i) => i % 37 === 0).map((r) => r.id));
-    const batches: number[] = [];
-    const r = await fillPage(src.fetchChunk, async (chunk) => {
-      batches.push(chunk.length);
-      return new Set(chunk.filter((c) => allowed.has(c.id)).map((c) => c.id));
-    }, { limit: 20 });
-    expect(r.rows.map((x) => x.id)).toEqual(src.sorted.filter((x) => allowed.has(x.id)).slice(0, 20).map((x) => x.id));
-    expect(batches.length).toBe(r.chunks); // one filter call per chunk
-    expect(r.chunks).toBeLessThan(6);
-  });
-
-  it('returns fewer rows only when the candidates run out', async () => {
-    const rows = Array.from({ length: 30 }, (_, i) => ({ id: `r${i}`, captured_at: new Date(i * 10) }));
-    const src = source(rows);
-    const r = await fillPage(src.fetchChunk, async () => new Set(['r3', 'r7']), { limit: 50, firstChunk: 4 });
-    expect(r.rows.map((x) => x.id)).toEqual(['r7', 'r3']);
-    expect(r.candidatesRead).toBe(30);
-  });
-
-  it('property: the page is exactly the first `limit` allowed rows, newest first, none twice, before the cursor', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.record({ t: fc.integer({ min: 0, max: 40 }), allowed: fc.boolean() }), { maxLength: 120 }),
-        fc.integer({ min: 1, max: 25 }),
-        fc.integer({ min: 1, max: 30 }),
-        fc.option(fc.integer({ min: 0, max: 41 }), { nil: undefined }),
-        async (spec, limit, firstChunk, before) => {
-          // many rows share a timestamp: the id tie-break must neither skip nor repeat them
-          const rows = spec.map((s, i) => ({ id: `id-${String(i).padStart(3, '0')}`, captured_at: new Date(s.t * 1000), allowed: s.allowed }));
-          const src = source(rows);
-          const allowed = new Set(rows.filter((r) => r.allowed).map((r) => r.id));
-          const r = await fillPage(src.fetchChunk, async (chunk) => new Set(chunk.filter((c) => allowed.has(c.id)).map((c) => c.id)), {
-            limit,
-            firstChunk,
-            maxChunk: 40,
-            before: before === undefined ? undefined : new Date(before * 1000),
-          });
-          const expected = src.sorted
-            .filter((x) => allowed.has(x.id) && (before === undefined || x.captured_at.getTime() < before * 1000))
-            .slice(0, limit)
-            .map((x) => x.id);
-          expect(r.rows.map((x) => x.id)).toEqual(expected);
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
-});
 
 describe('validationDetails', () => {
   it('names the field for type, required and additionalProperties errors', () => {

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SERVICES, PROFILES } from '../../scripts/lib/services.mjs';
+import { OPENFGA_CACHE_FLAGS, SERVICES, PROFILES } from '../../scripts/lib/services.mjs';
 
 interface ComposeService {
   image?: string;
@@ -46,5 +46,11 @@ describe('compose.yaml', () => {
     for (const key of ['CrawlId=Keyword', 'CrawlOrg=Keyword', 'CrawlState=Keyword']) expect(cmd).toContain(key);
     const s3 = JSON.parse(compose.configs!['seaweedfs-s3']!.content!) as { identities: { credentials: { accessKey: string }[] }[] };
     expect(s3.identities[0]!.credentials[0]!.accessKey).toBe('capture-ledger');
+  });
+
+  it('runs OpenFGA with the check-query and iterator caches on for 10 s, as the local stack does', () => {
+    const cmd = ([] as string[]).concat(compose.services.openfga!.command ?? []);
+    for (const flag of OPENFGA_CACHE_FLAGS) expect(cmd).toContain(flag);
+    expect(OPENFGA_CACHE_FLAGS).toEqual(expect.arrayContaining(['--check-query-cache-enabled=true', '--check-query-cache-ttl=10s', '--check-iterator-cache-enabled=true', '--check-iterator-cache-ttl=10s']));
   });
 });

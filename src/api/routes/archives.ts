@@ -1,10 +1,12 @@
 // The two archive endpoints. Signing is the only enforcement point: can_view at
 // HIGHER_CONSISTENCY immediately before the URL is signed. The list only decides what is shown
-// (one BatchCheck per chunk of candidates, default consistency).
+// (one BatchCheck per chunk of candidates at MINIMIZE_LATENCY, so OpenFGA's caches may answer).
 import type { FastifyInstance } from 'fastify';
-import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
-import { canView, viewableArchives } from '../../fga/authorize.ts';
-import { archiveCandidates, archiveView, fillPage, findArchive } from '../../store/archives.ts';
+import { cursorQuery, cursorQuerySchema, parseCursor } from '../../domain/cursor.ts';
+import { NotFoundError } from '../../domain/errors.ts';
+import { scanPage } from '../../domain/list-scan.ts';
+import { canView, reachableObjects, viewableArchives } from '../../fga/authorize.ts';
+import { archiveCandidates, archiveView, findArchive, type CandidateScope } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { createUrlSigner } from '../presign.ts';
@@ -14,6 +16,8 @@ import { errorResponses, noBody, notFoundResponse, uuidParam } from '../schemas.
 export const SIGNED_URL_TTL_SECONDS = 300;
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
+/** Candidates one list request examines at most (issue 12: a caller who sees little cannot walk the table). */
+export const MAX_EXAMINED = 4000;
 
 export const archiveSchema = {
   type: 'object',
@@ -72,41 +76,62 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
     },
   );
 
-  app.get<{ Querystring: { before?: string; limit: number } }>(
+  app.get<{ Querystring: { before?: string; beforeId?: string; limit: number } }>(
     '/api/archives',
     {
       schema: {
         summary: 'The archives you may see, newest first',
-        description: 'Pass the capturedAt of the last row as `before` for the next page. Unknown query parameters are dropped.',
+        description:
+          'Pass the capturedAt of the last row as `before`, and its id as `beforeId` so rows sharing that capturedAt are not skipped (or follow the `Link` header). ' +
+          `One request examines at most ${MAX_EXAMINED} candidates: a page can hold fewer rows than \`limit\` with more to come, and then \`X-Stopped-Early: true\` says so and \`Link\` continues where it stopped. ` +
+          'Unknown query parameters are dropped.',
         tags: ['archives'],
         querystring: {
           type: 'object',
           properties: {
-            before: { type: 'string', format: 'date-time', maxLength: 64, description: 'ISO 8601 timestamp: only archives captured strictly before it' },
+            ...cursorQuerySchema('capturedAt'),
             limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
           },
           additionalProperties: false,
         },
         response: {
-          200: { type: 'array', items: archiveSchema },
+          200: {
+            type: 'array',
+            items: archiveSchema,
+            headers: {
+              link: { type: 'string', description: 'rel="next": this list from where this page ended (before, beforeId, limit); absent when nothing is left' },
+              'x-stopped-early': {
+                type: 'string',
+                enum: ['true', 'false'],
+                description: `true when the page ended because ${MAX_EXAMINED} candidates were examined, not because it was full or the list ended: follow Link for more`,
+              },
+            },
+          },
           ...errorResponses,
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const identity = requireIdentity(request);
-      const { before, limit } = request.query;
-      const beforeDate = before === undefined ? undefined : new Date(before);
-      if (beforeDate !== undefined && Number.isNaN(beforeDate.getTime())) {
-        throw new BadRequestError('invalid request', { details: [{ field: 'querystring.before', message: 'must be an ISO 8601 timestamp' }] });
-      }
-      const { rows, candidatesRead, chunks } = await fillPage(
-        (after, size) => archiveCandidates(db, { before: after, limit: size }),
+      const cursor = parseCursor(request.query);
+      const { limit } = request.query;
+      // Callers who reach few crawls: candidates from OpenFGA (ListObjects), intersected in SQL;
+      // otherwise every archive is a candidate. Either way each chunk is checked (can_view,
+      // cached), so the list shows exactly what OpenFGA allows.
+      const reach = await reachableObjects(fga, identity);
+      const scope: CandidateScope = reach === undefined ? { kind: 'all' } : { kind: 'reachable', ...reach };
+      const page = await scanPage(
+        (at, size) => archiveCandidates(db, { ...(at ? { cursor: at } : {}), limit: size, scope }),
         async (chunk) => viewableArchives(fga, identity, chunk.map((a) => a.id)),
-        { before: beforeDate, limit },
+        (a) => ({ at: a.captured_at, id: a.id }),
+        { ...(cursor ? { cursor } : {}), limit, maxExamined: MAX_EXAMINED, ...(scope.kind === 'reachable' ? { firstChunk: limit } : {}) },
       );
-      request.log.debug({ candidatesRead, chunks, returned: rows.length }, 'archive page');
-      return rows.map(archiveView);
+      request.log.debug({ scope: scope.kind, examined: page.examined, chunks: page.chunks, returned: page.rows.length, stoppedEarly: page.stoppedEarly }, 'archive page');
+      if (page.next !== undefined) {
+        reply.header('link', `</api/archives?${new URLSearchParams({ ...cursorQuery(page.next), limit: String(limit) })}>; rel="next"`);
+      }
+      reply.header('x-stopped-early', String(page.stoppedEarly));
+      return page.rows.map(archiveView);
     },
   );
 }
