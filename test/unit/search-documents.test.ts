@@ -60,4 +60,12 @@ describe('the index shape', () => {
       from: 40,
     });
   });
+
+  it('sorts in a total order (score, archive, position) and continues with search_after instead of from', () => {
+    const first = buildQuery('x', { size: 40, from: 0 });
+    expect(first.sort).toEqual([{ _score: 'desc' }, { archiveId: 'asc' }, { position: 'asc' }]);
+    const later = buildQuery('x', { size: 80, from: 0, searchAfter: [1.5, 'a', 3], trackTotal: false });
+    expect(later).toMatchObject({ search_after: [1.5, 'a', 3], size: 80, track_total_hits: false });
+    expect(later).not.toHaveProperty('from');
+  });
 });

@@ -1,13 +1,13 @@
 // Full-text search. Registered only when CAPTURE_LEDGER_OPENSEARCH_URL is set: without an index
 // the capability is not there, and a 404 says exactly that.
 //   POST /api/crawls/:id/index — index the crawl's unindexed archives (can_submit on its org, else 404)
-//   GET  /api/search?q=        — OpenSearch first, then can_view (one BatchCheck) drops the rest;
-//                                total is the index's raw count, before authorization.
+//   GET  /api/search?q=        — OpenSearch first, then can_view (one BatchCheck per read) drops the
+//                                rest, reading on to fill the page; total is the index's raw count.
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError } from '../../domain/errors.ts';
 import { createSearchIndex } from '../../search/client.ts';
 import { indexCrawl } from '../../search/indexer.ts';
-import { MAX_RESULT_WINDOW, searchForCaller } from '../../search/query.ts';
+import { MAX_RESULT_WINDOW, MAX_SEARCH_ROUNDS, searchForCaller } from '../../search/query.ts';
 import { submittableCrawl } from '../crawl-access.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
@@ -99,7 +99,7 @@ export default async function searchRoutes(app: FastifyInstance, opts: { deps: A
       schema: {
         summary: 'Full-text search over captured pages you may see',
         description:
-          'Title and text of every indexed page (cjk bigrams, so Japanese works without word breaks). OpenSearch answers first and can_view filters its hits, so a page may hold fewer than `limit` hits and `total` counts what authorization dropped too. Unknown query parameters are dropped.',
+          `Title and text of every indexed page (cjk bigrams, so Japanese works without word breaks). OpenSearch answers first and can_view filters its hits; when it drops most of them the search reads on (search_after, at most ${MAX_SEARCH_ROUNDS} reads) to fill the page, so a page holds fewer than \`limit\` hits only when no more visible ones were found in that reach. \`total\` is the index's raw count, including what authorization dropped. Continue with \`offset=nextOffset\`. Unknown query parameters are dropped.`,
         tags: ['search'],
         querystring: {
           type: 'object',
@@ -117,6 +117,10 @@ export default async function searchRoutes(app: FastifyInstance, opts: { deps: A
             properties: {
               hits: { type: 'array', items: searchHitSchema },
               total: { type: 'integer', description: "the index's raw count of matching pages, before authorization" },
+              nextOffset: {
+                type: 'integer',
+                description: `pass as offset for the next page (a position in the index's own order, past every hit this page read); absent when no hit is left, or when it would pass ${MAX_RESULT_WINDOW}`,
+              },
             },
             required: ['hits', 'total'],
             additionalProperties: false,
@@ -131,9 +135,9 @@ export default async function searchRoutes(app: FastifyInstance, opts: { deps: A
       if (offset + limit > MAX_RESULT_WINDOW) {
         throw new BadRequestError('invalid request', { details: [{ field: 'querystring.offset', message: `offset + limit must be at most ${MAX_RESULT_WINDOW}` }] });
       }
-      const answer = await searchForCaller({ db, fga, search }, identity, q, { size: limit, from: offset });
-      request.log.debug({ returned: answer.hits.length, total: answer.total }, 'search');
-      return answer;
+      const { nextOffset, ...answer } = await searchForCaller({ db, fga, search }, identity, q, { size: limit, from: offset });
+      request.log.debug({ returned: answer.hits.length, total: answer.total, nextOffset }, 'search');
+      return nextOffset !== undefined && nextOffset < MAX_RESULT_WINDOW ? { ...answer, nextOffset } : answer;
     },
   );
 }
