@@ -2,6 +2,7 @@
 // list a crawl with fromTargets starts from. URLs are stored as the crawl records seeds (parsed,
 // fragment dropped), so a target and the page it becomes are the same string.
 import type { Db } from '../db/connect.ts';
+import { checkUrl, type AddressPolicy } from '../domain/address-policy.ts';
 import { normalizeSeed } from '../domain/crawl.ts';
 import { addTarget, disableTarget, listTargets } from '../store/targets.ts';
 
@@ -14,8 +15,11 @@ export interface Io {
   err(line: string): void;
 }
 
-/** Runs one command; returns the exit code (0 done, 1 nothing to do, 2 usage). */
-export async function runTargets(db: Db, argv: string[], io: Io): Promise<number> {
+/**
+ * Runs one command; returns the exit code (0 done, 1 nothing to do, 2 usage). `add` refuses a URL
+ * the address policy refuses (the CLI passes the configured one; POST /api/crawls checks again).
+ */
+export async function runTargets(db: Db, argv: string[], io: Io, policy?: AddressPolicy): Promise<number> {
   const [cmd, org, rawUrl, ...rest] = argv;
   const usage = (why: string): number => {
     io.err(`${why}\n${TARGETS_USAGE}`);
@@ -36,6 +40,11 @@ export async function runTargets(db: Db, argv: string[], io: Io): Promise<number
   const url = normalizeSeed(rawUrl);
   if (url === null) return usage(`${JSON.stringify(rawUrl)} is not an absolute http(s) URL`);
   if (cmd === 'add') {
+    const refused = policy === undefined ? undefined : checkUrl(policy, url);
+    if (refused !== undefined) {
+      io.err(`${url} is outside the address policy (${refused.code}): ${refused.message}`);
+      return 2;
+    }
     const { created } = await addTarget(db, org, url);
     io.out(created ? `added ${url} for ${org}` : `${url} was already listed for ${org}; enabled`);
     return 0;

@@ -270,3 +270,19 @@ export function checkUrl(policy: AddressPolicy, url: string): Refusal | undefine
   if (!DEFAULT_PORTS.has(port) && !policy.allow.some((e) => e.kind === 'cidr')) return { code: 'port', message: `${short(url)}: only ports 80 and 443 are crawled unless ${u.hostname}:${port} is allowlisted` };
   return undefined;
 }
+
+export interface RefusedUrl {
+  url: string;
+  code: RefusalCode;
+  problem: string;
+}
+
+/** The URLs (seeds, targets) the policy refuses from their text, each with why, in the order given. */
+export function refusedUrls(policy: AddressPolicy, urls: readonly string[]): RefusedUrl[] {
+  const out: RefusedUrl[] = [];
+  for (const url of urls) {
+    const r = checkUrl(policy, url);
+    if (r !== undefined) out.push({ url: short(url), code: r.code, problem: r.message });
+  }
+  return out;
+}

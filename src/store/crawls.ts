@@ -34,6 +34,9 @@ export interface NewCrawlInput {
   seedLevel: { take: string[]; cut: string[] };
 }
 
+/** Seed rows per INSERT (fromTargets may bring 100,000). */
+const SEED_INSERT_CHUNK = 2000;
+
 /**
  * The crawl row, its seed pages and the capture_job tuples, in one transaction: either the crawl
  * exists with everything it needs, or nothing does. Throws the unique violation of
@@ -61,7 +64,14 @@ export async function insertCrawl(db: Db, c: NewCrawlInput): Promise<{ id: strin
       ...c.seedLevel.take.map((url) => ({ crawl_id: row.id, url, depth: 0, host: hostOf(url), action: 'follow' as const })),
       ...c.seedLevel.cut.map((url) => ({ crawl_id: row.id, url, depth: 0, host: hostOf(url), action: 'follow' as const, state: 'skipped' as const, skip_reason: 'max_pages' })),
     ];
-    if (pages.length > 0) await trx.insertInto('crawl_pages').values(pages).onConflict((oc) => oc.columns(['crawl_id', 'url_hash']).doNothing()).execute();
+    // in chunks: 5 parameters a row, and Postgres takes at most 65535 in one statement
+    for (let i = 0; i < pages.length; i += SEED_INSERT_CHUNK) {
+      await trx
+        .insertInto('crawl_pages')
+        .values(pages.slice(i, i + SEED_INSERT_CHUNK))
+        .onConflict((oc) => oc.columns(['crawl_id', 'url_hash']).doNothing())
+        .execute();
+    }
     await enqueueTuples(trx, jobTuples(row.id, c.submittedBy, c.orgId));
     return { id: row.id, startedAt: row.started_at };
   });

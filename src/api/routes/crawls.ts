@@ -12,6 +12,7 @@ import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporali
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { crawlWorkflowId, CRAWL_WORKFLOW, SIGNALS } from '../../../temporal.config.ts';
 import type { Config } from '../../config/env.ts';
+import { createAddressPolicy, refusedUrls } from '../../domain/address-policy.ts';
 import type { Crawl } from '../../db/types.ts';
 import {
   CRAWL_LIMITS,
@@ -234,6 +235,8 @@ function unavailable(reply: FastifyReply, message: string): FastifyReply {
 
 export default async function crawlRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
   const { db, fga, config } = opts.deps;
+  // the flow applies the same policy to the address it connects to; here only the text can be checked
+  const addressPolicy = createAddressPolicy(config.capture.allow, config.capture.deniedPorts);
   const temporal = opts.deps.temporal;
   if (temporal === undefined) throw new Error('crawl routes need a Temporal client (AppDeps.temporal)');
 
@@ -299,6 +302,8 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
       }
       const check = checkCrawlRules(raw, body.rules as RuleInput[] | undefined);
       if (!check.ok) return reply.code(400).send(check.body);
+      const refused = refusedUrls(addressPolicy, raw);
+      if (refused.length > 0) return reply.code(400).send({ error: `${source === 'fromTargets' ? 'targets' : 'seeds'} outside the address policy`, seeds: refused });
       const seeds = [...new Set(raw.map((s) => normalizeSeed(s)!))];
       const limits = resolveLimits(body, source, seeds.length);
 
