@@ -1,6 +1,15 @@
+import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
-const nodeBuiltins = ['assert', 'buffer', 'child_process', 'crypto', 'dns', 'events', 'fs', 'fs/promises', 'http', 'https', 'net', 'os', 'path', 'process', 'stream', 'timers', 'url', 'util', 'worker_threads', 'zlib'];
+// every Node builtin, with and without the node: prefix (some exist only with it)
+const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))].flatMap((m) => [m, `node:${m}`]);
+
+// What a workflow file may import values from: the workflow SDK, other workflow files, pure
+// domain logic, the shared names in temporal.config.ts and the search-attribute keys. Everything
+// else (activities, stores, clients) only as types.
+const WORKFLOW_VALUE_IMPORTS = ['@temporalio/workflow', './', '../domain/', '../../temporal.config.ts', '../temporal/search-attributes.ts'];
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const notAllowedInWorkflows = `^(?!${WORKFLOW_VALUE_IMPORTS.map((p) => (p.endsWith('/') ? escape(p) : `${escape(p)}$`)).join('|')})`;
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.tools/', '.stack/', 'dist/', 'coverage/'] },
@@ -11,15 +20,28 @@ export default tseslint.config(
     },
   },
   {
+    // type-aware: a promise nobody awaits loses its rejection
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+  {
     // Workflows are replayed: no I/O, no Node builtins, no clocks or randomness of their own.
     files: ['src/workflows/**/*.ts'],
+    ignores: ['src/workflows/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'Node builtins are not allowed in workflows' })),
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Node builtins are not allowed in workflows' })),
           patterns: [
-            { group: ['../activities/*', '../db/*', '../fga/*', '../s3/*', 'pg', 'kysely', '@aws-sdk/*', '@openfga/*'], allowTypeImports: true, message: 'workflows import activities and I/O modules as types only' },
+            {
+              regex: notAllowedInWorkflows,
+              allowTypeImports: true,
+              message: `workflows import values only from ${WORKFLOW_VALUE_IMPORTS.join(', ')}; anything else as types only`,
+            },
           ],
         },
       ],
