@@ -183,8 +183,21 @@ export async function status() {
     }
     const pid = rec?.running ? `pid ${rec.pid}` : '';
     console.log(`${name.padEnd(11)} ${state.padEnd(22)} ${pid.padEnd(11)} ${spec.url.padEnd(50)} ${rel(logPath(name))}  # ${what}`);
+    if (name === 'postgres' && state === 'up') console.log(outboxLine(spec));
   }
   return bad ? 1 : 0;
+}
+
+/** The outbox under the postgres line: queued tuples and the dead letter (fga_outbox.dead_at). */
+function outboxLine(spec) {
+  try {
+    const { queued, dead } = spec.outboxCounts();
+    const hint = dead > 0 ? '  # refused by OpenFGA: fix the cause, then npm run fga:drain -- --retry-dead' : '';
+    return `${'outbox'.padEnd(11)} queued ${queued}, dead letter ${dead}${hint}`;
+  } catch (err) {
+    const why = String(err.stderr || err.message).trim().split('\n')[0];
+    return `${'outbox'.padEnd(11)} not readable (${why}; npm run db:migrate?)`;
+  }
 }
 
 async function main() {

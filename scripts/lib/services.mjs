@@ -127,6 +127,14 @@ export function serviceSpec(name) {
           psql(sql);
           log(`postgres: role ${[...roles.keys()].join(', ')}; databases ${ledger.database}, ${fga.database}`);
         },
+        /** The ledger's outbox: tuples queued for OpenFGA, and those in the dead letter (0006). */
+        outboxCounts() {
+          const { database } = urlParts('CAPTURE_LEDGER_DATABASE_URL');
+          const query = 'SELECT count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL) FROM fga_outbox';
+          const [c, a] = asPostgres(`${bin}/psql`, ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', database, '-c', query]);
+          const [queued, dead] = execFileSync(c, a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 }).trim().split('|').map(Number);
+          return { queued, dead };
+        },
         url: `postgres://127.0.0.1:${port}`,
       };
     }

@@ -115,6 +115,10 @@ export interface FgaOutboxTable {
   attempts: Generated<number>;
   last_error: string | null;
   created_at: Generated<Date>;
+  /** times OpenFGA refused the tuple itself (0006) */
+  refusals: Generated<number>;
+  /** set once refusals reached the drainer's limit: dead letter, no longer sent (0006) */
+  dead_at: Timestamp | null;
 }
 
 export interface Database {

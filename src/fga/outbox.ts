@@ -7,6 +7,11 @@
 // "already delivered": the batch is retried tuple by tuple, and only the tuples that still fail
 // stay queued (attempts + 1, last_error). A tuple that already exists counts as delivered
 // (on_duplicate: ignore; deletes use on_missing: ignore).
+//
+// Dead letter: a tuple OpenFGA refuses for its own sake (not because it is unreachable) counts a
+// refusal; at `deadAfter` refusals the row gets dead_at. A dead row is not sent again and no
+// longer holds back later rows for the same tuple; it stays in the table, counted, until an
+// operator puts it back (reviveDeadLetters, `npm run fga:drain -- --retry-dead`) or deletes it.
 import { ClientWriteRequestOnDuplicateWrites, ClientWriteRequestOnMissingDeletes, FgaApiAuthenticationError, FgaApiError, FgaApiNotFoundError, type OpenFgaClient, type TupleKey, type TupleKeyWithoutCondition } from '@openfga/sdk';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, OutboxRow } from '../db/types.ts';
@@ -23,6 +28,9 @@ export async function enqueueTuples(trx: Kysely<Database> | Transaction<Database
 /** OpenFGA refuses more than 100 tuples (writes and deletes together) in one write. */
 export const MAX_TUPLES_PER_WRITE = 100;
 
+/** Refusals after which a row moves to the dead letter. */
+export const OUTBOX_DEAD_AFTER = 5;
+
 export interface DeliveredTuple {
   id: number;
   operation: 'write' | 'delete';
@@ -38,8 +46,10 @@ export interface DrainOptions {
   maxRows?: number;
   /** Batches in flight at once, each in its own transaction (default 4). */
   concurrency?: number;
+  /** Refusals (OpenFGA refusing the tuple itself) after which a row is dead-lettered (default OUTBOX_DEAD_AFTER). */
+  deadAfter?: number;
   /** Called after each batch, e.g. to heartbeat a Temporal activity or print progress. */
-  onBatch?: (batch: { delivered: DeliveredTuple[]; failed: { row: DeliveredTuple; error: string }[] }) => void;
+  onBatch?: (batch: { delivered: DeliveredTuple[]; failed: { row: DeliveredTuple; error: string; dead: boolean }[] }) => void;
 }
 
 export interface DrainResult {
@@ -47,8 +57,12 @@ export interface DrainResult {
   delivered: number;
   /** Rows that failed this time and stay queued with attempts + 1 and last_error. */
   failed: number;
-  /** Rows still in the outbox when the drain finished (failed ones and any enqueued meanwhile). */
+  /** Rows still queued when the drain finished (failed ones and any enqueued meanwhile), dead letter not included. */
   remaining: number;
+  /** Rows this drain moved to the dead letter (they are among `failed`). */
+  deadLettered: number;
+  /** Rows in the dead letter when the drain finished. */
+  dead: number;
   /** Set when OpenFGA could not be reached (or refused the store): the drain stopped early. */
   unavailable?: string;
 }
@@ -128,7 +142,7 @@ function plan(rows: OutboxRow[]): { units: Unit[]; taken: OutboxRow[] } {
 /**
  * Units whose tuple has an earlier queued row outside this batch (held by another drainer, or
  * left behind after failing): delivering them now could overtake it, e.g. a delete landing
- * before the write it undoes. They wait for a later pass.
+ * before the write it undoes. They wait for a later pass. A dead-lettered row holds nothing back.
  */
 async function overtaking(trx: Transaction<Database>, units: Unit[], taken: OutboxRow[]): Promise<Set<Unit>> {
   const firstId = new Map(units.map((u) => [keyOf(u.rows[0]!), u] as const));
@@ -138,7 +152,7 @@ async function overtaking(trx: Transaction<Database>, units: Unit[], taken: Outb
     FROM fga_outbox o
     JOIN unnest(${rows.map((r) => r.tuple_user)}::text[], ${rows.map((r) => r.relation)}::text[], ${rows.map((r) => r.object)}::text[]) AS k (u, r, ob)
       ON o.tuple_user = k.u AND o.relation = k.r AND o.object = k.ob
-    WHERE NOT (o.id = ANY(${taken.map((r) => r.id)}::bigint[]))
+    WHERE NOT (o.id = ANY(${taken.map((r) => r.id)}::bigint[])) AND o.dead_at IS NULL
     GROUP BY o.tuple_user, o.relation, o.object`.execute(trx);
   const held = new Set<Unit>();
   for (const e of earlier.rows) {
@@ -163,7 +177,8 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
   const batchSize = Math.max(1, Math.min(MAX_TUPLES_PER_WRITE, Math.floor(opts.batchSize ?? MAX_TUPLES_PER_WRITE)));
   const maxRows = opts.maxRows ?? Number.POSITIVE_INFINITY;
   const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4));
-  const result: DrainResult = { delivered: 0, failed: 0, remaining: 0 };
+  const deadAfter = Math.max(1, Math.floor(opts.deadAfter ?? OUTBOX_DEAD_AFTER));
+  const result: DrainResult = { delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 0 };
   let budget = maxRows;
   let heldBack = 0;
   // Failed once in this drain: not tried again until the next one.
@@ -179,6 +194,7 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
         .selectFrom('fga_outbox')
         .selectAll()
         .where('id', '>', lane.cursor)
+        .where('dead_at', 'is', null)
         .$if(failedIds.size > 0, (q) => q.where('id', 'not in', [...failedIds]))
         .orderBy('id')
         .limit(want)
@@ -208,7 +224,8 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
       const units = planned.filter((u) => !held.has(u));
 
       const accepted: OutboxRow[] = [];
-      const failed: { row: OutboxRow; error: string }[] = [];
+      // refused: OpenFGA refused the tuple itself (counts towards the dead letter)
+      const failed: { row: OutboxRow; error: string; refused: boolean }[] = [];
       const sent = units.flatMap((u) => u.rows);
       try {
         if (units.length > 0) await send(fga, units);
@@ -216,12 +233,12 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
       } catch (err) {
         if (isUnavailable(err)) {
           result.unavailable ??= errorText(err);
-          for (const row of sent) failed.push({ row, error: errorText(err) });
+          for (const row of sent) failed.push({ row, error: errorText(err), refused: false });
         } else {
           // One refused tuple sinks the whole request: find out which, one tuple at a time.
           for (const unit of units) {
             if (result.unavailable !== undefined) {
-              for (const row of unit.rows) failed.push({ row, error: result.unavailable });
+              for (const row of unit.rows) failed.push({ row, error: result.unavailable, refused: false });
               continue;
             }
             try {
@@ -229,8 +246,9 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
               accepted.push(...unit.rows);
             } catch (single) {
               const error = errorText(single);
-              if (isUnavailable(single)) result.unavailable ??= error;
-              for (const row of unit.rows) failed.push({ row, error });
+              const refused = !isUnavailable(single);
+              if (!refused) result.unavailable ??= error;
+              for (const row of unit.rows) failed.push({ row, error, refused });
             }
           }
         }
@@ -239,17 +257,26 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
       if (accepted.length > 0) {
         await trx.deleteFrom('fga_outbox').where('id', 'in', accepted.map((r) => r.id)).execute();
       }
-      for (const [error, group] of groupBy(failed)) {
-        await trx
+      const dead = new Set<number>();
+      for (const group of groupFailures(failed)) {
+        const { error, refused: refusal } = group[0]!;
+        const rows = await trx
           .updateTable('fga_outbox')
-          .set({ attempts: sql`attempts + 1`, last_error: error })
-          .where('id', 'in', group.map((r) => r.id))
+          .set({
+            attempts: sql`attempts + 1`,
+            last_error: error,
+            ...(refusal ? { refusals: sql`refusals + 1`, dead_at: sql`CASE WHEN refusals + 1 >= ${deadAfter} THEN now() END` } : {}),
+          })
+          .where('id', 'in', group.map((f) => f.row.id))
+          .returning(['id', 'dead_at'])
           .execute();
+        for (const r of rows) if (r.dead_at !== null) dead.add(r.id);
       }
       for (const f of failed) failedIds.add(f.row.id);
       result.delivered += accepted.length;
       result.failed += failed.length;
-      opts.onBatch?.({ delivered: accepted.map(describe), failed: failed.map((f) => ({ row: describe(f.row), error: f.error })) });
+      result.deadLettered += dead.size;
+      opts.onBatch?.({ delivered: accepted.map(describe), failed: failed.map((f) => ({ row: describe(f.row), error: f.error, dead: dead.has(f.row.id) })) });
       return true;
     });
 
@@ -265,15 +292,33 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
     await runLane();
   }
 
-  const { count } = await db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-  result.remaining = Number(count);
+  Object.assign(result, await outboxCounts(db));
   return result;
 }
 
-function groupBy(failed: { row: OutboxRow; error: string }[]): Map<string, OutboxRow[]> {
-  const m = new Map<string, OutboxRow[]>();
-  for (const f of failed) m.set(f.error, [...(m.get(f.error) ?? []), f.row]);
-  return m;
+/** Rows queued for delivery, and rows in the dead letter. */
+export async function outboxCounts(db: Kysely<Database>): Promise<{ remaining: number; dead: number }> {
+  const r = await db
+    .selectFrom('fga_outbox')
+    .select([sql<number>`count(*) FILTER (WHERE dead_at IS NULL)::int`.as('remaining'), sql<number>`count(*) FILTER (WHERE dead_at IS NOT NULL)::int`.as('dead')])
+    .executeTakeFirstOrThrow();
+  return { remaining: r.remaining, dead: r.dead };
+}
+
+/** Puts every dead-lettered row back in the queue with its refusals reset. Returns how many. */
+export async function reviveDeadLetters(db: Kysely<Database>): Promise<number> {
+  const res = await db.updateTable('fga_outbox').set({ dead_at: null, refusals: 0 }).where('dead_at', 'is not', null).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Failures grouped by error text and by whether they were refusals: one UPDATE per group. */
+function groupFailures<F extends { error: string; refused: boolean }>(failed: F[]): F[][] {
+  const m = new Map<string, F[]>();
+  for (const f of failed) {
+    const k = `${f.refused ? 'r' : 'u'}${f.error}`;
+    m.set(k, [...(m.get(k) ?? []), f]);
+  }
+  return [...m.values()];
 }
 
 export class OutboxUnavailableError extends Error {

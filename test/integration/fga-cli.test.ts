@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canSubmit } from '../../src/fga/authorize.ts';
 import { deployModel, writeEnvFile } from '../../src/fga/deploy.ts';
 import { MEMBER_REFUSED, runGrantCli, USAGE } from '../../src/fga/grant.ts';
-import { enqueueTuples } from '../../src/fga/outbox.ts';
+import { enqueueTuples, OUTBOX_DEAD_AFTER } from '../../src/fga/outbox.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { ROOT, loadProjectEnv } from '../support/env.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
@@ -246,7 +246,7 @@ describe('fga:drain', () => {
     ]);
     const env = { ...process.env, CAPTURE_LEDGER_DATABASE_URL: t.url, CAPTURE_LEDGER_FGA_STORE_ID: store.storeId, CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId };
     const r = await run('npm', ['run', '--silent', 'fga:drain'], env);
-    expect(r.stdout).toBe(`delivered write user:olivia owner ${job}\ndelivered write organization:acme parent ${job}\ndelivered 2, failed 0, remaining 0\n`);
+    expect(r.stdout).toBe(`delivered write user:olivia owner ${job}\ndelivered write organization:acme parent ${job}\ndelivered 2, failed 0, remaining 0, dead 0\n`);
     expect(r.code).toBe(0);
     expect(await t.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
     expect((await store.client.read({ object: job })).tuples).toHaveLength(2);
@@ -255,7 +255,17 @@ describe('fga:drain', () => {
     await enqueueTuples(t.db, [{ user: 'user:olivia', relation: 'no_such_relation', object: job }]);
     const bad = await run('npm', ['run', '--silent', 'fga:drain'], env);
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toBe('delivered 0, failed 1, remaining 1\n');
+    expect(bad.stdout).toBe('delivered 0, failed 1, remaining 1, dead 0\n');
     expect(bad.stderr).toContain(`still queued write user:olivia no_such_relation ${job}: 400 `);
+
+    // refused OUTBOX_DEAD_AFTER times: the dead letter, counted and named; --retry-dead queues it again
+    await t.db.updateTable('fga_outbox').set({ refusals: OUTBOX_DEAD_AFTER - 1 }).execute();
+    const dead = await run('npm', ['run', '--silent', 'fga:drain'], env);
+    expect(dead.code).toBe(1);
+    expect(dead.stdout).toBe('delivered 0, failed 1, remaining 0, dead 1\n');
+    expect(dead.stderr).toContain(`dead letter (refused ${OUTBOX_DEAD_AFTER} times) write user:olivia no_such_relation ${job}: 400 `);
+    expect(dead.stderr).toContain('1 tuples are in the dead letter');
+    const retried = await run('npm', ['run', '--silent', 'fga:drain', '--', '--retry-dead'], env);
+    expect(retried.stdout).toBe('back in the queue from the dead letter: 1\ndelivered 0, failed 1, remaining 1, dead 0\n');
   });
 });

@@ -7,7 +7,7 @@ import { ClientWriteRequestOnDuplicateWrites, OpenFgaClient } from '@openfga/sdk
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { canView } from '../../src/fga/authorize.ts';
-import { deliverTuples, drainOutbox, enqueueTuples, MAX_TUPLES_PER_WRITE, OutboxUnavailableError, type DeliveredTuple } from '../../src/fga/outbox.ts';
+import { deliverTuples, drainOutbox, enqueueTuples, MAX_TUPLES_PER_WRITE, OUTBOX_DEAD_AFTER, OutboxUnavailableError, reviveDeadLetters, type DeliveredTuple } from '../../src/fga/outbox.ts';
 import { archiveTuples, jobTuples, type Tuple } from '../../src/fga/tuples.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
@@ -93,7 +93,7 @@ describe('drainOutbox', () => {
 
     const seen: DeliveredTuple[] = [];
     const r = await drainOutbox(t.db, store.client, { onBatch: (b) => seen.push(...b.delivered) });
-    expect(r).toEqual({ delivered: 3, failed: 0, remaining: 0 });
+    expect(r).toEqual({ delivered: 3, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(seen.map((d) => `${d.user} ${d.relation} ${d.object}`)).toEqual(tuples.map((x) => `${x.user} ${x.relation} ${x.object}`));
     expect(await outbox()).toEqual([]);
     for (const x of tuples) expect(await stored(x)).toBe(true);
@@ -103,7 +103,7 @@ describe('drainOutbox', () => {
   });
 
   it('an empty outbox delivers nothing', async () => {
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 0, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
   });
 
   it('a tuple already in OpenFGA counts as delivered (and the new one beside it is not lost)', async () => {
@@ -111,7 +111,7 @@ describe('drainOutbox', () => {
     const fresh: Tuple = { user: 'organization:acme', relation: 'parent', object: old.object };
     await store.client.write({ writes: [old] });
     await enqueueTuples(t.db, [old, fresh]);
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(await stored(fresh)).toBe(true);
     expect(await outbox()).toEqual([]);
   });
@@ -120,7 +120,7 @@ describe('drainOutbox', () => {
     const tuples = jobTuples(randomUUID(), 'olivia', 'acme');
     await enqueueTuples(t.db, tuples);
     await enqueueTuples(t.db, tuples);
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 4, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 4, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     for (const x of tuples) expect(await stored(x)).toBe(true);
   });
 
@@ -133,7 +133,7 @@ describe('drainOutbox', () => {
     await enqueueTuples(t.db, [...good1, unknownRelation, wrongUserType, ...good2]);
 
     const r = await drainOutbox(t.db, store.client);
-    expect(r).toEqual({ delivered: 3, failed: 2, remaining: 2 });
+    expect(r).toEqual({ delivered: 3, failed: 2, remaining: 2, deadLettered: 0, dead: 0 });
     for (const x of [...good1, ...good2]) expect(await stored(x)).toBe(true);
 
     const left = await outbox();
@@ -145,7 +145,7 @@ describe('drainOutbox', () => {
     expect(left[1]!.last_error).toMatch(/^400 /);
 
     // tried again on the next drain, never removed while OpenFGA refuses it
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 0, failed: 2, remaining: 2 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 0, failed: 2, remaining: 2, deadLettered: 0, dead: 0 });
     expect((await outbox()).map((row) => row.attempts)).toEqual([2, 2]);
   });
 
@@ -157,7 +157,7 @@ describe('drainOutbox', () => {
       const bad: Tuple = { user: 'user:olivia', relation: 'no_such_relation', object: `capture_job:${randomUUID()}` };
       await enqueueTuples(t.db, [bad]);
       const r = await drainOutbox(t.db, store.client, { batchSize: 1, concurrency: 8 });
-      expect(r).toEqual({ delivered: 0, failed: 1, remaining: 1 });
+      expect(r).toEqual({ delivered: 0, failed: 1, remaining: 1, deadLettered: 0, dead: 0 });
       expect((await outbox()).map((row) => row.attempts)).toEqual([1]);
     }
     await t.db.deleteFrom('fga_outbox').execute();
@@ -168,7 +168,7 @@ describe('drainOutbox', () => {
     await enqueueTuples(t.db, tuples);
     const sizes: number[] = [];
     const r = await drainOutbox(t.db, store.client, { onBatch: (b) => sizes.push(b.delivered.length) });
-    expect(r).toEqual({ delivered: 250, failed: 0, remaining: 0 });
+    expect(r).toEqual({ delivered: 250, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_TUPLES_PER_WRITE);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(250);
     for (const x of [tuples[0]!, tuples[99]!, tuples[100]!, tuples[249]!]) expect(await stored(x)).toBe(true);
@@ -181,7 +181,7 @@ describe('drainOutbox', () => {
     await enqueueTuples(t.db, [x], 'delete');
     await enqueueTuples(t.db, [y], 'delete');
     await enqueueTuples(t.db, [y]);
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 5, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 5, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(await stored(x)).toBe(false);
     expect(await stored(y)).toBe(true);
   });
@@ -199,7 +199,7 @@ describe('drainOutbox', () => {
     await enqueueTuples(t.db, [x]);
     await enqueueTuples(t.db, [x], 'delete');
     const r = await drainOutbox(t.db, store.client, { batchSize: 2, concurrency: 6 });
-    expect(r).toEqual({ delivered: 20, failed: 0, remaining: 0 });
+    expect(r).toEqual({ delivered: 20, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(await stored(x)).toBe(false);
     expect(await stored(y)).toBe(true);
   });
@@ -218,7 +218,7 @@ describe('drainOutbox', () => {
       await holder.query('BEGIN');
       await holder.query('SELECT id FROM fga_outbox WHERE id = $1 FOR UPDATE', [writeRow!.id]);
       const r = await drainOutbox(t.db, store.client, { concurrency: 1 });
-      expect(r).toEqual({ delivered: 1, failed: 0, remaining: 2 });
+      expect(r).toEqual({ delivered: 1, failed: 0, remaining: 2, deadLettered: 0, dead: 0 });
       expect(await stored(other)).toBe(true);
       expect((await outbox()).map((row) => [row.operation, row.attempts])).toEqual([
         ['write', 0],
@@ -228,19 +228,19 @@ describe('drainOutbox', () => {
     } finally {
       await holder.end();
     }
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(await stored(x)).toBe(false);
   });
 
   it('maxRows bounds one drain; the rest waits for the next', async () => {
     await enqueueTuples(t.db, Array.from({ length: 30 }, (_, i): Tuple => ({ user: `user:m${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` })));
-    expect(await drainOutbox(t.db, store.client, { maxRows: 12, batchSize: 5 })).toEqual({ delivered: 12, failed: 0, remaining: 18 });
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 18, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client, { maxRows: 12, batchSize: 5 })).toEqual({ delivered: 12, failed: 0, remaining: 18, deadLettered: 0, dead: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 18, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
   });
 
   it('deleting a tuple that is not there counts as delivered', async () => {
     await enqueueTuples(t.db, [{ user: 'user:nobody', relation: 'owner', object: `capture_job:${randomUUID()}` }], 'delete');
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 1, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 1, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
   });
 
   it('a conditioned share is delivered with its condition', async () => {
@@ -249,7 +249,7 @@ describe('drainOutbox', () => {
     await enqueueTuples(t.db, [
       { user: 'user:sam', relation: 'viewer', object: `archive:${archiveId}`, condition: { name: 'non_expired_grant', context: { grant_time: grantTime.toISOString(), grant_duration: '1h' } } },
     ]);
-    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 1, failed: 0, remaining: 0 });
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 1, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(await canView(store.client, { subject: 'sam', organizations: [] }, archiveId)).toBe(true);
     const later = await store.client.check({ user: 'user:sam', relation: 'can_view', object: `archive:${archiveId}`, context: { current_time: new Date(grantTime.getTime() + 61 * 60_000).toISOString() } });
     expect(later.allowed).toBe(false);
@@ -289,7 +289,7 @@ describe('drainOutbox', () => {
     expect(await outbox()).toHaveLength(2);
 
     // and once OpenFGA answers, they go
-    expect(await deliverTuples(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0 });
+    expect(await deliverTuples(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     for (const x of tuples) expect(await stored(x)).toBe(true);
   });
 
@@ -301,5 +301,50 @@ describe('drainOutbox', () => {
     await store.client.write({ writes: [old] });
     await expect(store.client.write({ writes: [old, fresh] }, { conflict: { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Error } })).rejects.toThrow();
     expect(await stored(fresh)).toBe(false);
+  });
+});
+
+describe('the dead letter', () => {
+  it('a tuple refused OUTBOX_DEAD_AFTER times is dead-lettered, counted, and no longer holds back a later row for the same tuple', async () => {
+    const archiveId = randomUUID();
+    // viewer is conditioned in the model: without its condition OpenFGA refuses the tuple (400)
+    const unconditioned: Tuple = { user: 'user:sam', relation: 'viewer', object: `archive:${archiveId}` };
+    const share: Tuple = { ...unconditioned, condition: { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } } };
+    await enqueueTuples(t.db, [unconditioned]);
+    await enqueueTuples(t.db, [share]);
+
+    // the later row waits behind the refused one, drain after drain
+    for (let n = 1; n < OUTBOX_DEAD_AFTER; n++) {
+      expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 0, failed: 1, remaining: 2, deadLettered: 0, dead: 0 });
+    }
+    expect(await canView(store.client, { subject: 'sam', organizations: [] }, archiveId)).toBe(false);
+
+    // the last refusal moves it to the dead letter, and the share behind it goes through
+    const r = await drainOutbox(t.db, store.client);
+    expect(r).toEqual({ delivered: 1, failed: 1, remaining: 0, deadLettered: 1, dead: 1 });
+    expect(await canView(store.client, { subject: 'sam', organizations: [] }, archiveId)).toBe(true);
+    const [dead] = await outbox();
+    expect(dead).toMatchObject({ relation: 'viewer', condition: null, refusals: OUTBOX_DEAD_AFTER, attempts: OUTBOX_DEAD_AFTER });
+    expect(dead!.dead_at).not.toBeNull();
+    expect(dead!.last_error).toMatch(/^400 /);
+
+    // dead rows are not sent again
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 1 });
+    expect(await reviveDeadLetters(t.db)).toBe(1);
+    expect((await outbox()).map((row) => [row.refusals, row.dead_at])).toEqual([[0, null]]);
+  });
+
+  it('OpenFGA unreachable counts attempts, never refusals: nothing is dead-lettered by an outage', async () => {
+    const port = await closedPort();
+    const down = new OpenFgaClient({ apiUrl: `http://127.0.0.1:${port}`, storeId: store.storeId, authorizationModelId: store.modelId, retryParams: { maxRetry: 0 } });
+    await enqueueTuples(t.db, jobTuples(randomUUID(), 'olivia', 'acme'));
+    for (let n = 0; n < OUTBOX_DEAD_AFTER + 1; n++) {
+      const r = await drainOutbox(t.db, down, { deadAfter: 1 });
+      expect(r).toMatchObject({ delivered: 0, remaining: 2, deadLettered: 0, dead: 0 });
+    }
+    expect((await outbox()).map((row) => [row.attempts, row.refusals, row.dead_at])).toEqual([
+      [OUTBOX_DEAD_AFTER + 1, 0, null],
+      [OUTBOX_DEAD_AFTER + 1, 0, null],
+    ]);
   });
 });
