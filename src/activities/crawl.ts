@@ -10,6 +10,7 @@ import { computeNotBefore, readsLinks, type StopReason } from '../domain/crawl.t
 import { deliverTuples as deliverOutbox, type DrainResult } from '../fga/outbox.ts';
 import { admitLevel as admit, AdmissionError, type AdmitLevelResult } from '../ledger/admit-level.ts';
 import { createObjectReader } from '../ledger/object-reader.ts';
+import { createAddressPolicy } from '../domain/address-policy.ts';
 import { finishCrawlRow, getCrawl, markDispatched } from '../store/crawls.ts';
 import { lastFinishByHost, levelPages } from '../store/pages.ts';
 
@@ -115,7 +116,7 @@ export function createCrawlActivities(deps: ActivityDeps) {
     async admitLevel(input: { crawlId: string; depth: number; reportId: string; expand: boolean }): Promise<AdmitLevelResult> {
       try {
         return await admit(
-          { db, s3: deps.s3, reader, bucket: config.s3.bucket, log: { warn: (msg, meta) => log.warn(msg, meta) } },
+          { db, s3: deps.s3, reader, bucket: config.s3.bucket, log: { warn: (msg, meta) => log.warn(msg, meta) }, policy: createAddressPolicy(config.capture.allow, config.capture.deniedPorts) },
           { crawlId: input.crawlId, depth: input.depth, expand: input.expand },
         );
       } catch (err) {

@@ -121,12 +121,22 @@ export interface FgaOutboxTable {
   dead_at: Timestamp | null;
 }
 
+export interface CrawlRefusalsTable {
+  crawl_id: string;
+  depth: number;
+  hostname: string;
+  code: string;
+  urls: number;
+  samples: Generated<string[]>;
+}
+
 export interface Database {
   capture_targets: CaptureTargetsTable;
   crawls: CrawlsTable;
   crawl_pages: CrawlPagesTable;
   crawl_level_reports: CrawlLevelReportsTable;
   crawl_decisions: CrawlDecisionsTable;
+  crawl_refusals: CrawlRefusalsTable;
   capture_submissions: CaptureSubmissionsTable;
   archives: ArchivesTable;
   fga_outbox: FgaOutboxTable;

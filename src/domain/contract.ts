@@ -93,3 +93,5 @@ export interface LinksArtifact {
 }
 
 export const ERROR_TYPE_CANCELLED = 'ERROR_TYPE_CANCELLED';
+/** the address policy refused the page, a redirect hop or its robots.txt host: nothing was sent */
+export const ERROR_TYPE_ADDRESS_REFUSED = 'ERROR_TYPE_ADDRESS_REFUSED';

@@ -78,3 +78,58 @@ export function groupRobots(urls: Iterable<string>): RobotsGroup[] {
   }
   return [...groups.values()];
 }
+
+/** One crawl_refusals row of a level: URLs the address policy or a limit kept out, per host and code. */
+export interface RefusalTally {
+  /** host name, port dropped, cut to 253 characters (a longer one is itself a refusal) */
+  hostname: string;
+  /** the address policy's code, or 'too-many-links' (a page's links past the per-page cap) */
+  code: string;
+  urls: number;
+  /** up to MAX_SAMPLES URLs, shortened */
+  samples: string[];
+}
+
+const MAX_STORED_HOSTNAME = 253;
+const MAX_SAMPLE_LENGTH = 300;
+
+function clip(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+/** Tallies refusals per (host name, code), counting each URL once, in the order first met. */
+export class RefusalTallies {
+  private readonly seen = new Set<string>();
+  private readonly groups = new Map<string, RefusalTally>();
+
+  add(url: string, hostname: string, code: string, count = 1): void {
+    const key = `${code}\u0000${url}`;
+    if (count === 1 && this.seen.has(key)) return;
+    this.seen.add(key);
+    const host = clip(hostname, MAX_STORED_HOSTNAME);
+    const id = `${code}\u0000${host}`;
+    let g = this.groups.get(id);
+    if (g === undefined) {
+      g = { hostname: host, code, urls: 0, samples: [] };
+      this.groups.set(id, g);
+    }
+    g.urls += count;
+    if (g.samples.length < MAX_SAMPLES) g.samples.push(clip(url, MAX_SAMPLE_LENGTH));
+  }
+
+  /** Adds a tally made elsewhere (the same host and code add up). */
+  addTally(t: RefusalTally): void {
+    const id = `${t.code}\u0000${t.hostname}`;
+    const g = this.groups.get(id);
+    if (g === undefined) this.groups.set(id, { ...t, samples: t.samples.slice(0, MAX_SAMPLES) });
+    else {
+      g.urls += t.urls;
+      for (const s of t.samples) if (g.samples.length < MAX_SAMPLES) g.samples.push(s);
+    }
+  }
+
+  toArray(): RefusalTally[] {
+    return [...this.groups.values()].map((g) => ({ ...g, samples: [...g.samples] }));
+  }
+}
+

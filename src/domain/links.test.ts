@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checkUrl, createAddressPolicy } from './address-policy.ts';
 import { isNofollow, resolveLink, selectLinks, type FollowPageLinks } from './links.ts';
 import type { Rule } from './rules/index.ts';
 
@@ -85,12 +86,12 @@ describe('selectLinks', () => {
       page('https://www.example.com/doc', ['/w'], 'https://www.example.com/pdf/doc'),
       page('https://www.example.com/bad', ['/v'], 'not a url'),
     ]);
-    expect(res).toEqual({ candidates: [], decisions: [] });
+    expect(res).toEqual({ candidates: [], decisions: [], refused: [] });
   });
 
   it('a page the rules do not follow by its requested URL yields no links either', () => {
     const res = selectLinks(rules, seeds, [page('https://www.example.com/pdf/x', ['/a'], 'https://www.example.com/')]);
-    expect(res).toEqual({ candidates: [], decisions: [] });
+    expect(res).toEqual({ candidates: [], decisions: [], refused: [] });
   });
 
   it('a redirect that stays followed is fine', () => {
@@ -106,7 +107,7 @@ describe('selectLinks', () => {
   });
 
   it('tolerates missing links', () => {
-    expect(selectLinks(rules, seeds, [{ url: 'https://www.example.com/' } as FollowPageLinks])).toEqual({ candidates: [], decisions: [] });
+    expect(selectLinks(rules, seeds, [{ url: 'https://www.example.com/' } as FollowPageLinks])).toEqual({ candidates: [], decisions: [], refused: [] });
   });
 
   it('property: candidates are distinct, fragment-free http(s), never skip; tallies count exactly the decided links', () => {
@@ -161,5 +162,38 @@ describe('isNofollow / resolveLink', () => {
     ['http://', 'https://x.com/', null],
   ])('%j on %j → %j', (href, base, expected) => {
     expect(resolveLink(href, base)).toBe(expected);
+  });
+});
+
+describe('selectLinks: address policy and per-page cap', () => {
+  const follow: Rule[] = [{ action: 'follow', pattern: 'any' }];
+  const seed = 'https://www.example.com/';
+
+  it('refuses what the policy refuses, tallied per host and code, never as a rule decision', () => {
+    const long = `https://${'a'.repeat(3000)}.example/`;
+    const res = selectLinks(follow, [seed], [page(seed, ['http://127.0.0.1:8333/buckets/', 'http://localhost/', long, '/ok'])], {
+      refuse: (u) => checkUrl(createAddressPolicy(), u),
+    });
+    expect(res.candidates.map((c) => c.url)).toEqual(['https://www.example.com/ok']);
+    expect(res.decisions.every((d) => d.hostname.length <= 253)).toBe(true);
+    expect(res.refused.map((r) => [r.hostname.length <= 253, r.code, r.urls])).toEqual([
+      [true, 'address', 1],
+      [true, 'local-name', 1],
+      [true, 'host-too-long', 1],
+    ]);
+    expect(res.refused[2]!.samples[0]!.length).toBeLessThanOrEqual(300);
+  });
+
+  it('without a policy, still refuses hosts over 253 characters and URLs over 8 KiB', () => {
+    const res = selectLinks(follow, [seed], [page(seed, [`https://${'b'.repeat(300)}.example/`, `/${'p'.repeat(9000)}`, '/fine'])]);
+    expect(res.candidates).toHaveLength(1);
+    expect(res.refused.map((r) => r.code).sort()).toEqual(['host-too-long', 'url-too-long']);
+  });
+
+  it('reads at most maxLinksPerPage links of a page and counts the rest', () => {
+    const hrefs = Array.from({ length: 25 }, (_, i) => `/p${i}`);
+    const res = selectLinks(follow, [seed], [page(seed, hrefs)], { maxLinksPerPage: 10 });
+    expect(res.candidates).toHaveLength(10);
+    expect(res.refused).toEqual([{ hostname: 'www.example.com', code: 'too-many-links', urls: 15, samples: [seed] }]);
   });
 });

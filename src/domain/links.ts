@@ -18,7 +18,11 @@
 //  6. Each distinct URL is decided once per level; follow and capture become candidates in the
 //     order first met (to be inserted ON CONFLICT DO NOTHING), and every decision is tallied per
 //     rule and host name (port dropped).
-import { DecisionTallies, type DecisionTally, type LinkDecision } from './decisions.ts';
+//  7. A link the address policy refuses from its text (a local or private address, a port, a host
+//     over 253 or a URL over 8 KiB) is not a candidate and is tallied as refused, not by the rules.
+//     A page's links past maxLinksPerPage are not read; their number is tallied as refused too.
+import { MAX_HOST_LENGTH, MAX_URL_LENGTH, type Refusal } from './address-policy.ts';
+import { DecisionTallies, RefusalTallies, type DecisionTally, type LinkDecision, type RefusalTally } from './decisions.ts';
 import { compileRules, type Rule, type RuleAction } from './rules/index.ts';
 import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
 
@@ -34,6 +38,23 @@ export interface SelectedLinks {
   /** distinct, in discovery order */
   candidates: { url: string; action: 'follow' | 'capture' }[];
   decisions: DecisionTally[];
+  /** what the address policy or the per-page cap kept out */
+  refused: RefusalTally[];
+}
+
+/** Links read per page; the rest are counted, not read (a page can carry hundreds of thousands). */
+export const MAX_LINKS_PER_PAGE = 10_000;
+
+export interface SelectOptions {
+  /** the address policy's verdict on a URL's text (default: only the host and URL length limits) */
+  refuse?: (url: string) => Refusal | undefined;
+  maxLinksPerPage?: number;
+}
+
+function lengthLimits(url: string): Refusal | undefined {
+  if (url.length > MAX_URL_LENGTH) return { code: 'url-too-long', message: `URL longer than ${MAX_URL_LENGTH} characters` };
+  if (new URL(url).hostname.length > MAX_HOST_LENGTH) return { code: 'host-too-long', message: `host name longer than ${MAX_HOST_LENGTH} characters` };
+  return undefined;
 }
 
 /** rel is a token list split on ASCII whitespace; nofollow matched ASCII case-insensitively. */
@@ -58,7 +79,10 @@ export function resolveLink(href: string, base: string): string | null {
   return u.href;
 }
 
-export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLinks[]): SelectedLinks {
+export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLinks[], opts: SelectOptions = {}): SelectedLinks {
+  const refuse = opts.refuse ?? lengthLimits;
+  const cap = opts.maxLinksPerPage ?? MAX_LINKS_PER_PAGE;
+  const refused = new RefusalTallies();
   const compiled = compileRules(rules, seeds);
   const follows = (url: string): boolean => compiled.decide(url).action === 'follow';
   const decided = new Map<string, { rule: number; action: RuleAction }>();
@@ -68,10 +92,18 @@ export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLin
   for (const page of pages) {
     const landed = page.finalUrl ?? page.url;
     if (!follows(page.url) || !follows(landed)) continue;
-    for (const link of page.links ?? []) {
+    const links = page.links ?? [];
+    if (links.length > cap) refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
+    for (const link of links.length > cap ? links.slice(0, cap) : links) {
       if (isNofollow(link.rel)) continue;
       const url = resolveLink(link.href, landed);
       if (url === null || decided.has(url)) continue;
+      const refusal = refuse(url);
+      if (refusal !== undefined) {
+        decided.set(url, { rule: 0, action: 'skip' });
+        refused.add(url, new URL(url).hostname, refusal.code);
+        continue;
+      }
       const u = parseHttpUrl(url)!;
       const key = keyOfUrl(u);
       const d = compiled.decideKey(key);
@@ -81,5 +113,5 @@ export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLin
       if (d.action !== 'skip') candidates.push({ url, action: d.action });
     }
   }
-  return { candidates, decisions: tallies.toArray() };
+  return { candidates, decisions: tallies.toArray(), refused: refused.toArray() };
 }

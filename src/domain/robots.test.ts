@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { robotsFrom, robotsUrl } from './robots.ts';
+import { MAX_CRAWL_DELAY_MS, robotsFrom, robotsUrl } from './robots.ts';
 
 const page = 'http://127.0.0.2:4000/a/b?c=1';
 
@@ -30,5 +30,16 @@ describe('robots', () => {
   });
   it('never allows a URL on another origin by these rules', () => {
     expect(robotsFrom({ kind: 'ok', body: '' }, page).isAllowed('http://127.0.0.3:4000/')).toBe(false);
+  });
+  it('caps Crawl-delay at a day, below the 2^31-1 ms Node timers take, whatever robots.txt says', () => {
+    expect(robotsFrom({ kind: 'ok', body: 'User-agent: *\nCrawl-delay: 86400\n' }, page).crawlDelayMs).toBe(MAX_CRAWL_DELAY_MS);
+    expect(robotsFrom({ kind: 'ok', body: 'User-agent: *\nCrawl-delay: 1e12\n' }, page).crawlDelayMs).toBe(MAX_CRAWL_DELAY_MS);
+    expect(MAX_CRAWL_DELAY_MS).toBeLessThan(2 ** 31 - 1);
+  });
+  it('a refused robots.txt host leaves the page to its own (refused) fetch rather than a robots skip', () => {
+    const r = robotsFrom({ kind: 'refused', reason: 'address refused: loopback' }, page);
+    expect(r.isAllowed(page)).toBe(true);
+    expect(r.refused).toBe('address refused: loopback');
+    expect(r.disallowAll).toBeUndefined();
   });
 });

@@ -41,13 +41,15 @@ export interface RobotsRules {
   crawlDelayMs: number | undefined;
   /** why everything is disallowed, when it is */
   disallowAll?: string;
-  /** the address policy refused the host (the page fails as refused rather than being skipped) */
+  /** the address policy refused the host: the page is not skipped here, its own fetch is refused */
   refused?: string;
 }
 
 export function robotsFrom(fetched: RobotsFetch, url: string, agent = ROBOTS_AGENT): RobotsRules {
   if (fetched.kind === 'unavailable') return { isAllowed: () => true, crawlDelayMs: undefined };
-  if (fetched.kind === 'refused') return { isAllowed: () => false, crawlDelayMs: undefined, refused: fetched.reason };
+  // not "disallowed": the page's own fetch goes through the same policy and fails as refused,
+  // which says what happened (a robots skip would not), still without sending anything
+  if (fetched.kind === 'refused') return { isAllowed: () => true, crawlDelayMs: undefined, refused: fetched.reason };
   if (fetched.kind === 'unreachable') return { isAllowed: () => false, crawlDelayMs: undefined, disallowAll: fetched.reason };
   const robots = robotsParser(robotsUrl(url), fetched.body);
   const delay = robots.getCrawlDelay(agent);

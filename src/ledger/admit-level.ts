@@ -16,10 +16,13 @@ import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
 import { hostOf, levelSlots, readsLinks } from '../domain/crawl.ts';
 import { selectLinks } from '../domain/links.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
-import { replaceLevelDecisions } from '../store/decisions.ts';
+import { replaceLevelDecisions, replaceLevelRefusals } from '../store/decisions.ts';
+import { checkUrl, type AddressPolicy } from '../domain/address-policy.ts';
+import { ERROR_TYPE_ADDRESS_REFUSED } from '../domain/contract.ts';
+import { RefusalTallies } from '../domain/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
 import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
-import type { ObjectRead, ObjectReader } from './object-reader.ts';
+import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
 import { recordSubmissions, registerCaptures } from './register.ts';
 
 export interface AdmitDeps {
@@ -32,6 +35,8 @@ export interface AdmitDeps {
   /** concurrent S3 reads (default 32) */
   readConcurrency?: number;
   log?: { warn(msg: string, meta?: Record<string, unknown>): void };
+  /** the address policy links are held to (src/domain/address-policy.ts); without it, only the length limits */
+  policy?: AddressPolicy;
 }
 
 export interface AdmitLevelInput {
@@ -77,6 +82,9 @@ export interface AdmitLevelResult {
   timings: { readMs: number; selectMs: number; writeMs: number };
 }
 
+/** Candidates past the page budget still inserted (as cut rows); beyond them they are only counted. */
+const CUT_ROWS_KEPT = 1000;
+
 export class AdmissionError extends Error {
   override name = 'AdmissionError';
 }
@@ -96,9 +104,14 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return out;
 }
 
-export async function readObjectText(s3: S3Client, bucket: string, key: string): Promise<ObjectRead> {
+export async function readObjectText(s3: S3Client, bucket: string, key: string, maxBytes = MAX_OBJECT_BYTES): Promise<ObjectRead> {
   try {
-    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: AbortSignal.timeout(30_000) });
+    const ac = new AbortController();
+    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: AbortSignal.any([ac.signal, AbortSignal.timeout(30_000)]) });
+    if ((res.ContentLength ?? 0) > maxBytes) {
+      ac.abort();
+      return { kind: 'too-large', error: `S3 GET ${bucket}/${key}: object of ${res.ContentLength} bytes, larger than ${maxBytes}` };
+    }
     return { kind: 'ok', text: (await res.Body?.transformToString('utf8')) ?? '' };
   } catch (err) {
     const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string };
@@ -109,7 +122,8 @@ export async function readObjectText(s3: S3Client, bucket: string, key: string):
 
 /** Reads `<key>.result.json` at exactly the reported key. Never throws. */
 export async function readManifest(s3: S3Client | ObjectReader, bucket: string, key: string): Promise<ManifestRead> {
-  const r = 'read' in s3 ? await s3.read(bucket, key) : await readObjectText(s3, bucket, key);
+  const r = 'read' in s3 ? await s3.read(bucket, key, MAX_MANIFEST_BYTES) : await readObjectText(s3, bucket, key, MAX_MANIFEST_BYTES);
+  if (r.kind === 'too-large') return { kind: 'invalid', error: r.error };
   if (r.kind !== 'ok') return r;
   try {
     return { kind: 'ok', manifest: parseManifest(r.text) };
@@ -169,7 +183,12 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   }
   const t1 = performance.now();
   const t2 = t1;
-  const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages) : null;
+  const policy = deps.policy;
+  const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages, policy !== undefined ? { refuse: (u) => checkUrl(policy, u) } : {}) : null;
+  // pages the flow refused to fetch (the address they resolved to, a redirect hop, robots.txt's host)
+  const refusals = new RefusalTallies();
+  for (const x of perPage) if (x.read.kind === 'ok' && x.read.manifest.error?.type === ERROR_TYPE_ADDRESS_REFUSED) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'fetch-refused');
+  for (const t of selection?.refused ?? []) refusals.addTally(t);
   const t3 = performance.now();
 
   const result = await db.transaction().execute(async (trx) => {
@@ -198,19 +217,24 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     let cutPages = 0;
     let frontierRemoved = 0;
     if (selection !== null) {
-      frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, selection.candidates.map((c) => c.url));
+      // only as many candidates as the page budget can still take (plus a margin, so the cap's
+      // cut is recorded row by row as before) are inserted; the rest are counted as cut
+      const used = await pagesTaken(trx, crawlId, depth);
+      const slots = levelSlots(used, crawl.max_pages);
+      const kept = selection.candidates.slice(0, slots + CUT_ROWS_KEPT);
+      frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, kept.map((c) => c.url));
       await insertCandidates(
         trx,
         crawlId,
         depth + 1,
-        selection.candidates.map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action })),
+        kept.map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action })),
       );
-      const used = await pagesTaken(trx, crawlId, depth);
-      const cut = await cutLevel(trx, crawlId, depth + 1, levelSlots(used, crawl.max_pages));
+      const cut = await cutLevel(trx, crawlId, depth + 1, slots);
       nextLevelPages = cut.kept;
-      cutPages = cut.cut;
+      cutPages = cut.cut + (selection.candidates.length - kept.length);
       await replaceLevelDecisions(trx, crawlId, depth, selection.decisions);
     }
+    await replaceLevelRefusals(trx, crawlId, depth, refusals.toArray());
     await markReportAdmitted(trx, crawlId, depth, report.report_id);
     await markDepthReached(trx, crawlId, depth);
     return { registrations, unreported, nextLevelPages, cutPages, frontierRemoved, cutSoFar: await pagesCut(trx, crawlId) };

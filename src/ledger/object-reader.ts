@@ -13,14 +13,19 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { Config } from '../config/env.ts';
 import { objectPath } from '../s3/object-path.ts';
 
-export type ObjectRead = { kind: 'ok'; text: string } | { kind: 'missing' } | { kind: 'unreadable'; error: string };
+/** 'too-large': the object is bigger than the read allows; reading it again will not help. */
+export type ObjectRead = { kind: 'ok'; text: string } | { kind: 'missing' } | { kind: 'unreadable'; error: string } | { kind: 'too-large'; error: string };
 
 export interface ObjectReader {
-  read(bucket: string, key: string): Promise<ObjectRead>;
+  /** maxBytes: refuse a larger object (default MAX_OBJECT_BYTES) */
+  read(bucket: string, key: string, maxBytes?: number): Promise<ObjectRead>;
   close(): void;
 }
 
-const MAX_BODY = 64 * 1024 * 1024;
+/** Manifests are a few KiB; a links artifact of 10,000 links is about 1 MiB. Nothing read here is
+ * trusted to be small: a capturer wrote it. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+export const MAX_OBJECT_BYTES = 16 * 1024 * 1024;
 
 export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number; maxSockets?: number } = {}): ObjectReader {
   const endpoint = new URL(s3.endpoint);
@@ -38,17 +43,27 @@ export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number;
     applyChecksum: true,
   });
 
-  const get = (bucket: string, key: string, path: string, headers: Record<string, string>): Promise<ObjectRead> =>
+  const get = (bucket: string, key: string, path: string, headers: Record<string, string>, maxBytes: number): Promise<ObjectRead> =>
     new Promise<ObjectRead>((resolve) => {
+      let tooLarge = false;
       const req = transport.request({ protocol: endpoint.protocol, hostname: endpoint.hostname, port, path, method: 'GET', agent, headers, timeout: timeoutMs }, (res) => {
+        if (res.statusCode === 200 && Number(res.headers['content-length'] ?? 0) > maxBytes) {
+          resolve({ kind: 'too-large', error: `S3 GET ${bucket}/${key}: object of ${res.headers['content-length']} bytes, larger than ${maxBytes}` });
+          req.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
-          if (size > MAX_BODY) req.destroy(new Error(`object larger than ${MAX_BODY} bytes`));
-          else chunks.push(c);
+          if (size > maxBytes) {
+            tooLarge = true;
+            resolve({ kind: 'too-large', error: `S3 GET ${bucket}/${key}: object larger than ${maxBytes} bytes` });
+            req.destroy();
+          } else chunks.push(c);
         });
         res.on('end', () => {
+          if (tooLarge) return;
           const body = Buffer.concat(chunks).toString('utf8');
           const status = res.statusCode ?? 0;
           if (status === 200) resolve({ kind: 'ok', text: body });
@@ -63,7 +78,7 @@ export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number;
     });
 
   return {
-    async read(bucket, key) {
+    async read(bucket, key, maxBytes = MAX_OBJECT_BYTES) {
       const request = new HttpRequest({ method: 'GET', protocol: endpoint.protocol, hostname: endpoint.hostname, port, path: objectPath(endpoint.pathname, bucket, key), headers: { host: endpoint.host } });
       let signed;
       try {
@@ -72,7 +87,7 @@ export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number;
         return { kind: 'unreadable', error: `S3 GET ${bucket}/${key}: signing failed: ${(err as Error).message}` };
       }
       // exactly what was signed: the path as built (S3 is not re-escaped) and every header
-      return get(bucket, key, signed.path, signed.headers);
+      return get(bucket, key, signed.path, signed.headers, maxBytes);
     },
     close() {
       agent.destroy();

@@ -2,7 +2,7 @@
 // kept out (crawl_pages.skip_reason = 'robots').
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, RuleAction } from '../db/types.ts';
-import type { DecisionTally } from '../domain/decisions.ts';
+import type { DecisionTally, RefusalTally } from '../domain/decisions.ts';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -22,6 +22,31 @@ export async function replaceLevelDecisions(trx: Q, crawlId: string, depth: numb
       .values(chunk.map((t) => ({ crawl_id: crawlId, depth, rule: t.rule, action: t.action, hostname: t.hostname, links: t.links, samples: t.samples })))
       .execute();
   }
+}
+
+/** Records one level's refusals (address policy, link cap), replacing what a previous report of it had. */
+export async function replaceLevelRefusals(trx: Q, crawlId: string, depth: number, tallies: readonly RefusalTally[]): Promise<void> {
+  await trx.deleteFrom('crawl_refusals').where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
+  for (let i = 0; i < tallies.length; i += INSERT_CHUNK) {
+    const chunk = tallies.slice(i, i + INSERT_CHUNK);
+    await trx
+      .insertInto('crawl_refusals')
+      .values(chunk.map((t) => ({ crawl_id: crawlId, depth, hostname: t.hostname, code: t.code, urls: t.urls, samples: t.samples })))
+      .execute();
+  }
+}
+
+export interface CrawlRefusalRow {
+  depth: number;
+  hostname: string;
+  code: string;
+  urls: number;
+  samples: string[];
+}
+
+/** A crawl's refusals by depth, most URLs first. */
+export async function crawlRefusals(db: Q, crawlId: string): Promise<CrawlRefusalRow[]> {
+  return db.selectFrom('crawl_refusals').select(['depth', 'hostname', 'code', 'urls', 'samples']).where('crawl_id', '=', crawlId).orderBy('depth').orderBy('urls', 'desc').orderBy('hostname').orderBy('code').execute();
 }
 
 export interface CrawlDecisionRow {

@@ -13,7 +13,7 @@ import { describePattern, type RuleAction } from '../../domain/rules/index.ts';
 import { parsePattern } from '../../domain/rules/patterns.ts';
 import { canSubmit } from '../../fga/authorize.ts';
 import { submittableCrawl } from '../crawl-access.ts';
-import { crawlDecisions, decisionOrgs, findDecisions, robotsSkippedUrls } from '../../store/decisions.ts';
+import { crawlDecisions, crawlRefusals, decisionOrgs, findDecisions, robotsSkippedUrls } from '../../store/decisions.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorResponses, notFoundResponse } from '../schemas.ts';
@@ -55,8 +55,24 @@ const crawlDecisionsSchema = {
         additionalProperties: false,
       },
     },
+    refused: {
+      type: 'array',
+      description: 'what the address policy kept out (a local, private or link-local address, a port, a host over 253 or a URL over 8 KiB: refused as a link; fetch-refused: the flow refused the address a page resolved to, a redirect hop or its robots.txt host) and links past the per-page cap (too-many-links)',
+      items: {
+        type: 'object',
+        properties: {
+          depth: { type: 'integer', description: 'the level whose pages the links were read from, or whose page was refused' },
+          hostname: { type: 'string', description: 'port dropped, cut to 253 characters' },
+          code: { type: 'string' },
+          urls: { type: 'integer' },
+          samples,
+        },
+        required: ['depth', 'hostname', 'code', 'urls', 'samples'],
+        additionalProperties: false,
+      },
+    },
   },
-  required: ['rules', 'decisions', 'robots'],
+  required: ['rules', 'decisions', 'robots', 'refused'],
   additionalProperties: false,
 } as const;
 
@@ -127,8 +143,8 @@ export default async function decisionRoutes(app: FastifyInstance, opts: { deps:
       const identity = requireIdentity(request);
       const id = request.params.id.toLowerCase();
       const crawl = await submittableCrawl(db, fga, identity, id);
-      const [decisions, robots] = await Promise.all([crawlDecisions(db, id), robotsSkippedUrls(db, id)]);
-      return { rules: crawl.rules, decisions, robots: groupRobots(robots) };
+      const [decisions, robots, refused] = await Promise.all([crawlDecisions(db, id), robotsSkippedUrls(db, id), crawlRefusals(db, id)]);
+      return { rules: crawl.rules, decisions, robots: groupRobots(robots), refused };
     },
   );
 
