@@ -1,5 +1,7 @@
 // Kysely table types, written to match migrations/. Every query is typed from these.
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { CrawlState, StopReason } from '../domain/crawl.ts';
+import type { RuleAction } from '../domain/rules/index.ts';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedAlways<T> = ColumnType<T, never, never>;
@@ -7,10 +9,9 @@ type Json<T> = ColumnType<T, T | string, T | string>;
 /** jsonb with a database default: optional on insert. */
 type JsonWithDefault<T> = ColumnType<T, T | string | undefined, T | string>;
 
-export type CrawlState = 'running' | 'succeeded' | 'failed';
-export type StopReason = 'completed' | 'max_depth' | 'max_pages' | 'failed';
+// one definition each, in the domain; the columns use them
+export type { CrawlState, RuleAction, StopReason };
 export type PageState = 'pending' | 'captured' | 'failed' | 'skipped';
-export type RuleAction = 'follow' | 'capture' | 'skip';
 
 export interface CaptureTargetsTable {
   id: Generated<string>;

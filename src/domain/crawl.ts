@@ -3,6 +3,7 @@
 // activities and the workflow all decide through these functions, so they cannot drift apart.
 import { BadRequestError } from './errors.ts';
 
+export type CrawlState = 'running' | 'succeeded' | 'failed';
 export type StopReason = 'completed' | 'max_depth' | 'max_pages' | 'failed';
 
 /** Spec, "Not overloading the other end": 2000 ms, 4 hosts, 30 pages (seed included). maxDepth
