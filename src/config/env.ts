@@ -18,15 +18,28 @@ export const REQUIRED_ENV = [
   'CAPTURE_LEDGER_S3_BUCKET',
 ] as const;
 
+/** A password inside a URL (scheme://user:password@host) becomes ***: messages get logged. */
+export function redactUrlPasswords(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^/\s:@"]*:)[^@\s"]*@/gi, '$1***@');
+}
+
 export class ConfigError extends Error {
   readonly variable: string;
+  /** the value as given, with any password inside a URL replaced by *** */
   readonly value: string | undefined;
   constructor(variable: string, value: string | undefined, reason: string) {
-    super(`${variable}=${JSON.stringify(value ?? '')}: ${reason}`);
+    const shown = value === undefined ? undefined : redactUrlPasswords(value);
+    super(`${variable}=${JSON.stringify(shown ?? '')}: ${redactUrlPasswords(reason)}`);
     this.name = 'ConfigError';
     this.variable = variable;
-    this.value = value;
+    this.value = shown;
   }
+}
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 export interface Config {
@@ -163,6 +176,11 @@ export function loadConfig(env: Env = process.env): Config {
     url(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
     identity = { mode: 'oidc', issuer, audience: str(env, 'CAPTURE_LEDGER_OIDC_AUDIENCE', 'capture-ledger'), devIdentityAlsoSet: dev };
   } else if (dev) {
+    // the dev resolver believes any caller's headers: only this machine may reach it
+    const host = str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1');
+    if (!isLoopbackHost(host)) {
+      throw new ConfigError('CAPTURE_LEDGER_DEV_IDENTITY', env.CAPTURE_LEDGER_DEV_IDENTITY, `trusts any caller's headers, so the API must bind to loopback (127.0.0.1, ::1 or localhost), not CAPTURE_LEDGER_API_HOST=${host}`);
+    }
     identity = { mode: 'dev' };
   } else {
     identity = { mode: 'none' };

@@ -7,8 +7,21 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 export type Db = Kysely<Database>;
 
-export function createDb(databaseUrl: string, max = 10): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max });
+/**
+ * Every statement the ledger sends is cut off server-side after this long, so a runaway query (a
+ * lock wait, a plan gone wrong) fails with a clear error instead of holding a connection and its
+ * locks for ever. The longest ordinary statement is a level's admission writes, well under it.
+ * Migrations do not go through here and run without a limit.
+ */
+export const STATEMENT_TIMEOUT_MS = 60_000;
+
+export interface DbOptions {
+  /** server-side statement_timeout in ms (default STATEMENT_TIMEOUT_MS; 0 turns it off) */
+  statementTimeoutMs?: number;
+}
+
+export function createDb(databaseUrl: string, max = 10, opts: DbOptions = {}): Db {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, statement_timeout: opts.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS });
   // An idle connection that the server ends (a restart, a failover, an administrator) emits
   // 'error' on the pool; unhandled, that would take the whole process down. The pool drops the
   // connection and the next query opens a new one, so logging it is all there is to do.
