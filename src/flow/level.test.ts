@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HostLog, levelPrefix, parseNotBefore, REPORT_LIMITS, withinLimits } from './level.ts';
+import { DEFAULT_LEVEL_DEADLINE_MS, HostLog, levelPrefix, levelStartBy, parseNotBefore, REPORT_LIMITS, withinLimits } from './level.ts';
 
 describe('level helpers', () => {
   it('keys a level’s objects under captures/<crawlId>/<depth>', () => {
@@ -25,5 +25,20 @@ describe('level helpers', () => {
     expect(log.get('h:1').map((c) => c.taskId)).toEqual(['t1', 't2']);
     expect(log.get('nope')).toEqual([]);
     expect(Object.keys(log.all())).toEqual(['h:1', 'k:1']);
+  });
+});
+
+describe('levelStartBy', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  it('keeps a quarter of the time left, at most 30 s, for packaging and the report', () => {
+    expect(levelStartBy(new Date(now + 3_600_000).toISOString(), now)).toBe(now + 3_600_000 - 30_000);
+    expect(levelStartBy(new Date(now + 20_000).toISOString(), now)).toBe(now + 15_000);
+  });
+  it('gives a dispatch without a deadline (or an unreadable one) 30 minutes', () => {
+    expect(levelStartBy(undefined, now)).toBe(now + DEFAULT_LEVEL_DEADLINE_MS - 30_000);
+    expect(levelStartBy('soon', now)).toBe(now + DEFAULT_LEVEL_DEADLINE_MS - 30_000);
+  });
+  it('a deadline already past leaves no time at all', () => {
+    expect(levelStartBy(new Date(now - 5000).toISOString(), now)).toBe(now - 5000);
   });
 });
