@@ -11,6 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { mapLimit } from '../src/domain/map-limit.ts';
 import { writeWacz } from '../src/domain/wacz/write.ts';
 import { archiveTuples, jobTuples, type Tuple } from '../src/fga/tuples.ts';
 import { createS3 } from '../src/s3/client.ts';
@@ -55,20 +56,6 @@ function pageText(rand: () => number): { title: string; text: string } {
     words.push(r < 0.8 ? pick(COMMON) : r < 0.97 ? pick(MEDIUM) : r < 0.985 ? pick(RARE) : pick(JAPANESE));
   }
   return { title: `${pick(MEDIUM)} ${pick(COMMON)} ${pick(JAPANESE)}`, text: words.join(' ') };
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
 }
 
 export async function run(opts: SearchBenchOptions = {}): Promise<Record<string, unknown>[]> {

@@ -13,6 +13,7 @@ import { createObjectReader } from '../ledger/object-reader.ts';
 import { createAddressPolicy } from '../domain/address-policy.ts';
 import { finishCrawlRow, getCrawl, markDispatched } from '../store/crawls.ts';
 import { lastFinishByHost, levelPages } from '../store/pages.ts';
+import { NON_RETRYABLE } from '../../temporal.config.ts';
 
 export interface ActivityDeps {
   config: Config;
@@ -42,9 +43,6 @@ export interface FinishInput {
   stopReason: StopReason;
   failure?: string | null;
 }
-
-/** Error types the workflow's retry policies treat as final. */
-export const NON_RETRYABLE = { dispatchRejected: 'DispatchRejected', noCrawl: 'NoCrawl', admission: 'AdmissionError' } as const;
 
 export function reportUrl(publicUrl: string, crawlId: string, depth: number): string {
   return `${publicUrl.replace(/\/+$/, '')}/api/crawls/${crawlId}/levels/${depth}`;
@@ -135,12 +133,6 @@ export function createCrawlActivities(deps: ActivityDeps) {
     async finishCrawl(input: FinishInput): Promise<{ finished: boolean }> {
       const finished = await finishCrawlRow(db, input.crawlId, { state: input.state, stopReason: input.stopReason, failure: input.failure ?? null });
       log.info('crawl finished', { ...input, finished });
-      return { finished };
-    },
-
-    /** A failure path's shortcut: the crawl ends failed, stopReason failed. */
-    async setCrawlFailed(input: { crawlId: string; failure: string }): Promise<{ finished: boolean }> {
-      const finished = await finishCrawlRow(db, input.crawlId, { state: 'failed', stopReason: 'failed', failure: input.failure });
       return { finished };
     },
   };

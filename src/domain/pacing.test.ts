@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { effectiveDelayMs, hostOf, Pacer, pacingViolations, politenessLowerBound, simulatePacing, type Capture, type PacingOptions, type SimPage } from './pacing.ts';
+import { hostOf } from './crawl.ts';
+import { effectiveDelayMs, Pacer, pacingViolations, politenessLowerBound, simulatePacing, type Capture, type PacingOptions, type SimPage } from './pacing.ts';
 
 const pages = (spec: [string, number][]): SimPage[] => spec.map(([host, durationMs]) => ({ host, durationMs }));
 const makespan = (r: { finish: number }[]): number => Math.max(...r.map((x) => x.finish));

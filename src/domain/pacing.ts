@@ -36,11 +36,6 @@ export function effectiveDelayMs(perHostDelayMs: number, crawlDelayMs: number | 
   return crawlDelayMs !== undefined && Number.isFinite(crawlDelayMs) && crawlDelayMs > own ? crawlDelayMs : own;
 }
 
-/** The host key pacing uses: host name with port (URL.host), as DispatchBody.notBefore is keyed. */
-export function hostOf(url: string): string {
-  return new URL(url).host;
-}
-
 interface HostState<T> {
   host: string;
   order: number;

@@ -15,6 +15,7 @@ import { admitPage, checkManifestTask, parseLinksArtifact, parseManifest, type M
 import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
 import { hostOf, levelSlots, readsLinks } from '../domain/crawl.ts';
 import { selectLinks } from '../domain/links.ts';
+import { mapLimit } from '../domain/map-limit.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
 import { replaceLevelDecisions, replaceLevelRefusals } from '../store/decisions.ts';
 import { checkUrl, type AddressPolicy } from '../domain/address-policy.ts';
@@ -87,21 +88,6 @@ const CUT_ROWS_KEPT = 1000;
 
 export class AdmissionError extends Error {
   override name = 'AdmissionError';
-}
-
-/** Runs `fn` over `items` with at most `limit` at a time, keeping the order of results. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (;;) {
-      const i = next++;
-      if (i >= items.length) return;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 export async function readObjectText(s3: S3Client, bucket: string, key: string, maxBytes = MAX_OBJECT_BYTES): Promise<ObjectRead> {

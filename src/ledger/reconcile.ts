@@ -17,7 +17,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../db/connect.ts';
 import type { Database } from '../db/types.ts';
 import { archiveFromManifest, checkManifestTask, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
-import { mapLimit, readManifest } from './admit-level.ts';
+import { mapLimit } from '../domain/map-limit.ts';
+import { readManifest } from './admit-level.ts';
 import { registerCaptures } from './register.ts';
 
 export interface ReconcileDeps {

@@ -10,6 +10,7 @@ import type { Db } from '../db/connect.ts';
 import { parsePagesJsonl, type ParsedPages } from '../domain/pages-jsonl.ts';
 import type { SearchIndex } from './client.ts';
 import { documentId, ensureIndex, type PageDocument } from './schema.ts';
+import { mapLimit } from '../domain/map-limit.ts';
 import { s3RangeSource } from './s3-range.ts';
 import { withheldFromProvenance } from './types.ts';
 import { readZipEntry } from './zip-range.ts';
@@ -64,20 +65,6 @@ export async function readArchivePages(s3: S3Client, bucket: string, key: string
   const bytes = await readZipEntry(s3RangeSource(s3, bucket, key), PAGES_ENTRY);
   if (bytes === undefined) throw new Error(`s3://${bucket}/${key} has no ${PAGES_ENTRY}`);
   return parsePagesJsonl(bytes.toString('utf8'));
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time, results in input order. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 // the S3 client keeps at most 50 sockets per host; an object store answers many small GETs at once

@@ -25,7 +25,7 @@ import type { Activities } from '../activities/index.ts';
 import type { AdmitLevelResult } from '../ledger/admit-level.ts';
 import { decideAfterLevel, type CrawlProgress, type LevelSummary, type StopReason } from '../domain/crawl.ts';
 import { CRAWL_STATE_KEY } from '../temporal/search-attributes.ts';
-import { QUERIES, SIGNALS } from '../../temporal.config.ts';
+import { NON_RETRYABLE, QUERIES, SIGNALS } from '../../temporal.config.ts';
 
 export interface CrawlWorkflowInput {
   crawlId: string;
@@ -57,7 +57,7 @@ export const levelReportedSignal = defineSignal<[LevelReported]>(SIGNALS.levelRe
 export const cancelSignal = defineSignal<[{ reason?: string }?]>(SIGNALS.cancel);
 export const progressQuery = defineQuery<CrawlProgress>(QUERIES.progress);
 
-const NON_RETRYABLE = ['DispatchRejected', 'NoCrawl', 'AdmissionError'];
+const NON_RETRYABLE_TYPES = Object.values(NON_RETRYABLE);
 
 /** The message of an activity failure's root cause, for crawls.failure. */
 function describe(err: unknown): string {
@@ -79,11 +79,11 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
   });
   const { dispatchLevel } = proxyActivities<Activities>({
     startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: input.dispatchAttempts ?? 5, nonRetryableErrorTypes: NON_RETRYABLE },
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: input.dispatchAttempts ?? 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
   });
   const { admitLevel } = proxyActivities<Activities>({
     startToCloseTimeout: '10 minutes',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
   });
   const { deliverTuples } = proxyActivities<Activities>({
     startToCloseTimeout: '2 minutes',
