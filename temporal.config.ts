@@ -24,5 +24,5 @@ export const SEARCH_ATTRIBUTES = {
   CrawlState: 'Keyword',
 } as const;
 
-export const SIGNALS = { levelReported: 'levelReported', cancel: 'cancel' } as const;
+export const SIGNALS = { levelReported: 'levelReported', cancel: 'cancel', levelHeartbeat: 'levelHeartbeat' } as const;
 export const QUERIES = { progress: 'progress' } as const;

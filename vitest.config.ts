@@ -22,6 +22,17 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          // the crawl workflow against Temporal's time-skipping test server, activities mocked
+          name: 'workflows',
+          include: ['test/workflows/**/*.test.ts'],
+          environment: 'node',
+          pool: 'forks',
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -34,6 +34,27 @@ export interface DispatchBody {
   heartbeatUrl?: string;
 }
 
+/** One host's state in a heartbeat. */
+export interface HostProgress {
+  host: string;
+  /** pages of this level still waiting for the host */
+  queued: number;
+  /** 0 or 1: captures are never concurrent on one host */
+  inFlight: number;
+  /** ISO 8601: the earliest the next capture may start (null: at once) */
+  nextAllowedAt: string | null;
+}
+
+/** flow → ledger: POST heartbeatUrl (= /api/crawls/:id/levels/:depth/heartbeat) every few
+ * seconds while the level is captured, with the level's capability. Answered 202. */
+export interface HeartbeatBody {
+  depth: number;
+  pagesTotal: number;
+  pagesDone: number;
+  pagesInFlight: number;
+  hosts: HostProgress[];
+}
+
 /** The header a level report and a heartbeat carry the dispatch's capability in. */
 export const CAPABILITY_HEADER = 'x-capture-capability';
 

@@ -2,6 +2,7 @@
 // handed to the flow, how many pages a level may take, and why a crawl stops. The API, the
 // activities and the workflow all decide through these functions, so they cannot drift apart.
 import { BadRequestError } from './errors.ts';
+import type { LevelHeartbeat } from './liveness.ts';
 
 export type CrawlState = 'running' | 'succeeded' | 'failed';
 export type StopReason = 'completed' | 'max_depth' | 'max_pages' | 'failed';
@@ -185,4 +186,8 @@ export interface LevelSummary {
   archives: number;
   nextLevelPages: number;
   cutPages: number;
+  /** times the level was dispatched again after its heartbeats stopped */
+  redispatches?: number;
+  /** the latest heartbeat of the level's current dispatch (the flow's own progress) */
+  heartbeat?: LevelHeartbeat | null;
 }

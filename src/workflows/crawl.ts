@@ -26,6 +26,10 @@ import type { AdmitLevelResult } from '../ledger/admit-level.ts';
 import { decideAfterLevel, type CrawlProgress, type LevelSummary, type StopReason } from '../domain/crawl.ts';
 import { CRAWL_STATE_KEY } from '../temporal/search-attributes.ts';
 import { NON_RETRYABLE, QUERIES, SIGNALS } from '../../temporal.config.ts';
+import { beat, LIVENESS_DEFAULTS, nextExpiry, onWaitEnded, redispatched, watchFrom, type LevelHeartbeat, type LevelWatch } from '../domain/liveness.ts';
+import { ReportQueue, type LevelReported } from './report-queue.ts';
+
+export type { LevelReported } from './report-queue.ts';
 
 export interface CrawlWorkflowInput {
   crawlId: string;
@@ -36,12 +40,10 @@ export interface CrawlWorkflowInput {
   dispatchAttempts?: number;
   /** index the crawl into full-text search once it has finished (search configured) */
   index?: boolean;
-}
-
-export interface LevelReported {
-  depth: number;
-  /** crawl_level_reports.report_id: signals are at-least-once, this deduplicates them */
-  reportId: string;
+  /** once a level has had a heartbeat, silence longer than this dispatches it again (default 60) */
+  livenessWindowSeconds?: number;
+  /** re-dispatches of a silent level before the crawl fails (default 3) */
+  maxRedispatches?: number;
 }
 
 export interface CrawlWorkflowResult {
@@ -55,6 +57,7 @@ export interface CrawlWorkflowResult {
 
 export const levelReportedSignal = defineSignal<[LevelReported]>(SIGNALS.levelReported);
 export const cancelSignal = defineSignal<[{ reason?: string }?]>(SIGNALS.cancel);
+export const levelHeartbeatSignal = defineSignal<[LevelHeartbeat]>(SIGNALS.levelHeartbeat);
 export const progressQuery = defineQuery<CrawlProgress>(QUERIES.progress);
 
 const NON_RETRYABLE_TYPES = Object.values(NON_RETRYABLE);
@@ -101,13 +104,18 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
     failure: null,
   };
   let cancelReason: string | undefined;
-  const queued: LevelReported[] = [];
-  const seen = new Set<string>();
+  const reports = new ReportQueue();
+  /** when the current level last had a heartbeat (workflow time); other levels' are ignored */
+  let lastBeat: { depth: number; at: number } | undefined;
 
   setHandler(levelReportedSignal, (s) => {
-    if (seen.has(s.reportId)) return;
-    seen.add(s.reportId);
-    queued.push(s);
+    reports.offer(s);
+  });
+  setHandler(levelHeartbeatSignal, (hb) => {
+    // the flow may beat before dispatchLevel has even returned
+    if (hb.depth !== progress.depth || (progress.phase !== 'dispatching' && progress.phase !== 'waiting')) return;
+    lastBeat = { depth: hb.depth, at: Date.now() };
+    summary(hb.depth).heartbeat = hb;
   });
   setHandler(cancelSignal, (arg) => {
     progress.cancelRequested = true;
@@ -115,16 +123,9 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
   });
   setHandler(progressQuery, () => progress);
 
-  const hasReport = (depth: number): boolean => queued.some((r) => r.depth === depth);
+  const hasReport = (depth: number): boolean => reports.has(depth);
   /** Takes every queued report of `depth`; the newest is what the store holds and what is admitted. */
-  const takeReports = (depth: number): LevelReported | undefined => {
-    let last: LevelReported | undefined;
-    for (let i = 0; i < queued.length; ) {
-      if (queued[i]!.depth === depth) last = queued.splice(i, 1)[0];
-      else i += 1;
-    }
-    return last;
-  };
+  const takeReports = (depth: number): LevelReported | undefined => reports.take(depth);
   const summary = (depth: number): LevelSummary => {
     let s = progress.levels.find((l) => l.depth === depth);
     if (s === undefined) {
@@ -145,10 +146,46 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
   };
   /** Re-reports of levels whose next level is already out: correct the ledger, leave the frontier. */
   const readmitEarlier = async (current: number): Promise<void> => {
-    for (const r of [...queued]) {
-      if (r.depth >= current || !hasReport(r.depth)) continue;
-      takeReports(r.depth);
-      record(await admitLevel({ crawlId, depth: r.depth, reportId: r.reportId, expand: false }));
+    for (const depth of reports.earlierDepths(current)) {
+      const r = takeReports(depth);
+      if (r !== undefined) record(await admitLevel({ crawlId, depth, reportId: r.reportId, expand: false }));
+    }
+  };
+  const liveness = {
+    levelTimeoutMs: input.levelTimeoutSeconds * 1000,
+    windowMs: (input.livenessWindowSeconds ?? LIVENESS_DEFAULTS.windowSeconds) * 1000,
+    maxRedispatches: input.maxRedispatches ?? LIVENESS_DEFAULTS.maxRedispatches,
+  };
+  /**
+   * Waits for the level's report (or a cancel). Returns the crawl's failure when it cannot come:
+   * the level timeout passed, or the flow went quiet and re-dispatching did not bring it back.
+   */
+  const waitForReport = async (depth: number): Promise<string | undefined> => {
+    const beatAt = (): number | undefined => (lastBeat?.depth === depth ? lastBeat.at : undefined);
+    let watch: LevelWatch = watchFrom(Date.now());
+    for (;;) {
+      const heard = beatAt();
+      if (heard !== undefined) watch = beat(watch, heard);
+      const { at } = nextExpiry(watch, liveness);
+      // before the first heartbeat the timer is the level timeout: the first one shortens it
+      const woke = await condition(() => progress.cancelRequested || hasReport(depth) || (heard === undefined && beatAt() !== undefined), Math.max(1, at - Date.now()));
+      if (progress.cancelRequested || hasReport(depth)) return undefined;
+      if (woke) continue;
+      const latest = beatAt();
+      if (latest !== undefined) watch = beat(watch, latest);
+      const step = onWaitEnded(watch, liveness, Date.now(), depth);
+      if (step.kind === 'fail') return step.failure;
+      if (step.kind === 'redispatch') {
+        watch = redispatched(watch, Date.now());
+        Object.assign(summary(depth), { redispatches: watch.redispatches, heartbeat: null });
+        log.warn('no heartbeat from the capture flow; dispatching the level again', { crawlId, depth, redispatches: watch.redispatches });
+        try {
+          await dispatchLevel({ crawlId, depth });
+        } catch (err) {
+          // the flow may still be coming back: this counted as a re-dispatch, the window runs again
+          log.warn('re-dispatch failed', { crawlId, depth, error: describe(err) });
+        }
+      }
     }
   };
   const deliver = async (): Promise<void> => {
@@ -184,13 +221,13 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
       if (depth === 0) await deliver();
 
       progress.phase = 'waiting';
-      const reported = await condition(() => progress.cancelRequested || hasReport(depth), input.levelTimeoutSeconds * 1000);
+      const lost = await waitForReport(depth);
       if (progress.cancelRequested) {
         outcome = { state: 'failed', stopReason: 'failed', failure: `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
         break;
       }
-      if (!reported) {
-        outcome = { state: 'failed', stopReason: 'failed', failure: `level ${depth} was not reported within ${input.levelTimeoutSeconds}s` };
+      if (lost !== undefined) {
+        outcome = { state: 'failed', stopReason: 'failed', failure: lost };
         break;
       }
 

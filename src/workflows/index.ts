@@ -1,6 +1,6 @@
 // Every workflow the worker runs. Bundled by the worker (and once by the test global setup):
 // nothing reachable from here may do I/O or import Node builtins.
-export { crawl, levelReportedSignal, cancelSignal, progressQuery } from './crawl.ts';
+export { crawl, levelReportedSignal, levelHeartbeatSignal, cancelSignal, progressQuery } from './crawl.ts';
 export type { CrawlWorkflowInput, CrawlWorkflowResult, LevelReported } from './crawl.ts';
 export { outboxDrain } from './outbox-drain.ts';
 export { reconcile } from './reconcile.ts';
