@@ -245,3 +245,27 @@ describe('partial loaders for the steps that run before fga:deploy', () => {
     expect(() => loadFgaApiUrl({ CAPTURE_LEDGER_FGA_API_URL: '8080' })).toThrow('CAPTURE_LEDGER_FGA_API_URL="8080": is not a URL');
   });
 });
+
+describe('CAPTURE_LEDGER_CAPTURE_ALLOW and the stack ports', () => {
+  it('is empty by default, and reads CIDRs and host:port pairs', () => {
+    expect(loadConfig(env()).capture.allow).toEqual([]);
+    const c = loadConfig(env({ CAPTURE_LEDGER_CAPTURE_ALLOW: '127.0.0.2/31, fd00::/8,site.test:8080' }));
+    expect(c.capture.allow.map((e) => [e.kind, e.text])).toEqual([
+      ['cidr', '127.0.0.2/31'],
+      ['cidr', 'fd00::/8'],
+      ['host-port', 'site.test:8080'],
+    ]);
+  });
+  it('a bad entry stops startup with a message naming it', () => {
+    const e = failure(env({ CAPTURE_LEDGER_CAPTURE_ALLOW: '10.0.0.0/8,10.0.0.0/40' }));
+    expect(e.variable).toBe('CAPTURE_LEDGER_CAPTURE_ALLOW');
+    expect(e.message).toContain('"10.0.0.0/40"');
+    expect(e.message).toContain('prefix length');
+  });
+  it('denies the stack own ports, derived from the settings, including SeaweedFS and OpenSearch neighbours', () => {
+    const ports = loadConfig(env({ CAPTURE_LEDGER_S3_PORT: '9333', CAPTURE_LEDGER_OPENSEARCH_PORT: '9201', CAPTURE_LEDGER_API_PORT: '7171' })).capture.deniedPorts;
+    for (const p of [55432, 7233, 8233, 8080, 8081, 9333, 9334, 9335, 9336, 19333, 19334, 19335, 19336, 8333, 9201, 9301, 7171, 7071, 7072, 8899]) expect(ports, String(p)).toContain(p);
+    expect(ports).not.toContain(80);
+    expect(ports).not.toContain(443);
+  });
+});

@@ -5,6 +5,7 @@
 //   answers anything that does arrive with a page, so a leak would also be archived;
 // - the pages of a hostile test site (for test/support/site.ts) whose seeds, links, redirects and
 //   robots.txt all aim at that listener under every spelling the policy has to see through.
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { SiteHostSpec } from './site.ts';
@@ -80,6 +81,54 @@ export function hostileHost(port: number, opts: { rebindUrl?: string } = {}): Si
       '/fine': '<title>Fine</title><p>an ordinary page</p>',
       '/go': { redirect: `http://127.0.0.1:${port}/redirected` },
       '/go-mapped': { redirect: `http://[::ffff:7f00:1]:${port}/redirected` },
+    },
+  };
+}
+
+export interface DripServer {
+  url: string;
+  host: string;
+  /** robots.txt requests that arrived, and when each connection closed (ms since the epoch) */
+  robots: { startedAt: number; closedAt?: number }[];
+  close(): Promise<void>;
+}
+
+/**
+ * A host whose robots.txt answers 200 at once and then drips one byte every `everyMs`, for ever
+ * (with `drip: false`, it has no robots.txt); every other path is an ordinary page. What a
+ * robots.txt deadline has to cut off.
+ */
+export async function startDripServer(address: string, opts: { everyMs?: number; drip?: boolean } = {}): Promise<DripServer> {
+  const everyMs = opts.everyMs ?? 2000;
+  const robots: DripServer['robots'] = [];
+  const server = createHttpServer((req, res) => {
+    if (req.url === '/robots.txt' && opts.drip === false) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (req.url === '/robots.txt') {
+      const entry: { startedAt: number; closedAt?: number } = { startedAt: Date.now() };
+      robots.push(entry);
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('#');
+      const t = setInterval(() => res.write('#'), everyMs);
+      res.on('close', () => {
+        clearInterval(t);
+        entry.closedAt = Date.now();
+      });
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<title>Drip ${req.url}</title><p>an ordinary page</p>`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, address, () => resolve()));
+  const host = `${address}:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `http://${host}`,
+    host,
+    robots,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
     },
   };
 }
