@@ -152,7 +152,8 @@ export function createGuardedFetcher(policy: AddressPolicy, opts: GuardedFetcher
     try {
       socket = await connectChecked(policy, allowed, port, host, signal);
       if (u.protocol === 'https:') {
-        const tls = tlsConnect({ socket, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] });
+        // host: what the certificate is checked against; servername: SNI (never an IP)
+        const tls = tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] });
         await once(tls, 'secureConnect', signal);
         socket = tls;
       }
