@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AllowlistError, checkAddress, checkUrl, classifyIp, createAddressPolicy, MAX_HOST_LENGTH, MAX_URL_LENGTH, parseAllowEntry, parseAllowlist, type AddressPolicy } from './address-policy.ts';
+import { AllowlistError, checkAddress, checkUrl, classifyIp, createAddressPolicy, MAX_HOST_LENGTH, MAX_URL_LENGTH, parseAllowEntry, parseAllowlist, refusedUrls, type AddressPolicy } from './address-policy.ts';
 
 const open = createAddressPolicy();
 const dev = createAddressPolicy(parseAllowlist('127.0.0.2/31, 10.1.0.0/16, fd00:1::/32, site.test:8080, [::1]:9000, 127.0.0.1:7777'), [5432, 8333]);
@@ -158,6 +158,21 @@ describe('checkUrl (syntax only)', () => {
     expect(checkUrl(dev, 'http://127.0.0.1:7777/')).toBeUndefined();
     expect(code(dev, 'http://127.0.0.1:7778/')).toBe('address');
     expect(code(dev, 'http://localhost:7777/')).toBe('local-name');
+  });
+});
+
+describe('refusedUrls (what the API answers 400 with)', () => {
+  it('names each refused URL with its code and reason, in order, and leaves the rest out', () => {
+    const got = refusedUrls(open, ['https://example.com/', 'http://127.0.0.1:8333/buckets/captures/', 'http://localhost/', 'https://example.org/']);
+    expect(got).toEqual([
+      { url: 'http://127.0.0.1:8333/buckets/captures/', code: 'address', problem: expect.stringContaining('http://127.0.0.1:8333/buckets/captures/') },
+      { url: 'http://localhost/', code: 'local-name', problem: expect.stringContaining('localhost names this machine') },
+    ]);
+  });
+  it('shortens a huge URL it names', () => {
+    const [r] = refusedUrls(open, [`http://${'a'.repeat(3000)}.com/`]);
+    expect(r!.url.length).toBeLessThan(200);
+    expect(r!.url).toContain('(3012 characters)');
   });
 });
 
