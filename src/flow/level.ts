@@ -67,6 +67,22 @@ export function levelPrefix(d: Pick<DispatchBody, 'crawlId' | 'depth'>): string 
   return `captures/${d.crawlId}/${d.depth}`;
 }
 
+/** A dispatch without a deadline (an older ledger) gets this long. */
+export const DEFAULT_LEVEL_DEADLINE_MS = 30 * 60_000;
+/** Node's timers fire at once past this. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The last moment a page of the level may start: the dispatch's deadline less a margin for
+ * packaging and reporting (a quarter of the time there is, at most 30 s). A host whose next
+ * allowed start (Crawl-delay, notBefore, per-host delay) is later has its pages reported failed.
+ */
+export function levelStartBy(deadline: string | undefined, now: number): number {
+  const parsed = deadline === undefined ? Number.NaN : Date.parse(deadline);
+  const end = Number.isNaN(parsed) ? now + DEFAULT_LEVEL_DEADLINE_MS : parsed;
+  return end - Math.min(30_000, Math.max(0, end - now) / 4);
+}
+
 /** Parses notBefore (ISO 8601 per host) into ms; a value that is not a date is refused. */
 export function parseNotBefore(nb: Record<string, string>): Record<string, number> {
   const out: Record<string, number> = {};
@@ -92,6 +108,14 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
   const uploads: Promise<void>[] = [];
   const prefix = levelPrefix(d);
 
+  const startBy = levelStartBy(d.deadline, Date.now());
+  const tooLate = (host: string): string => `${host} cannot start before the level's deadline: its next capture may start at ${new Date(pacer.readyAt(host)).toISOString()} (Crawl-delay, notBefore or the per-host delay), pages had to start by ${new Date(startBy).toISOString()}`;
+  /** a page whose host cannot start in time: reported failed with the reason, nothing fetched */
+  const expire = ({ host, item: i }: Pick<Started<number>, 'host' | 'item'>): void => {
+    results[i] = { url: d.pages[i]!.url, status: 'failed', manifestError: tooLate(host) };
+    pacer.release(host);
+  };
+
   const slot = async ({ host, item: i }: Started<number>): Promise<void> => {
     const page = d.pages[i]!;
     let ended = false;
@@ -107,14 +131,20 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
       }
       // a Crawl-delay learnt just now may push this host's next submit later
       // (a timer may fire a millisecond early by Date.now(): wait until the clock says so)
-      for (let wait = pacer.readyAt(host) - Date.now(); wait > 0; wait = pacer.readyAt(host) - Date.now()) await sleep(wait);
+      if (pacer.readyAt(host) > startBy) {
+        deps.log(`fail ${page.url}: ${tooLate(host)}`);
+        ended = true;
+        expire({ host, item: i });
+        return;
+      }
+      for (let wait = pacer.readyAt(host) - Date.now(); wait > 0; wait = pacer.readyAt(host) - Date.now()) await sleep(Math.min(wait, MAX_TIMER_MS));
 
       const taskId = randomUUID();
       const submittedAt = Date.now();
       const visit = await visitPage(page.url, {
         userAgent: deps.userAgent,
         extraMs: extraDelayMs(knobs, page.url),
-        deadlineMs: knobs.deadlineMs ?? DEFAULT_DEADLINE_MS,
+        deadlineMs: Math.max(1000, Math.min(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, startBy + 15_000 - Date.now())),
         injectFailure: matches(knobs.fail, page.url),
       });
       const finishedAt = Date.now();
@@ -162,7 +192,16 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
       for (const s of pacer.take(Date.now())) void slot(s).finally(pump);
       if (pacer.done) return resolve();
       const wake = pacer.nextWakeAt();
-      if (wake !== undefined) timer = setTimeout(pump, Math.max(0, wake - Date.now()));
+      if (wake !== undefined && wake > startBy) {
+        // every host still waiting wakes too late for the deadline: their pages fail now
+        for (const s of pacer.take(wake)) {
+          expire(s);
+          deps.log(`fail ${d.pages[s.item]!.url}: ${tooLate(s.host)}`);
+        }
+        queueMicrotask(pump);
+        return;
+      }
+      if (wake !== undefined) timer = setTimeout(pump, Math.min(MAX_TIMER_MS, Math.max(0, wake - Date.now())));
     };
     pump();
   });
