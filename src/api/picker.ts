@@ -4,7 +4,9 @@
 //   dev  — two name fields, sent as X-Capture-ledger-Subject / X-Capture-ledger-Organizations;
 //   oidc — a token field (pasted; the picker mints nothing: the issuer lives on 127.0.0.1 only);
 //   none — only a notice.
-// Self-contained HTML with inline JS; no build step. Replay gets the object key and nothing else.
+// Self-contained HTML with inline JS; no build step. Opening a row asks the API to sign the
+// archive (POST /api/archives/:id/url: can_view at HIGHER_CONSISTENCY) and hands replay that
+// short-lived signed source, which the replay server proxies: knowing a key is not enough.
 import type { FastifyInstance } from 'fastify';
 import type { IdentityMode } from './identity.ts';
 
@@ -14,9 +16,13 @@ export interface PickerOptions {
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** `${replayUrl}/?source=/wacz/<objectKey>` — each path segment of the key percent-encoded. */
-export function replayLink(replayUrl: string, objectKey: string): string {
-  return `${replayUrl.replace(/\/+$/, '')}/?source=/wacz/${objectKey.split('/').map(encodeURIComponent).join('/')}`;
+/**
+ * `${replayUrl}/?source=<encoded /wacz/<objectKey>?<signature>>`: the key with each path segment
+ * percent-encoded, and the query (X-Amz-*) of the presigned URL the API signed for it.
+ */
+export function replayLink(replayUrl: string, objectKey: string, signedUrl: string): string {
+  const source = `/wacz/${objectKey.split('/').map(encodeURIComponent).join('/')}${new URL(signedUrl).search}`;
+  return `${replayUrl.replace(/\/+$/, '')}/?source=${encodeURIComponent(source)}`;
 }
 
 const STYLE = `
@@ -65,7 +71,22 @@ const more = document.getElementById('more');
 let last = null;
 
 function setStatus(text, isError) { statusEl.textContent = text; statusEl.className = isError ? 'error' : ''; }
-function replayLink(key) { return REPLAY + '/?source=/wacz/' + key.split('/').map(encodeURIComponent).join('/'); }
+function replayLink(key, signed) { return REPLAY + '/?source=' + encodeURIComponent('/wacz/' + key.split('/').map(encodeURIComponent).join('/') + new URL(signed).search); }
+// One click: the tab opens at once (inside the click, so no popup blocker), the API signs the
+// archive (can_view, strongly consistent), and the tab goes to replay with that signed source.
+async function openArchive(a) {
+  const tab = window.open('', '_blank');
+  if (tab) tab.opener = null;
+  setStatus('Opening ' + (a.finalUrl || a.url) + '…');
+  let res;
+  try { res = await fetch('/api/archives/' + encodeURIComponent(a.id) + '/url', { method: 'POST', headers: headers() }); }
+  catch (e) { if (tab) tab.close(); setStatus('The API did not answer: ' + e.message, true); return; }
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) { if (tab) tab.close(); setStatus('Could not open it (' + res.status + '): ' + (body.error || res.statusText), true); return; }
+  const href = replayLink(a.objectKey, body.url);
+  if (tab) tab.location.href = href; else window.location.href = href;
+  setStatus('Opened in replay; the link is valid for ' + body.expiresIn + ' s.');
+}
 function headers() {
   if (MODE === 'dev') {
     const h = { 'X-Capture-ledger-Subject': document.getElementById('subject').value.trim() };
@@ -110,10 +131,9 @@ async function load(append) {
     const td = cell(tr, '');
     const link = document.createElement('a');
     link.className = 'open';
-    link.href = replayLink(a.objectKey);
-    link.target = '_blank';
-    link.rel = 'noopener';
+    link.href = '#open';
     link.textContent = 'open in replay';
+    link.addEventListener('click', (e) => { e.preventDefault(); openArchive(a); });
     td.appendChild(link);
     tbody.appendChild(tr);
   }

@@ -104,6 +104,10 @@ export interface Manifest {
   software?: string;
   startedAt?: string;
   finishedAt?: string;
+  /** what the capture left out, when it left anything out: requests over the page's resource or
+   * byte budget (aborted, not recorded), requests the address policy refused, links past the
+   * per-page cap (not in the links artifact) */
+  dropped?: { resources: number; refused: number; links: number };
 }
 
 /** The `links` artifact's body: what the page linked to. */

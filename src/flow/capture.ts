@@ -1,14 +1,18 @@
-// One capture: visit the page (the part the host feels, paced by the level runner), then package
-// what came back — WACZ, raw HTML, links — and write the artifacts and, last, the manifest
-// `<prefix>/<taskId>.result.json` next to them. A manifest never names an object that was not
-// written first.
+// One capture: visit the page in the browser (the part the host feels, paced by the level runner),
+// then package what came back — the WACZ of every exchange, the rendered html, png, webp, mhtml and
+// links — and write the artifacts and, last, the manifest `<prefix>/<taskId>.result.json` next to
+// them. A manifest never names an object that was not written first.
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CaptureFormat } from '../config/env.ts';
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact } from '../domain/contract.ts';
+import type { HttpExchange } from '../domain/wacz/warc.ts';
 import { writeWacz, type WaczSigner } from '../domain/wacz/write.ts';
-import { fetchFollowing, FetchError, headerValue, headerValues, type FetchResult } from './fetch.ts';
-import { decodeHtml, extractPage, headerNoArchive, isHtml } from './html.ts';
+import type { CaptureBrowser } from './browser/launch.ts';
+import { capturePage, type PageCapture, type PageCaptureFailure } from './browser/page-capture.ts';
+import type { RecorderLimits } from './browser/recorder.ts';
+import { headerValue, headerValues } from './fetch.ts';
+import type { Fetcher } from './fetcher.ts';
+import { headerNoArchive, isHtml } from './html.ts';
 import type { ArtifactStore } from './store.ts';
 
 export const ERROR_TYPES = {
@@ -18,49 +22,62 @@ export const ERROR_TYPES = {
   contentType: 'ERROR_TYPE_CONTENT_TYPE',
   redirects: 'ERROR_TYPE_TOO_MANY_REDIRECTS',
   tooLarge: 'ERROR_TYPE_TOO_LARGE',
-  unsupportedFormat: 'ERROR_TYPE_UNSUPPORTED_FORMAT',
+  addressRefused: 'ERROR_TYPE_ADDRESS_REFUSED',
   injected: 'ERROR_TYPE_INJECTED',
 } as const;
 
-/** What visiting the page came to, before anything is packaged. */
-export type Visit = { kind: 'fetched'; fetch: FetchResult } | { kind: 'failed'; errorType: string; message: string; finalUrl?: string };
+/** What visiting the page came to, before anything is packaged. `hostDoneAt`: when the host's part ended (ms). */
+export type Visit = ({ kind: 'rendered' } & PageCapture & { hostDoneAt: number }) | { kind: 'failed'; errorType: string; message: string; finalUrl?: string; hostDoneAt: number };
 
 export interface VisitOptions {
   userAgent: string;
+  /** every request of the capture goes through it (the address policy's) */
+  fetcher: Fetcher;
+  formats: readonly CaptureFormat[];
   /** the browser lingering on the page after load */
   extraMs: number;
   /** tear the capture down after this long */
   deadlineMs: number;
-  /** fail it on purpose (test knob) once the page has been visited */
+  /** fail it on purpose (test knob) once the page has loaded */
   injectFailure: boolean;
+  limits?: RecorderLimits;
 }
 
-/** Fetches the page (redirects followed) and lingers; the deadline covers both. */
-export async function visitPage(url: string, opts: VisitOptions): Promise<Visit> {
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(new Error('deadline')), opts.deadlineMs);
-  try {
-    let fetched: FetchResult;
-    try {
-      fetched = await fetchFollowing(url, { userAgent: opts.userAgent, signal: ac.signal });
-    } catch (err) {
-      if (ac.signal.aborted) return { kind: 'failed', errorType: ERROR_TYPES.cancelled, message: `capture exceeded its deadline of ${opts.deadlineMs} ms and was torn down` };
-      const e = err as Error;
-      const type = e instanceof FetchError ? ({ redirects: ERROR_TYPES.redirects, 'too-large': ERROR_TYPES.tooLarge, scheme: ERROR_TYPES.network, network: ERROR_TYPES.network, aborted: ERROR_TYPES.cancelled } as const)[e.type] : ERROR_TYPES.network;
-      return { kind: 'failed', errorType: type, message: e.message };
-    }
-    if (opts.extraMs > 0) {
-      try {
-        await sleep(opts.extraMs, undefined, { signal: ac.signal });
-      } catch {
-        return { kind: 'failed', errorType: ERROR_TYPES.cancelled, message: `capture exceeded its deadline of ${opts.deadlineMs} ms and was torn down`, finalUrl: fetched.finalUrl };
-      }
-    }
-    if (opts.injectFailure) return { kind: 'failed', errorType: ERROR_TYPES.injected, message: 'capture failed on purpose (test knob "fail")', finalUrl: fetched.finalUrl };
-    return { kind: 'fetched', fetch: fetched };
-  } finally {
-    clearTimeout(timer);
+/** The document the browser loaded, judged as the plain fetch used to: an HTTP error or a non-HTML body fails the page. */
+function judgeDocument(main: HttpExchange, finalUrl: string, injectFailure: boolean): PageCaptureFailure | undefined {
+  const status = main.response.status;
+  if (status >= 400) return { kind: 'judged', errorType: ERROR_TYPES.httpStatus, message: `${finalUrl} answered HTTP ${status}`, finalUrl };
+  const contentType = headerValue(main.response.headers, 'content-type');
+  if (!isHtml(contentType)) return { kind: 'judged', errorType: ERROR_TYPES.contentType, message: `${finalUrl} is ${contentType ?? 'without a Content-Type'}, not HTML`, finalUrl };
+  if (injectFailure) return { kind: 'judged', errorType: ERROR_TYPES.injected, message: 'capture failed on purpose (test knob "fail")', finalUrl };
+  return undefined;
+}
+
+function failureType(f: PageCaptureFailure): string {
+  switch (f.kind) {
+    case 'cancelled':
+      return ERROR_TYPES.cancelled;
+    case 'judged':
+      return f.errorType;
+    case 'main':
+      return f.failure.kind === 'refused' ? ERROR_TYPES.addressRefused : f.failure.kind === 'too-large' ? ERROR_TYPES.tooLarge : ERROR_TYPES.network;
+    case 'navigation':
+      if (f.message.includes('ERR_TOO_MANY_REDIRECTS')) return ERROR_TYPES.redirects;
+      // Chromium hands what it cannot render to the download manager (downloads are refused)
+      if (f.message.includes('Download is starting')) return ERROR_TYPES.contentType;
+      return ERROR_TYPES.network;
   }
+}
+
+/** Loads the page in the browser, lingers, reads and renders it; the deadline covers all of it. */
+export async function visitPage(browser: CaptureBrowser, url: string, opts: VisitOptions): Promise<Visit> {
+  const r = await capturePage(browser, url, { userAgent: opts.userAgent, fetcher: opts.fetcher, formats: opts.formats, extraMs: opts.extraMs, deadlineMs: opts.deadlineMs, ...(opts.limits ? { limits: opts.limits } : {}) }, (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure));
+  if (r.ok) {
+    const { ok: _ok, ...capture } = r;
+    return { kind: 'rendered', ...capture };
+  }
+  const message = r.kind === 'main' ? r.failure.message : r.message;
+  return { kind: 'failed', errorType: failureType(r), message, hostDoneAt: r.hostDoneAt, ...(r.finalUrl !== undefined ? { finalUrl: r.finalUrl } : {}) };
 }
 
 export interface PackageInput {
@@ -96,6 +113,13 @@ export interface Packaged {
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
+const RENDERED: { format: 'html' | 'png' | 'webp' | 'mhtml'; ext: string; contentType: string }[] = [
+  { format: 'html', ext: 'html', contentType: 'text/html; charset=utf-8' },
+  { format: 'png', ext: 'png', contentType: 'image/png' },
+  { format: 'webp', ext: 'webp', contentType: 'image/webp' },
+  { format: 'mhtml', ext: 'mhtml', contentType: 'multipart/related' },
+];
+
 /** Turns a visit into the artifacts and the manifest that describes them. */
 export async function packageCapture(visit: Visit, input: PackageInput, bucket: string): Promise<Packaged> {
   const base = `${input.prefix}/${input.taskId}`;
@@ -109,26 +133,19 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
     startedAt: input.startedAt.toISOString(),
     finishedAt: input.finishedAt.toISOString(),
   };
-  const failed = (type: string, message: string, finalUrl?: string): Packaged => {
-    if (finalUrl !== undefined) manifest.finalUrl = finalUrl;
-    manifest.error = { type, message };
-    return { manifest, manifestKey, objects: [], ...(finalUrl !== undefined ? { finalUrl } : {}) };
-  };
-  if (visit.kind === 'failed') return failed(visit.errorType, visit.message, visit.finalUrl);
+  if (visit.kind === 'failed') {
+    if (visit.finalUrl !== undefined) manifest.finalUrl = visit.finalUrl;
+    manifest.error = { type: visit.errorType, message: visit.message };
+    return { manifest, manifestKey, objects: [], ...(visit.finalUrl !== undefined ? { finalUrl: visit.finalUrl } : {}) };
+  }
 
-  const { final, finalUrl, hops } = visit.fetch;
-  const status = final.response.status;
-  const contentType = headerValue(final.response.headers, 'content-type');
-  if (status >= 400) return failed(ERROR_TYPES.httpStatus, `${finalUrl} answered HTTP ${status}`, finalUrl);
-  if (!isHtml(contentType)) return failed(ERROR_TYPES.contentType, `${finalUrl} is ${contentType ?? 'without a Content-Type'}, not HTML`, finalUrl);
-
-  const page = extractPage(decodeHtml(final.response.body, contentType), finalUrl);
-  const withheld = page.noArchive || headerNoArchive(headerValues(final.response.headers, 'x-robots-tag'), input.userAgent.split('/')[0]!) ? ('no-archive' as const) : undefined;
+  const { finalUrl, page } = visit;
+  const withheld = page.noArchive || headerNoArchive(headerValues(visit.main.response.headers, 'x-robots-tag'), input.userAgent.split('/')[0]!) ? ('no-archive' as const) : undefined;
 
   const objects: StoredObject[] = [];
   if (input.formats.includes('wacz')) {
     const wacz = await writeWacz({
-      exchanges: hops,
+      exchanges: visit.exchanges,
       pages: [{ url: input.url, title: page.title, text: withheld ? '' : page.text, ts: input.startedAt, ...(withheld ? { textWithheld: withheld } : {}) }],
       software: input.software,
       created: input.finishedAt,
@@ -137,18 +154,19 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
     });
     objects.push({ key: `${base}.wacz`, body: wacz, contentType: 'application/zip', format: 'wacz' });
   }
-  if (input.formats.includes('html')) objects.push({ key: `${base}.html`, body: final.response.body, contentType: contentType ?? 'text/html', format: 'html' });
+  for (const r of RENDERED) {
+    const body = visit.artifacts[r.format];
+    if (input.formats.includes(r.format) && body !== undefined) objects.push({ key: `${base}.${r.ext}`, body, contentType: r.contentType, format: r.format });
+  }
   if (input.follow || input.formats.includes('links')) {
     const links: LinksArtifact = { url: input.url, finalUrl, links: page.links };
     objects.push({ key: `${base}.links.json`, body: Buffer.from(JSON.stringify(links)), contentType: 'application/json', format: 'links' });
-  }
-  if (!objects.some((o) => o.format === 'wacz' || o.format === 'html')) {
-    return failed(ERROR_TYPES.unsupportedFormat, `none of the formats ${input.formats.join(',')} can be produced by the reference flow (it writes wacz, html and links)`, finalUrl);
   }
   manifest.status = 'succeeded';
   manifest.finalUrl = finalUrl;
   manifest.artifacts = objects.map((o): ManifestArtifact => ({ format: o.format!, bucket, key: o.key, sha256: sha256(o.body), size: o.body.length }));
   if (withheld) manifest.documentWithheld = withheld;
+  if (visit.dropped > 0 || visit.refused > 0 || page.linksDropped > 0) manifest.dropped = { resources: visit.dropped, refused: visit.refused, links: page.linksDropped };
   return { manifest, manifestKey, objects, finalUrl, ...(page.title !== undefined ? { title: page.title } : {}) };
 }
 
@@ -169,3 +187,27 @@ export async function writeCapture(p: Packaged, store: ArtifactStore, opts: { sk
   }
 }
 
+/** At most `max` holders at once; the others wait in line (bounds the bodies held for upload). */
+export class InFlightLimit {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+  private readonly max: number;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  async acquire(): Promise<void> {
+    if (this.held < this.max) {
+      this.held++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) next();
+    else this.held--;
+  }
+}

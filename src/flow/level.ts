@@ -8,7 +8,9 @@ import type { DispatchBody, LevelReportBody, PageReport } from '../domain/contra
 import { hostOf } from '../domain/crawl.ts';
 import { Pacer, type Started } from '../domain/pacing.ts';
 import type { WaczSigner } from '../domain/wacz/write.ts';
-import { packageCapture, visitPage, writeCapture } from './capture.ts';
+import type { CaptureBrowser } from './browser/launch.ts';
+import { InFlightLimit, packageCapture, visitPage, writeCapture } from './capture.ts';
+import type { Fetcher } from './fetcher.ts';
 import { DEFAULT_DEADLINE_MS, extraDelayMs, matches, type FlowKnobs } from './knobs.ts';
 import type { RobotsCache } from './robots-cache.ts';
 import type { ArtifactStore } from './store.ts';
@@ -61,6 +63,10 @@ export interface LevelDeps {
   software: string;
   signer?: WaczSigner;
   log: (line: string) => void;
+  /** the flow's Chromium; every capture gets a fresh context in it */
+  browser: CaptureBrowser;
+  /** every request of a capture goes through it */
+  fetcher: Fetcher;
 }
 
 export function levelPrefix(d: Pick<DispatchBody, 'crawlId' | 'depth'>): string {
@@ -106,6 +112,8 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
   d.pages.forEach((p, i) => pacer.add(hostOf(p.url), i));
   const results: PageReport[] = new Array(d.pages.length);
   const uploads: Promise<void>[] = [];
+  // captures packaged and uploading at once: their bodies are held in memory until written
+  const uploading = new InFlightLimit(2 * d.hostParallelism);
   const prefix = levelPrefix(d);
 
   const startBy = levelStartBy(d.deadline, Date.now());
@@ -141,16 +149,21 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
 
       const taskId = randomUUID();
       const submittedAt = Date.now();
-      const visit = await visitPage(page.url, {
+      // the host's clock stops when the page has been read (visit.hostDoneAt); the slot is held
+      // while the page is rendered, so no more than hostParallelism pages are open at once
+      const visit = await visitPage(deps.browser, page.url, {
         userAgent: deps.userAgent,
+        fetcher: deps.fetcher,
+        formats: d.formats,
         extraMs: extraDelayMs(knobs, page.url),
         deadlineMs: Math.max(1000, Math.min(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, startBy + 15_000 - Date.now())),
         injectFailure: matches(knobs.fail, page.url),
       });
-      const finishedAt = Date.now();
+      const finishedAt = visit.hostDoneAt;
       ended = true;
       pacer.finish(host, finishedAt, finishedAt - submittedAt);
       deps.hostLog.record(host, { crawlId: d.crawlId, depth: d.depth, url: page.url, taskId, submittedAt, finishedAt });
+      await uploading.acquire();
 
       const base: PageReport = { url: page.url, status: 'failed', taskId, submittedAt: new Date(submittedAt).toISOString(), finishedAt: new Date(finishedAt).toISOString() };
       uploads.push(
@@ -173,9 +186,11 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
           const status = succeeded && !matches(knobs.reportFailed, page.url) ? 'captured' : 'failed';
           results[i] = { ...base, status, manifestKey: packaged.manifestKey };
           deps.log(`${status} ${page.url}${packaged.manifest.error ? ` (${packaged.manifest.error.type}: ${packaged.manifest.error.message})` : ''} → ${packaged.manifestKey}`);
-        })().catch((err: unknown) => {
-          results[i] = { ...base, status: 'failed', manifestError: `packaging failed: ${(err as Error).message}` };
-        }),
+        })()
+          .catch((err: unknown) => {
+            results[i] = { ...base, status: 'failed', manifestError: `packaging failed: ${(err as Error).message}` };
+          })
+          .finally(() => uploading.release()),
       );
     } catch (err) {
       // nothing above should throw; if it does, the page is failed and the slot is freed

@@ -20,6 +20,7 @@ import { captureLevel, HostLog, parseNotBefore } from './level.ts';
 import { authFromConfig, DEFAULT_RETRY, sendReport, type ReportAuth, type ReportOutcome, type RetryPolicy } from './report.ts';
 import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
 import { createAddressPolicy } from '../domain/address-policy.ts';
+import { CaptureBrowser } from './browser/launch.ts';
 import { createGuardedFetcher, type Resolver } from './fetch.ts';
 import { createS3 } from '../s3/client.ts';
 import { s3Store, type ArtifactStore } from './store.ts';
@@ -129,6 +130,8 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
   const fetcher = createGuardedFetcher(policy, opts.resolve ? { resolve: opts.resolve } : {});
   const robots = new RobotsCache((url) => fetchRobotsTxt(fetcher, url, FLOW_USER_AGENT), opts.robotsTtlMs ?? 5 * 60_000);
   const hostLog = new HostLog();
+  // one Chromium per flow, launched by the first capture, closed by close()
+  const browser = new CaptureBrowser(log);
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const signer: WaczSigner = { privateKey, publicKey };
   let knobs: FlowKnobs = opts.knobs ?? {};
@@ -140,7 +143,7 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     const captured = captureChain.then(async () => {
       run.state = 'capturing';
       log(`level ${run.crawlId}/${run.depth}: ${run.dispatch.pages.length} pages`);
-      run.report = await captureLevel(run.dispatch, { store, robots, hostLog, knobs: run.knobs, userAgent: FLOW_USER_AGENT, software: FLOW_SOFTWARE, signer, log, fetcher });
+      run.report = await captureLevel(run.dispatch, { store, robots, hostLog, knobs: run.knobs, userAgent: FLOW_USER_AGENT, software: FLOW_SOFTWARE, signer, log, fetcher, browser });
     });
     captureChain = captured.catch(() => {});
     return captured
@@ -256,6 +259,7 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     async close() {
       await app.close();
       await flow.idle();
+      await browser.close();
     },
   };
   return flow;

@@ -1,17 +1,23 @@
 // The replay side: ReplayWeb.page's static files (the `replaywebpage` npm package: index.html,
-// ui.js, sw.js) and `/wacz/<key>` read from the bucket with Range support, so the viewer can
-// fetch only the parts of a WACZ it needs. Opened as `/?source=/wacz/<objectKey>` by the picker.
+// ui.js, sw.js) and `/wacz/<key>?<signature>`, a proxy to exactly one kind of object: a `.wacz` in
+// the configured bucket, read with a presigned GET the API handed out after can_view at
+// HIGHER_CONSISTENCY (POST /api/archives/:id/url). The picker opens
+// `/?source=<encoded /wacz/<key>?X-Amz-…>` in one click.
 //
-// /wacz/<key> is NOT access-controlled: it is served from the bucket with the server's own
-// credentials (as the bucket's anonymous read would be). The picker's list decides what is shown,
-// not what could be fetched; closing that gap means signed URLs plus CORS on the bucket.
+// Knowing a key is not enough: the server holds no S3 credentials, signs nothing, and forwards
+// the caller's signature to S3, which checks it (path, expiry). It is not an open proxy: the host,
+// port and bucket come from the configuration, only the key and the X-Amz-* signature
+// parameters from the request. Every answer carries X-Content-Type-Options: nosniff, and an
+// object is always served as application/wacz, never with its stored content type.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { extendedEncodeURIComponent } from '@smithy/core/protocols';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { objectPath } from '../s3/object-path.ts';
 
 /** The directory holding ReplayWeb.page's built files (index.html, ui.js, sw.js). */
 export function replayWebPageDir(): string {
@@ -19,72 +25,97 @@ export function replayWebPageDir(): string {
   return dirname(require.resolve('replaywebpage/index.html'));
 }
 
-const RANGE = /^bytes=(\d*)-(\d*)$/;
+/** The presigned GET's query parameters; anything else in the query is dropped. */
+const SIGNATURE_PARAMS = new Set(['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'x-id']);
 
-/** A single byte range against an object of `size` bytes; null when unsatisfiable; 'all' when absent/ignored. */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'all' | null {
-  if (header === undefined) return 'all';
-  const m = RANGE.exec(header.trim());
-  if (!m) return 'all'; // multiple or malformed ranges: serve the whole object (RFC 9110 allows ignoring Range)
-  const [, a, b] = m;
-  if (a === '' && b === '') return 'all';
-  if (a === '') {
-    const suffix = Number(b);
-    if (suffix === 0) return null;
-    return { start: Math.max(0, size - suffix), end: size - 1 };
+export type SourceCheck = { ok: true; key: string; query: string } | { ok: false; status: 400 | 403 | 404; error: string };
+
+/**
+ * What `/wacz/<raw path>?<raw query>` asks for: a `.wacz` key (segments percent-decoded, no dot
+ * segments) and the signature parameters, re-encoded as the presigner encodes them.
+ */
+export function checkSource(rawPath: string, rawQuery: string): SourceCheck {
+  let key: string;
+  try {
+    key = rawPath.split('/').map(decodeURIComponent).join('/');
+  } catch {
+    return { ok: false, status: 400, error: 'the key is not valid percent-encoding' };
   }
-  const start = Number(a);
-  const end = b === '' ? size - 1 : Math.min(Number(b), size - 1);
-  if (start >= size || end < start) return null;
-  return { start, end };
+  if (key === '' || key.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) return { ok: false, status: 404, error: 'not found' };
+  if (!key.endsWith('.wacz')) return { ok: false, status: 404, error: 'replay serves .wacz archives only' };
+  const params = [...new URLSearchParams(rawQuery)].filter(([k]) => SIGNATURE_PARAMS.has(k));
+  if (!params.some(([k]) => k === 'X-Amz-Signature')) {
+    return { ok: false, status: 403, error: 'a signed source is required: open the archive from the picker (POST /api/archives/:id/url signs it)' };
+  }
+  return { ok: true, key, query: params.map(([k, v]) => `${extendedEncodeURIComponent(k)}=${extendedEncodeURIComponent(v)}`).join('&') };
 }
 
-function isMissing(err: unknown): boolean {
-  return err instanceof NoSuchKey || err instanceof NotFound || (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404);
+export interface ReplayServerOptions {
+  /** the S3 endpoint (CAPTURE_LEDGER_S3_ENDPOINT): the only host the server ever fetches from */
+  endpoint: string;
+  /** the only bucket it reads */
+  bucket: string;
+  logger?: FastifyServerOptions['logger'];
+  staticDir?: string;
 }
 
-export async function buildReplayServer(opts: { s3: S3Client; bucket: string; logger?: FastifyServerOptions['logger']; staticDir?: string }): Promise<FastifyInstance> {
+export async function buildReplayServer(opts: ReplayServerOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 2048 } });
   const dir = opts.staticDir ?? replayWebPageDir();
   const index = await readFile(join(dir, 'index.html'), 'utf8');
+  const endpoint = new URL(opts.endpoint);
+  const basePath = endpoint.pathname.replace(/\/+$/, '');
 
-  const sendIndex = async (_req: unknown, reply: import('fastify').FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
+  const sendIndex = async (_req: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
   app.get('/', sendIndex);
   await app.register(fastifyStatic, { root: dir, serve: true, index: false, wildcard: false, allowedPath: (path) => /^\/(ui\.js|sw\.js|adblock\/.*|ruffle\/.*)$/.test(path) });
-  // The service worker's scope is the whole origin.
   app.addHook('onSend', async (request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    // The service worker's scope is the whole origin.
     if (request.url.startsWith('/sw.js')) reply.header('service-worker-allowed', '/');
   });
 
-  const object = async (key: string, range: string | undefined, method: 'GET' | 'HEAD', reply: import('fastify').FastifyReply) => {
-    if (key === '' || key.split('/').some((s) => s === '..' || s === '.')) return reply.code(404).send({ error: 'not found' });
-    let size: number;
-    let contentType: string;
+  const object = async (rawUrl: string, range: string | undefined, method: 'GET' | 'HEAD', reply: FastifyReply) => {
+    const q = rawUrl.indexOf('?');
+    const checked = checkSource(rawUrl.slice('/wacz/'.length, q === -1 ? undefined : q), q === -1 ? '' : rawUrl.slice(q + 1));
+    if (!checked.ok) return reply.code(checked.status).send({ error: checked.error });
+    const target = `${endpoint.protocol}//${endpoint.host}${objectPath(basePath, opts.bucket, checked.key)}?${checked.query}`;
+    // A presigned GET cannot answer HEAD (the method is signed): ask for one byte and read the size.
+    let upstream: Response;
     try {
-      const head = await opts.s3.send(new HeadObjectCommand({ Bucket: opts.bucket, Key: key }));
-      size = head.ContentLength ?? 0;
-      contentType = key.endsWith('.wacz') ? 'application/wacz' : (head.ContentType ?? 'application/octet-stream');
+      upstream = await fetch(target, { method: 'GET', headers: method === 'HEAD' ? { range: 'bytes=0-0' } : range !== undefined ? { range } : {}, redirect: 'error' });
     } catch (err) {
-      if (isMissing(err)) return reply.code(404).send({ error: 'not found' });
-      throw err;
+      reply.log.warn({ err }, 'bucket unreachable');
+      return reply.code(502).send({ error: 'the bucket could not be reached' });
     }
-    reply.header('accept-ranges', 'bytes').header('content-type', contentType).header('cache-control', 'no-cache');
-    const r = parseRange(range, size);
-    if (r === null) return reply.code(416).header('content-range', `bytes */${size}`).send();
-    const partial = r !== 'all';
-    const start = partial ? r.start : 0;
-    const end = partial ? r.end : size - 1;
-    const length = size === 0 ? 0 : end - start + 1;
-    reply.code(partial ? 206 : 200).header('content-length', String(length));
-    if (partial) reply.header('content-range', `bytes ${start}-${end}/${size}`);
-    if (method === 'HEAD' || length === 0) return reply.send();
-    const got = await opts.s3.send(new GetObjectCommand({ Bucket: opts.bucket, Key: key, Range: partial ? `bytes=${start}-${end}` : undefined }));
-    return reply.send(got.Body instanceof Readable ? got.Body : Readable.from(Buffer.from(await got.Body!.transformToByteArray())));
+    const refuse = (status: number, error: string) => {
+      void upstream.body?.cancel();
+      return reply.code(status).header('cache-control', 'no-store').send({ error });
+    };
+    if (upstream.status === 403 || upstream.status === 400) return refuse(403, 'the bucket refused the signed source (expired, or not signed for this archive): open the archive from the picker again');
+    if (upstream.status === 404) return refuse(404, 'not found');
+    if (upstream.status === 416) {
+      void upstream.body?.cancel();
+      return reply.code(416).header('content-range', upstream.headers.get('content-range') ?? '').send();
+    }
+    if (upstream.status !== 200 && upstream.status !== 206) return refuse(502, `the bucket answered ${upstream.status}`);
+    reply.header('accept-ranges', 'bytes').header('content-type', 'application/wacz').header('cache-control', 'no-store');
+    if (method === 'HEAD') {
+      void upstream.body?.cancel();
+      const total = /\/(\d+)$/.exec(upstream.headers.get('content-range') ?? '')?.[1] ?? upstream.headers.get('content-length') ?? '0';
+      return reply.code(200).header('content-length', total).send();
+    }
+    reply.code(upstream.status);
+    const length = upstream.headers.get('content-length');
+    if (length !== null) reply.header('content-length', length);
+    const contentRange = upstream.headers.get('content-range');
+    if (upstream.status === 206 && contentRange !== null) reply.header('content-range', contentRange);
+    return reply.send(upstream.body === null ? '' : Readable.fromWeb(upstream.body as WebReadableStream));
   };
-  app.route<{ Params: { '*': string } }>({
+  app.route({
     method: ['GET', 'HEAD'],
     url: '/wacz/*',
-    handler: async (req, reply) => object(req.params['*'], req.headers.range, req.method === 'HEAD' ? 'HEAD' : 'GET', reply),
+    handler: async (req, reply) => object(req.raw.url ?? req.url, req.headers.range, req.method === 'HEAD' ? 'HEAD' : 'GET', reply),
   });
   return app;
 }

@@ -1,27 +1,52 @@
-// npm run replay's server: ReplayWeb.page's files, and /wacz/<key> from the bucket with Range
-// requests and Content-Length.
+// npm run replay's server: ReplayWeb.page's files, and /wacz/<key>?<signature>, a proxy to the
+// configured bucket that only a presigned read gets through (issue 12, deliver 7): Range requests
+// and Content-Length as ReplayWeb.page needs them, .wacz only, nosniff on everything, and the
+// whole chain with the API — can_view decides who gets a signature, knowing a key is not enough.
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config/env.ts';
+import { createUrlSigner, type UrlSigner } from '../../src/api/presign.ts';
+import { replayLink } from '../../src/api/picker.ts';
 import { createS3 } from '../../src/s3/client.ts';
-import { buildReplayServer, parseRange } from '../../src/replay/server.ts';
+import { buildReplayServer, checkSource } from '../../src/replay/server.ts';
+import { startTestApi, devHeaders, type TestApi } from '../support/api.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { createTestStore, type TestStore } from '../support/fga.ts';
+import { drain, insertArchive, insertJob, makeWacz } from '../support/ledger.ts';
 import { testConfig } from '../support/config.ts';
-import { makeWacz } from '../support/ledger.ts';
 
+let config: Config;
 let s3: S3Client;
+let sign: UrlSigner;
 let app: FastifyInstance;
 let base: string;
 let wacz: Buffer;
 const key = `replay-test/${randomUUID()}/a page.wacz`;
-const path = `/wacz/${key.split('/').map(encodeURIComponent).join('/')}`;
+const otherKey = `replay-test/${randomUUID()}/other.wacz`;
+const htmlKey = `replay-test/${randomUUID()}/evil.html`;
+const encodedPath = (k: string) => `/wacz/${k.split('/').map(encodeURIComponent).join('/')}`;
+
+/** The replay path for a presigned URL of `k`: what the picker hands replay as its source. */
+async function signedPath(k: string, signFor = k): Promise<string> {
+  return `${encodedPath(k)}${new URL(await sign(config.s3.bucket, signFor, 300)).search}`;
+}
 
 beforeAll(async () => {
-  const config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' });
+  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' });
   s3 = createS3(config.s3);
+  sign = createUrlSigner(config.s3);
   wacz = await makeWacz('https://example.test/replay', 'replay page');
-  await s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: key, Body: wacz }));
-  app = await buildReplayServer({ s3, bucket: config.s3.bucket });
+  for (const [k, body, type] of [
+    [key, wacz, 'application/wacz'],
+    [otherKey, wacz, 'application/wacz'],
+    [htmlKey, Buffer.from('<script>alert(document.domain)</script>'), 'text/html'],
+  ] as const) {
+    await s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: k, Body: body, ContentType: type }));
+  }
+  app = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 
@@ -31,13 +56,15 @@ afterAll(async () => {
 });
 
 describe('replay server', () => {
-  it('serves ReplayWeb.page (index, ui.js, sw.js with a root scope) and nothing else of the package', async () => {
+  it('serves ReplayWeb.page (index, ui.js, sw.js with a root scope) and nothing else of the package, all with nosniff', async () => {
     const index = await fetch(`${base}/?source=/wacz/x.wacz`);
     expect(index.status).toBe(200);
     expect(await index.text()).toContain('<replay-app-main>');
+    expect(index.headers.get('x-content-type-options')).toBe('nosniff');
     const ui = await fetch(`${base}/ui.js`);
     expect(ui.status).toBe(200);
     expect(ui.headers.get('content-type')).toContain('javascript');
+    expect(ui.headers.get('x-content-type-options')).toBe('nosniff');
     const sw = await fetch(`${base}/sw.js`);
     expect(sw.status).toBe(200);
     expect(sw.headers.get('service-worker-allowed')).toBe('/');
@@ -45,16 +72,18 @@ describe('replay server', () => {
     expect((await fetch(`${base}/dist/index.js`)).status).toBe(404);
   });
 
-  it('serves the whole object with Content-Length and Accept-Ranges', async () => {
-    const res = await fetch(`${base}${path}`);
+  it('a signed source: the whole object with Content-Length, Accept-Ranges, application/wacz and nosniff', async () => {
+    const res = await fetch(`${base}${await signedPath(key)}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-length')).toBe(String(wacz.length));
     expect(res.headers.get('accept-ranges')).toBe('bytes');
     expect(res.headers.get('content-type')).toBe('application/wacz');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(Buffer.from(await res.arrayBuffer()).equals(wacz)).toBe(true);
   });
 
   it('answers a Range request with 206, Content-Range and exactly those bytes', async () => {
+    const path = await signedPath(key);
     for (const [range, start, end] of [
       ['bytes=0-3', 0, 3],
       ['bytes=10-', 10, wacz.length - 1],
@@ -70,6 +99,7 @@ describe('replay server', () => {
   });
 
   it('416 for an unsatisfiable range; HEAD gives the length without a body', async () => {
+    const path = await signedPath(key);
     const res = await fetch(`${base}${path}`, { headers: { range: `bytes=${wacz.length}-` } });
     expect(res.status).toBe(416);
     expect(res.headers.get('content-range')).toBe(`bytes */${wacz.length}`);
@@ -78,24 +108,99 @@ describe('replay server', () => {
     expect(head.headers.get('content-length')).toBe(String(wacz.length));
   });
 
+  it('knowing a key is not enough: no signature, a signature for another key, or a tampered one is 403', async () => {
+    const unsigned = await fetch(`${base}${encodedPath(key)}`);
+    expect(unsigned.status).toBe(403);
+    expect(((await unsigned.json()) as { error: string }).error).toContain('signed source is required');
+    // a signature the API gave for otherKey, presented for key
+    const borrowed = await fetch(`${base}${await signedPath(key, otherKey)}`);
+    expect(borrowed.status).toBe(403);
+    expect(await borrowed.text()).not.toContain('replay page');
+    // a longer expiry written in by hand
+    const tampered = (await signedPath(key)).replace('X-Amz-Expires=300', 'X-Amz-Expires=604800');
+    expect((await fetch(`${base}${tampered}`)).status).toBe(403);
+  });
+
+  it('serves .wacz only: another object is 404 even with a valid signature, and never with its stored type', async () => {
+    const res = await fetch(`${base}${await signedPath(htmlKey)}`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).not.toContain('html');
+    expect(await res.text()).not.toContain('<script>');
+    // a response-content-type override is not passed on: the archive stays application/wacz
+    const override = await fetch(`${base}${await signedPath(key)}&response-content-type=text%2Fhtml`);
+    expect(override.status).toBe(200);
+    expect(override.headers.get('content-type')).toBe('application/wacz');
+  });
+
+  it('is not an open proxy: a key that names another host reaches only the configured bucket', async () => {
+    const connections: string[] = [];
+    const listener: Server = createServer((sock) => {
+      connections.push(String(sock.remoteAddress));
+      sock.destroy();
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const { port } = listener.address() as { port: number };
+    try {
+      for (const path of [
+        `/wacz/${encodeURIComponent(`http://127.0.0.1:${port}/x.wacz`)}?X-Amz-Signature=0`,
+        `/wacz/%2F%2F127.0.0.1:${port}%2Fx.wacz?X-Amz-Signature=0`,
+        `/wacz/a/%2E%2E/%2E%2E/other-bucket/x.wacz?X-Amz-Signature=0`,
+      ]) {
+        const res = await fetch(`${base}${path}`);
+        expect([403, 404], path).toContain(res.status);
+      }
+      expect(connections).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => listener.close(() => r()));
+    }
+  });
+
   it('404 for a missing key and for path tricks', async () => {
-    expect((await fetch(`${base}/wacz/nope/${randomUUID()}.wacz`)).status).toBe(404);
-    expect((await fetch(`${base}/wacz/a/%2E%2E/b.wacz`)).status).toBe(404);
+    expect((await fetch(`${base}${await signedPath(`nope/${randomUUID()}.wacz`)}`)).status).toBe(404);
+    expect((await fetch(`${base}/wacz/a/%2E%2E/b.wacz?X-Amz-Signature=0`)).status).toBe(404);
   });
 });
 
-describe('parseRange', () => {
-  it.each([
-    [undefined, 100, 'all'],
-    ['bytes=0-0', 100, { start: 0, end: 0 }],
-    ['bytes=99-', 100, { start: 99, end: 99 }],
-    ['bytes=-200', 100, { start: 0, end: 99 }],
-    ['bytes=100-', 100, null],
-    ['bytes=5-4', 100, null],
-    ['bytes=-0', 100, null],
-    ['bytes=0-1,5-6', 100, 'all'],
-    ['items=0-1', 100, 'all'],
-  ] as const)('%s of %i → %j', (header, size, expected) => {
-    expect(parseRange(header, size)).toEqual(expected);
+describe('with the API: can_view decides who gets a signed source', () => {
+  let tdb: TestDatabase;
+  let store: TestStore;
+  let api: TestApi;
+  beforeAll(async () => {
+    [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
+    api = await startTestApi({ tdb, store, identity: 'dev', env: { CAPTURE_LEDGER_REPLAY_URL: base } });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await tdb?.drop();
+  });
+
+  it("a member opens the organization's archive; an outsider gets no signature, and the key alone is refused", async () => {
+    const crawlId = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    const archive = await insertArchive(tdb.db, { crawlId, bucket: config.s3.bucket, objectKey: key });
+    await drain(tdb.db, store.client);
+
+    const signFor = (who: string, orgs: string[]) => fetch(`${api.url}/api/archives/${archive.id}/url`, { method: 'POST', headers: devHeaders(who, orgs) });
+    const member = await signFor('bob', ['acme']);
+    expect(member.status).toBe(200);
+    const { url } = (await member.json()) as { url: string };
+    const source = new URL(replayLink(base, archive.object_key, url)).searchParams.get('source')!;
+    const read = await fetch(`${base}${source}`, { headers: { range: 'bytes=0-1' } });
+    expect(read.status).toBe(206);
+    expect(Buffer.from(await read.arrayBuffer()).toString('latin1')).toBe('PK');
+
+    const outsider = await signFor('mallory', ['globex']);
+    expect(outsider.status).toBe(404);
+    expect((await fetch(`${base}${encodedPath(archive.object_key)}`)).status).toBe(403);
+  });
+});
+
+describe('checkSource', () => {
+  it('decodes the key, keeps only the signature parameters, and refuses what is not a signed .wacz', () => {
+    expect(checkSource('a%20b/c.wacz', 'X-Amz-Signature=ab&X-Amz-Date=1&response-content-type=text%2Fhtml')).toEqual({ ok: true, key: 'a b/c.wacz', query: 'X-Amz-Signature=ab&X-Amz-Date=1' });
+    expect(checkSource('a/c.wacz', '')).toMatchObject({ ok: false, status: 403 });
+    expect(checkSource('a/c.html', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 404 });
+    expect(checkSource('a/%2E%2E/c.wacz', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 404 });
+    expect(checkSource('a//c.wacz', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 404 });
+    expect(checkSource('a/%E0%A4%A.wacz', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 400 });
   });
 });

@@ -2,8 +2,6 @@
 // real multi-host test site. The report receiver is a plain test HTTP server that records what
 // the flow sends (the ledger's own report route is tested with the crawl end to end).
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,35 +13,11 @@ import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { startIssuer, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
+import { dispatchTo, startReceiver, type Received } from '../support/report-receiver.ts';
 import { startSite, type Site } from '../support/site.ts';
 
 const TOKEN = 'flow-test-webhook-token';
 const ORG = 'acme';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: LevelReportBody;
-  at: number;
-}
-
-/** A stand-in for the ledger's report route: records every POST, answers from a script. */
-async function startReceiver(): Promise<{ url: string; received: Received[]; answers: number[]; close(): Promise<void>; server: Server }> {
-  const received: Received[] = [];
-  const answers: number[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as LevelReportBody, at: Date.now() });
-      const code = answers.shift() ?? 202;
-      res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(code < 300 ? { accepted: true } : { error: `scripted ${code}` }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, received, answers, server, close: () => new Promise((r) => server.close(() => r())) };
-}
 
 let config: Config;
 let s3: S3Client;
@@ -76,9 +50,7 @@ async function site(hosts: Parameters<typeof startSite>[0]['hosts']): Promise<Si
 }
 
 function dispatchBody(over: Partial<DispatchBody> & Pick<DispatchBody, 'pages'>): DispatchBody {
-  const crawlId = over.crawlId ?? randomUUID();
-  const depth = over.depth ?? 0;
-  return { crawlId, depth, orgId: ORG, reportUrl: `${receiver.url}/api/crawls/${crawlId}/levels/${depth}`, formats: ['wacz'], signing: false, perHostDelayMs: 200, hostParallelism: 4, notBefore: {}, ...over };
+  return dispatchTo(receiver.url, { ...over });
 }
 
 async function dispatch(body: unknown, opts: { token?: string | null; query?: string } = {}): Promise<Response> {

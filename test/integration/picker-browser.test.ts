@@ -1,6 +1,7 @@
 // The picker in a real browser (Debian chromium, headless, through playwright-core): each identity
-// mode renders its own screen; under dev and JWT the list comes from /api/archives and a row opens
-// the archive in ReplayWeb.page served by the replay server, which reads /wacz/<key> from the bucket.
+// mode renders its own screen; under dev and JWT the list comes from /api/archives and one click on
+// a row has the API sign the archive (can_view) and opens ReplayWeb.page with that signed source,
+// which the replay server proxies from the bucket.
 // Screenshots go to test-results/.
 import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
@@ -40,7 +41,7 @@ beforeAll(async () => {
   acmeNew = await insertArchive(tdb.db, { crawlId: acme, bucket, s3, capturedAt: new Date('2026-02-01T10:00:00Z'), url: 'https://example.test/new', body: await makeWacz('https://example.test/new', 'Newest acme page') });
   await insertArchive(tdb.db, { crawlId: globex, bucket, s3, capturedAt: new Date('2026-03-01T10:00:00Z'), url: 'https://example.test/globex', body: await makeWacz('https://example.test/globex', 'Globex secret') });
   await drain(tdb.db, store.client);
-  replay = await buildReplayServer({ s3, bucket });
+  replay = await buildReplayServer({ endpoint: testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.endpoint, bucket });
   replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
 });
@@ -70,11 +71,13 @@ async function rowUrls(page: Page): Promise<string[]> {
 /** Opens the first row's replay link and waits until ReplayWeb.page shows the archived page. */
 async function openInReplay(page: Page, title: string, shot: string): Promise<void> {
   const link = page.locator('#archives tbody tr.archive a.open').first();
-  const href = await link.getAttribute('href');
-  expect(href).toBe(`${replayUrl}/?source=/wacz/${acmeNew.object_key}`);
   const [popup] = await Promise.all([page.context().waitForEvent('page'), link.click()]);
+  // one click: the tab lands on replay with a signed source for exactly this archive's key
+  await popup.waitForURL((u) => u.href.startsWith(`${replayUrl}/?source=`), { timeout: 15_000 });
+  const source = new URL(popup.url()).searchParams.get('source')!;
+  expect(source.startsWith(`/wacz/${acmeNew.object_key}?`)).toBe(true);
+  expect(new URLSearchParams(source.slice(source.indexOf('?'))).get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
   await popup.waitForLoadState('domcontentloaded');
-  expect(popup.url()).toBe(href);
   // ReplayWeb.page loads the WACZ through its service worker and lists its pages; the title sits
   // in a <keyword-mark> four shadow roots down (CSS locators pierce open shadow roots)
   try {

@@ -19,8 +19,10 @@
 //
 // "{{name}}" in a body, a redirect or a robots.txt is replaced by that host's base URL
 // (http://127.0.0.x:port, no trailing slash).
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deflateSync } from 'node:zlib';
 
 export interface SitePage {
   /** the response body (HTML unless contentType says otherwise) */
@@ -68,6 +70,8 @@ export interface SiteRequest {
   url: string;
   status: number;
   userAgent: string | undefined;
+  /** the Cookie header the request carried */
+  cookie: string | undefined;
   /** ms since the epoch: the request arrived / its response finished (or the socket closed) */
   startedAt: number;
   finishedAt: number;
@@ -136,7 +140,7 @@ export async function startSite(opts: SiteOptions): Promise<Site> {
     inFlight++;
     const spec = specs.get(name)!;
     const path = req.url ?? '/';
-    const entry: SiteRequest = { name, host: req.headers.host ?? hosts[name]!.host, method: req.method ?? 'GET', path, url: `${hosts[name]!.base}${path}`, status: 0, userAgent: req.headers['user-agent'], startedAt, finishedAt: 0, aborted: false };
+    const entry: SiteRequest = { name, host: req.headers.host ?? hosts[name]!.host, method: req.method ?? 'GET', path, url: `${hosts[name]!.base}${path}`, status: 0, userAgent: req.headers['user-agent'], cookie: req.headers.cookie, startedAt, finishedAt: 0, aborted: false };
     let done = false;
     // stamped when the last byte is handed over (end()), not on 'finish': client and server may
     // share one event loop, and the client can act on the response before 'finish' is emitted
@@ -271,4 +275,75 @@ export async function startSite(opts: SiteOptions): Promise<Site> {
       );
     },
   };
+}
+
+// ---- bodies built like a real site's: real image bytes, a real font, stylesheets and scripts ----
+
+function crc32(buf: Buffer): number {
+  let c = ~0;
+  for (const b of buf) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(td));
+  return Buffer.concat([len, td, crc]);
+}
+
+/** A valid PNG, width × height, one RGB colour (real bytes: signature, IHDR, zlib IDAT, IEND). */
+export function pngImage(width: number, height: number, rgb: [number, number, number] = [200, 30, 30]): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // truecolour
+  const row = Buffer.alloc(1 + width * 3);
+  for (let x = 0; x < width; x++) row.set(rgb, 1 + x * 3);
+  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(raw)), pngChunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A real TrueType font: Debian's DejaVu Sans Mono, which chromium's package depends on (read from disk, never committed). */
+export function ttfFont(): Buffer {
+  return readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf');
+}
+
+export interface RealisticPageOptions {
+  title: string;
+  /** links the script builds (paths or absolute URLs) */
+  scriptLinks: string[];
+  /** the paragraph the script writes */
+  scriptText: string;
+  /** links in the static HTML */
+  staticLinks?: string[];
+  /** where the shared assets live (default '/assets') */
+  assets?: string;
+}
+
+/** The shared assets every realistic page loads: a stylesheet (with a web font), an image, a font and a script. */
+export function realisticAssets(assets = '/assets'): Record<string, SitePage> {
+  return {
+    [`${assets}/site.css`]: { contentType: 'text/css', body: `@font-face { font-family: "TestMono"; src: url("${assets}/mono.ttf") format("truetype"); }\nbody { font-family: "TestMono", serif; background-color: rgb(1, 2, 3); color: rgb(250, 250, 250); }\n#nav a { margin-right: 4px; }\n` },
+    [`${assets}/logo.png`]: { contentType: 'image/png', body: pngImage(64, 32) },
+    [`${assets}/mono.ttf`]: { contentType: 'font/ttf', body: ttfFont() },
+    [`${assets}/app.js`]: {
+      contentType: 'text/javascript',
+      body: `(function(){var c=window.__site||{};var nav=document.getElementById('nav');(c.links||[]).forEach(function(h,i){var a=document.createElement('a');a.href=h;a.textContent='Chapter '+(i+1);nav.appendChild(a);});var p=document.createElement('p');p.id='built';p.textContent=c.text||'';document.getElementById('main').appendChild(p);fetch('${assets}/data.json').then(function(r){return r.json();}).then(function(j){document.getElementById('xhr').textContent=j.note;});})();\n`,
+    },
+    [`${assets}/data.json`]: { contentType: 'application/json', body: '{"note":"loaded by fetch"}' },
+  };
+}
+
+/** A page that needs its stylesheet, image, font and script to look like itself. */
+export function realisticPage(o: RealisticPageOptions): string {
+  const a = o.assets ?? '/assets';
+  const statics = (o.staticLinks ?? []).map((h) => `<a href="${h}">${h}</a>`).join(' ');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${o.title}</title><link rel="stylesheet" href="${a}/site.css"></head><body><header><img id="logo" src="${a}/logo.png" alt="logo"><nav id="nav"></nav></header><main id="main"><h1>${o.title}</h1><p>${statics}</p><p id="xhr"></p></main><script>window.__site=${JSON.stringify({ links: o.scriptLinks, text: o.scriptText })};</script><script src="${a}/app.js"></script></body></html>`;
 }

@@ -28,9 +28,13 @@ describe('validationDetails', () => {
 });
 
 describe('picker', () => {
-  it('links replay with the object key, path segments encoded', () => {
-    expect(replayLink('http://127.0.0.1:8899', 'crawls/abc/page.wacz')).toBe('http://127.0.0.1:8899/?source=/wacz/crawls/abc/page.wacz');
-    expect(replayLink('http://127.0.0.1:8899/', 'a b/c&d+e.wacz')).toBe('http://127.0.0.1:8899/?source=/wacz/a%20b/c%26d%2Be.wacz');
+  it('links replay with the object key, path segments encoded, and the signature of the presigned URL', () => {
+    const signed = 'http://s3:8333/captures/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12';
+    const link = replayLink('http://127.0.0.1:8899', 'crawls/abc/page.wacz', signed);
+    expect(link).toBe(`http://127.0.0.1:8899/?source=${encodeURIComponent('/wacz/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12')}`);
+    expect(new URL(link).searchParams.get('source')).toBe('/wacz/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12');
+    const odd = new URL(replayLink('http://127.0.0.1:8899/', 'a b/c&d+e.wacz', 'http://s3/x?X-Amz-Signature=1'));
+    expect(odd.searchParams.get('source')).toBe('/wacz/a%20b/c%26d%2Be.wacz?X-Amz-Signature=1');
   });
   it('asks for names under dev, a token under oidc, and only shows a notice under none', () => {
     const dev = pickerView('dev', { replayUrl: 'http://r' });

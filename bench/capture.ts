@@ -1,0 +1,183 @@
+// Capture benchmark: pages/s of the browser-capturing flow beside bare Playwright loading the same
+// pages in the same run, and the peak RSS of the flow process plus its Chromium.
+//
+// A 4-host local site; each page loads 10 subresources (a stylesheet, a script, 8 images). The flow
+// gets one level with every page (perHostDelayMs 0, hostParallelism 4, formats wacz) and writes to
+// a store that only counts bytes (S3 would add upload time that is off the host's clock anyway).
+// Bare Playwright: the same Chromium binary, 4 workers (one per host), a fresh context per page,
+// goto until load. Goals: ratio flow/bare ≥ 0.8; peak RSS < 1 GiB.
+//
+//   node bench/capture.ts               200 pages (npm run bench runs this size)
+//   node bench/capture.ts --pages 2000  10× size
+//   node bench/capture.ts --pages 40    a quick run
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { DispatchBody } from '../src/domain/contract.ts';
+import { parseAllowlist } from '../src/domain/address-policy.ts';
+import { CHROMIUM_PATH } from '../src/flow/browser/launch.ts';
+import { startFlow } from '../src/flow/server.ts';
+import type { ArtifactStore } from '../src/flow/store.ts';
+import { TEST_SITES_ALLOW } from '../test/support/config.ts';
+import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
+
+export interface CaptureBenchResult {
+  bench: 'capture';
+  mode: 'flow' | 'bare' | 'ratio' | 'memory';
+  pages: number;
+  subresourcesPerPage: number;
+  hostParallelism: number;
+  seconds?: number;
+  pagesPerSecond?: number;
+  ratio?: number;
+  peakRssMiB?: number;
+  goal?: number;
+  ok?: boolean;
+}
+
+const HOSTS = ['h1', 'h2', 'h3', 'h4'];
+const PARALLELISM = 4;
+const SUBRESOURCES = 10;
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+function hostPages(perHost: number): Record<string, SitePage | string> {
+  const pages: Record<string, SitePage | string> = {
+    '/a/s.css': { contentType: 'text/css', body: 'body{font:14px sans-serif;color:#222} img{width:32px;height:32px}' },
+    '/a/app.js': { contentType: 'text/javascript', body: 'document.getElementById("t").textContent = "built " + location.pathname;' },
+  };
+  for (let i = 0; i < 8; i++) pages[`/a/i${i}.png`] = { contentType: 'image/png', body: pngImage(32, 32, [i * 30, 100, 200]) };
+  const imgs = Array.from({ length: 8 }, (_, i) => `<img src="/a/i${i}.png" alt="">`).join('');
+  for (let j = 0; j < perHost; j++) pages[`/p${j}`] = `<!doctype html><title>page ${j}</title><link rel="stylesheet" href="/a/s.css"><h1>Page ${j}</h1><p id="t"></p>${imgs}<p>${'Some words on the page. '.repeat(40)}</p><a href="/p${(j + 1) % perHost}">next</a><script src="/a/app.js"></script>`;
+  return pages;
+}
+
+/** RSS of this process and every process below it (Chromium and its renderers), in bytes. */
+function treeRss(): number {
+  const parent = new Map<number, number>();
+  const rss = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const status = readFileSync(`/proc/${d}/status`, 'utf8');
+      parent.set(Number(d), Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? 0));
+      rss.set(Number(d), Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0) * 1024);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let p = pid, n = 0; p > 1 && n < 64; p = parent.get(p) ?? 0, n++) if (p === process.pid) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, r] of rss) if (below(pid)) total += r;
+  return total;
+}
+
+async function flowRun(urls: string[]): Promise<{ seconds: number; peakRss: number }> {
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(202).end('{}'));
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  let stored = 0;
+  const store: ArtifactStore = {
+    bucket: 'bench',
+    async put(_key, body) {
+      stored += body.length;
+    },
+  };
+  const token = 'bench-token';
+  const flow = await startFlow({
+    config: { s3: { endpoint: 'http://127.0.0.1:1', region: 'us-east-1', accessKeyId: 'x', secretAccessKey: 'x', bucket: 'bench' }, crawl: { webhook: { url: 'http://127.0.0.1:1/crawl', token }, formats: ['wacz'], signing: false, levelTimeoutSeconds: 600 }, identity: { mode: 'none' }, flowPort: 0, capture: { allow: parseAllowlist(TEST_SITES_ALLOW), deniedPorts: [] } },
+    port: 0,
+    store,
+    reportRetry: { attempts: 1, baseDelayMs: 1 },
+  });
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, treeRss())), 250);
+  try {
+    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })) };
+    const started = Date.now();
+    const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
+    const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
+    const seconds = (Date.now() - started) / 1000;
+    const failed = run.report!.pages.filter((p) => p.status !== 'captured');
+    if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
+    if (stored === 0) throw new Error('nothing was stored');
+    return { seconds, peakRss };
+  } finally {
+    clearInterval(sampler);
+    await flow.close();
+    await new Promise((r) => receiver.close(r));
+  }
+}
+
+async function bareRun(byHost: string[][]): Promise<number> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS });
+  try {
+    const started = Date.now();
+    await Promise.all(
+      byHost.map(async (urls) => {
+        for (const url of urls) {
+          const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+          const page = await context.newPage();
+          await page.goto(url, { waitUntil: 'load' });
+          await page.evaluate(() => document.body.innerText.length);
+          await context.close();
+        }
+      }),
+    );
+    return (Date.now() - started) / 1000;
+  } finally {
+    await browser.close();
+  }
+}
+
+export async function run(pages = 200): Promise<CaptureBenchResult[]> {
+  const perHost = Math.max(1, Math.round(pages / HOSTS.length));
+  const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n) => [n, { pages: hostPages(perHost) }])) });
+  try {
+    const byHost = HOSTS.map((n) => Array.from({ length: perHost }, (_, j) => site.url(n, `/p${j}`)));
+    const interleaved: string[] = [];
+    for (let j = 0; j < perHost; j++) for (const list of byHost) interleaved.push(list[j]!);
+    const total = interleaved.length;
+    const base = { bench: 'capture' as const, pages: total, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM };
+    const bareSeconds = await bareRun(byHost);
+    const flow = await flowRun(interleaved);
+    const flowPps = total / flow.seconds;
+    const barePps = total / bareSeconds;
+    const ratio = flowPps / barePps;
+    const peakMiB = flow.peakRss / 1024 / 1024;
+    return [
+      { ...base, mode: 'bare', seconds: Number(bareSeconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)) },
+      { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)) },
+      { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
+      { ...base, mode: 'memory', peakRssMiB: Math.round(peakMiB), goal: 1024, ok: peakMiB < 1024 },
+    ];
+  } finally {
+    await site.close();
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const i = process.argv.indexOf('--pages');
+  const pages = i >= 0 ? Number(process.argv[i + 1]) : 200;
+  if (!Number.isInteger(pages) || pages < HOSTS.length) {
+    console.error(`--pages must be a whole number ≥ ${HOSTS.length}`);
+    process.exit(2);
+  }
+  run(pages).then(
+    (rs) => {
+      for (const r of rs) console.log(JSON.stringify(r));
+      process.exit(rs.every((r) => r.ok !== false) ? 0 : 1);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

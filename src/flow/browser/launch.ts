@@ -1,0 +1,131 @@
+// The flow's one Chromium (Debian's, through playwright-core), launched on first use and closed
+// with the flow. Every request a page makes is answered by the capture's route handler (see
+// recorder.ts); as a backstop the browser's proxy is a server the flow owns that refuses
+// everything with 403, so whatever escapes route() — Chromium's own background requests,
+// websockets, a service worker — connects nowhere. Loopback goes through the proxy too:
+// Chromium bypasses proxies for loopback unless told `<-loopback>` (design.md, Known pitfalls).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CAPTURE_LEDGER_CHROMIUM ?? '/usr/bin/chromium';
+/** viewport width of every capture (screenshots are this wide) */
+export const VIEWPORT = { width: 1280, height: 800 } as const;
+
+/** A proxy that refuses every request and tunnel, counting them. */
+export interface RefusingProxy {
+  port: number;
+  readonly refused: number;
+  close(): Promise<void>;
+}
+
+export async function startRefusingProxy(onRefuse: (what: string) => void): Promise<RefusingProxy> {
+  let refused = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    refused++;
+    onRefuse(`${req.method} ${req.url}`);
+    res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end('refused by the capture flow: only requests its route handler answers are allowed\n');
+  });
+  server.on('connect', (req, socket: Socket) => {
+    refused++;
+    onRefuse(`CONNECT ${req.url}`);
+    socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    get refused() {
+      return refused;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Playwright's launch() adds a fresh temporary --user-data-dir of its own (and refuses one in args). */
+export function chromiumArgs(proxyPort: number, root: boolean): string[] {
+  return [
+    '--headless',
+    ...(root ? ['--no-sandbox'] : []),
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--disable-quic',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+    `--proxy-server=http://127.0.0.1:${proxyPort}`,
+    '--proxy-bypass-list=<-loopback>',
+  ];
+}
+
+export interface ContextOptions {
+  userAgent: string;
+}
+
+/** The flow's browser: launched lazily, one per flow process. */
+export class CaptureBrowser {
+  private launching: Promise<{ browser: Browser; proxy: RefusingProxy }> | undefined;
+  private closed = false;
+
+  private readonly log: (line: string) => void;
+
+  constructor(log: (line: string) => void = () => {}) {
+    this.log = log;
+  }
+
+  private launch(): Promise<{ browser: Browser; proxy: RefusingProxy }> {
+    if (this.closed) return Promise.reject(new Error('the capture browser is closed'));
+    this.launching ??= (async () => {
+      const proxy = await startRefusingProxy((what) => this.log(`browser proxy refused ${what} (${proxy.refused} so far)`));
+      try {
+        const root = typeof process.getuid === 'function' && process.getuid() === 0;
+        const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, chromiumSandbox: !root, args: chromiumArgs(proxy.port, root) });
+        browser.on('disconnected', () => {
+          if (!this.closed) this.log('browser: chromium went away; the next capture launches it again');
+          this.launching = undefined;
+        });
+        this.log(`browser: ${CHROMIUM_PATH} ${browser.version()} launched`);
+        return { browser, proxy };
+      } catch (err) {
+        await proxy.close();
+        this.launching = undefined;
+        throw new Error(`could not launch chromium at ${CHROMIUM_PATH}: ${(err as Error).message}`);
+      }
+    })();
+    return this.launching;
+  }
+
+  /** A fresh context: no cookies, storage or cache shared with any other capture. */
+  async newContext(opts: ContextOptions): Promise<BrowserContext> {
+    const { browser } = await this.launch();
+    return browser.newContext({ viewport: { ...VIEWPORT }, userAgent: opts.userAgent, acceptDownloads: false, serviceWorkers: 'block', javaScriptEnabled: true, bypassCSP: false });
+  }
+
+  /** What the backstop proxy refused so far (0 before the first launch). */
+  async proxyRefused(): Promise<number> {
+    if (this.launching === undefined) return 0;
+    return (await this.launching).proxy.refused;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const l = this.launching;
+    this.launching = undefined;
+    if (l === undefined) return;
+    const { browser, proxy } = await l.catch(() => ({ browser: undefined, proxy: undefined }));
+    await browser?.close().catch(() => {});
+    await proxy?.close();
+  }
+}

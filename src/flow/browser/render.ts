@@ -1,0 +1,81 @@
+// What a loaded page is turned into besides its WARC records, read from the live page: title,
+// innerText, links from the rendered DOM, the noarchive meta, and the html / png / webp / mhtml
+// artifacts. Screenshots are 1280 px wide (the viewport) and as tall as the page up to a cap.
+import type { BrowserContext, Page } from 'playwright-core';
+import type { CaptureFormat } from '../../config/env.ts';
+import type { ManifestLink } from '../../domain/contract.ts';
+import { VIEWPORT } from './launch.ts';
+
+export const MAX_LINKS = 10_000;
+export const SCREENSHOT_MAX_HEIGHT = 10_000;
+
+export interface RenderedPage {
+  title: string | undefined;
+  /** document.body.innerText */
+  text: string;
+  /** a[href] and area[href] in document order, resolved against document.baseURI, fragment kept */
+  links: ManifestLink[];
+  /** links past MAX_LINKS, not kept */
+  linksDropped: number;
+  /** <meta name="robots" content="noarchive|none"> */
+  noArchive: boolean;
+}
+
+/** Runs in the page: must not close over anything. */
+function readPage(max: number): { title: string | null; text: string; links: { href: string; rel?: string }[]; total: number; noArchive: boolean } {
+  let noArchive = false;
+  for (const m of Array.from(document.querySelectorAll('meta[name]'))) {
+    if ((m.getAttribute('name') ?? '').toLowerCase() !== 'robots') continue;
+    const tokens = (m.getAttribute('content') ?? '').toLowerCase().split(',').map((s) => s.trim());
+    if (tokens.includes('noarchive') || tokens.includes('none')) noArchive = true;
+  }
+  const links: { href: string; rel?: string }[] = [];
+  let total = 0;
+  for (const a of Array.from(document.querySelectorAll('a[href], area[href]'))) {
+    total++;
+    if (links.length >= max) continue;
+    let href: string;
+    try {
+      href = new URL((a.getAttribute('href') ?? '').trim(), document.baseURI).href;
+    } catch {
+      continue;
+    }
+    const rel = a.getAttribute('rel');
+    links.push(rel === null ? { href } : { href, rel });
+  }
+  const hasTitle = document.querySelector('title') !== null;
+  return { title: hasTitle ? document.title : null, text: document.body ? document.body.innerText : '', links, total, noArchive };
+}
+
+export async function readRendered(page: Page, maxLinks = MAX_LINKS): Promise<RenderedPage> {
+  const r = await page.evaluate(readPage, maxLinks);
+  return { title: r.title ?? undefined, text: r.text, links: r.links, linksDropped: Math.max(0, r.total - maxLinks), noArchive: r.noArchive };
+}
+
+export type RenderedArtifacts = Partial<Record<'html' | 'png' | 'webp' | 'mhtml', Buffer>>;
+
+/** The artifacts the formats ask for that come from the live page (wacz and links come from the recording). */
+export async function renderArtifacts(context: BrowserContext, page: Page, formats: readonly CaptureFormat[], maxHeight = SCREENSHOT_MAX_HEIGHT): Promise<RenderedArtifacts> {
+  const out: RenderedArtifacts = {};
+  if (formats.includes('html')) out.html = Buffer.from(await page.content(), 'utf8');
+  const shots = formats.filter((f): f is 'png' | 'webp' => f === 'png' || f === 'webp');
+  if (shots.length === 0 && !formats.includes('mhtml')) return out;
+  const cdp = await context.newCDPSession(page);
+  try {
+    if (shots.length > 0) {
+      const height = await page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0));
+      const clip = { x: 0, y: 0, width: VIEWPORT.width, height: Math.max(1, Math.min(height, maxHeight)), scale: 1 };
+      for (const format of shots) {
+        const { data } = await cdp.send('Page.captureScreenshot', { format, clip, captureBeyondViewport: true, fromSurface: true });
+        out[format] = Buffer.from(data, 'base64');
+      }
+    }
+    if (formats.includes('mhtml')) {
+      const { data } = await cdp.send('Page.captureSnapshot', { format: 'mhtml' });
+      out.mhtml = Buffer.from(data, 'utf8');
+    }
+  } finally {
+    await cdp.detach().catch(() => {});
+  }
+  return out;
+}

@@ -1,0 +1,332 @@
+// The reference flow captures with a real browser (Debian's chromium through playwright-core),
+// against a real test site and the real SeaweedFS: everything a page loads is in its WACZ, the
+// WACZ replays in the project's replay in Chromium, links and text come from the rendered page,
+// every format is produced and decodes, and the bounds hold (deadline, budget, cookies, pop-ups).
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config/env.ts';
+import { createAddressPolicy, parseAllowlist } from '../../src/domain/address-policy.ts';
+import { ERROR_TYPE_CANCELLED, type DispatchBody, type LevelReportBody, type LinksArtifact, type Manifest, type PageReport } from '../../src/domain/contract.ts';
+import { selectLinks } from '../../src/domain/links.ts';
+import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
+import { parseHttpResponse } from '../../src/domain/wacz/warc.ts';
+import { CaptureBrowser, CHROMIUM_PATH } from '../../src/flow/browser/launch.ts';
+import { ERROR_TYPES, visitPage } from '../../src/flow/capture.ts';
+import { createGuardedFetcher } from '../../src/flow/fetch.ts';
+import { FLOW_USER_AGENT, startFlow, type Flow } from '../../src/flow/server.ts';
+import { replayLink } from '../../src/api/picker.ts';
+import { createUrlSigner } from '../../src/api/presign.ts';
+import { buildReplayServer } from '../../src/replay/server.ts';
+import { createS3 } from '../../src/s3/client.ts';
+import { TEST_SITES_ALLOW, testConfig } from '../support/config.ts';
+import { dispatchTo, startReceiver } from '../support/report-receiver.ts';
+import { realisticAssets, realisticPage, startSite, type Site } from '../support/site.ts';
+
+const TOKEN = 'browser-capture-test-token';
+const ALL_FORMATS = ['wacz', 'html', 'png', 'webp', 'mhtml', 'links'] as const;
+
+let config: Config;
+let s3: S3Client;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let flow: Flow;
+let viewer: Browser;
+const sites: Site[] = [];
+
+beforeAll(async () => {
+  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN, CAPTURE_LEDGER_IDENTITY: undefined, CAPTURE_LEDGER_DEV_IDENTITY: '1' });
+  s3 = createS3(config.s3);
+  receiver = await startReceiver();
+  flow = await startFlow({ config, port: 0, reportRetry: { attempts: 2, baseDelayMs: 50 } });
+  viewer = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+});
+
+afterAll(async () => {
+  await viewer?.close();
+  await flow?.close();
+  await receiver?.close();
+  await Promise.all(sites.map((s) => s.close()));
+  s3?.destroy();
+});
+
+async function site(hosts: Parameters<typeof startSite>[0]['hosts']): Promise<Site> {
+  const s = await startSite({ hosts });
+  sites.push(s);
+  return s;
+}
+
+function dispatchBody(over: Partial<DispatchBody> & Pick<DispatchBody, 'pages'>): DispatchBody {
+  return dispatchTo(receiver.url, { perHostDelayMs: 0, ...over });
+}
+
+async function runLevel(body: DispatchBody, query = ''): Promise<LevelReportBody> {
+  const res = await fetch(`${flow.webhookUrl}${query}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+  expect(res.status).toBe(202);
+  const run = await flow.waitForLevel(body.crawlId, body.depth, 90_000);
+  expect(run.state).toBe('reported');
+  return run.report!;
+}
+
+async function getObject(key: string): Promise<Buffer> {
+  const r = await s3.send(new GetObjectCommand({ Bucket: config.s3.bucket, Key: key }));
+  return Buffer.from(await r.Body!.transformToByteArray());
+}
+
+async function manifestOf(p: PageReport | undefined): Promise<Manifest> {
+  expect(p?.manifestKey).toBeDefined();
+  return JSON.parse((await getObject(p!.manifestKey!)).toString('utf8')) as Manifest;
+}
+
+async function artifact(m: Manifest, format: string): Promise<Buffer> {
+  const a = m.artifacts.find((x) => x.format === format);
+  expect(a, `artifact ${format}`).toBeDefined();
+  return getObject(a!.key);
+}
+
+describe('a page built like a real site', { timeout: 180_000 }, () => {
+  let s: Site;
+  let report: LevelReportBody;
+  let manifest: Manifest;
+  const TEXT = 'This paragraph was written by the page script.';
+
+  beforeAll(async () => {
+    s = await site({
+      a: {
+        pages: {
+          ...realisticAssets(),
+          '/': realisticPage({ title: 'Book home', scriptLinks: ['/chapter/1', '/chapter/2', '/chapter/3#part'], scriptText: TEXT, staticLinks: ['/about'] }),
+          '/chapter/1': realisticPage({ title: 'Chapter 1', scriptLinks: ['/'], scriptText: 'one' }),
+          '/chapter/2': realisticPage({ title: 'Chapter 2', scriptLinks: ['/'], scriptText: 'two' }),
+          '/chapter/3': realisticPage({ title: 'Chapter 3', scriptLinks: ['/'], scriptText: 'three' }),
+          '/about': realisticPage({ title: 'About', scriptLinks: [], scriptText: 'about' }),
+        },
+      },
+    });
+    report = await runLevel(dispatchBody({ formats: [...ALL_FORMATS], pages: [{ url: s.url('a', '/'), follow: true }] }));
+    expect(report.pages[0]!.status).toBe('captured');
+    manifest = await manifestOf(report.pages[0]);
+  });
+
+  it('records the document, stylesheet, image, font, script and fetch() in the WACZ, all indexed', async () => {
+    const w = await readWacz(await artifact(manifest, 'wacz'));
+    expect(waczProblems(w)).toEqual([]);
+    const want = ['/', '/assets/site.css', '/assets/logo.png', '/assets/mono.ttf', '/assets/app.js', '/assets/data.json'].map((p) => s.url('a', p));
+    expect(w.cdx.map((e) => e.url).sort()).toEqual([...want].sort());
+    const responses = w.records.filter((r) => r.headers['WARC-Type'] === 'response');
+    expect(responses.map((r) => r.headers['WARC-Target-URI']).sort()).toEqual([...want].sort());
+    // the bytes recorded are the bytes served
+    const font = responses.find((r) => r.headers['WARC-Target-URI'] === s.url('a', '/assets/mono.ttf'))!;
+    expect(parseHttpResponse(font.block).body.equals(realisticAssets()['/assets/mono.ttf']!.body as Buffer)).toBe(true);
+    expect(w.records.filter((r) => r.headers['WARC-Type'] === 'request')).toHaveLength(want.length);
+  });
+
+  it('pages.jsonl has the title and exactly the rendered document.body.innerText', async () => {
+    const w = await readWacz(await artifact(manifest, 'wacz'));
+    const live = await viewer.newPage();
+    await live.goto(s.url('a', '/'), { waitUntil: 'load' });
+    await live.locator('#xhr', { hasText: 'loaded by fetch' }).waitFor();
+    const rendered = await live.evaluate(() => document.body.innerText);
+    await live.close();
+    expect(w.pages[0]!.title).toBe('Book home');
+    expect(w.pages[0]!.text).toBe(rendered);
+    expect(w.pages[0]!.text).toContain(TEXT);
+    expect(w.pages[0]!.text).toContain('loaded by fetch');
+  });
+
+  it('the links artifact has the links the script built, from the rendered DOM', async () => {
+    const links = JSON.parse((await artifact(manifest, 'links')).toString('utf8')) as LinksArtifact;
+    expect(links.finalUrl).toBe(s.url('a', '/'));
+    expect(links.links.map((l) => l.href)).toEqual([s.url('a', '/chapter/1'), s.url('a', '/chapter/2'), s.url('a', '/chapter/3#part'), s.url('a', '/about')]);
+  });
+
+  it('follows the script-built links in the next level', async () => {
+    const links = JSON.parse((await artifact(manifest, 'links')).toString('utf8')) as LinksArtifact;
+    const next = selectLinks([{ action: 'follow', pattern: 'same-origin' }], [s.url('a', '/')], [{ url: s.url('a', '/'), finalUrl: links.finalUrl!, links: links.links }]);
+    expect(next.candidates.map((c) => c.url)).toEqual([s.url('a', '/chapter/1'), s.url('a', '/chapter/2'), s.url('a', '/chapter/3'), s.url('a', '/about')]);
+    const level1 = await runLevel(dispatchBody({ depth: 1, pages: next.candidates.map((c) => ({ url: c.url, follow: true })) }));
+    expect(level1.pages.map((p) => p.status)).toEqual(['captured', 'captured', 'captured', 'captured']);
+    for (const path of ['/chapter/1', '/chapter/2', '/chapter/3']) expect(s.pageRequests('a').some((r) => r.path === path)).toBe(true);
+  });
+
+  it('png and webp are 1280 px wide screenshots that decode; html is the rendered DOM; mhtml is a multipart snapshot', async () => {
+    const png = await artifact(manifest, 'png');
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(png.readUInt32BE(16)).toBe(1280);
+    const webp = await artifact(manifest, 'webp');
+    expect(webp.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(webp.subarray(8, 12).toString('latin1')).toBe('WEBP');
+    const page = await viewer.newPage();
+    const sizes = await page.evaluate(async ([p, w]) => {
+      const decode = async (b64: string, type: string): Promise<[number, number]> => {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const bmp = await createImageBitmap(new Blob([bytes], { type }));
+        return [bmp.width, bmp.height];
+      };
+      return [await decode(p, 'image/png'), await decode(w, 'image/webp')];
+    }, [png.toString('base64'), webp.toString('base64')] as const);
+    await page.close();
+    expect(sizes[0]![0]).toBe(1280);
+    expect(sizes[1]![0]).toBe(1280);
+    expect(sizes[0]![1]).toBeGreaterThan(0);
+
+    const html = (await artifact(manifest, 'html')).toString('utf8');
+    expect(html).toContain(TEXT); // written by the script: this is the DOM, not the served HTML
+    expect(html).toContain('href="/chapter/2"');
+    const dom = await viewer.newPage();
+    await dom.setContent(html.replace(/<script[\s\S]*?<\/script>/g, ''));
+    expect(await dom.locator('#built').textContent()).toBe(TEXT);
+    await dom.close();
+
+    const mhtml = (await artifact(manifest, 'mhtml')).toString('utf8');
+    expect(mhtml).toMatch(/^From: /);
+    const boundary = /boundary="([^"]+)"/.exec(mhtml)?.[1];
+    expect(boundary).toBeDefined();
+    expect(mhtml).toMatch(/Content-Type: multipart\/related;/);
+    expect(mhtml.split(`--${boundary}`).length).toBeGreaterThan(2);
+    expect(mhtml).toContain('Content-Type: text/html');
+    expect(mhtml).toContain(`Snapshot-Content-Location: ${s.url('a', '/')}`);
+  });
+
+  it('replays from the archive alone in the project replay: styled, image decoded, script text present', async () => {
+    const replay: FastifyInstance = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket });
+    const replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
+    const waczKey = manifest.artifacts.find((a) => a.format === 'wacz')!.key;
+    // the site is gone: what replays can only come from the WACZ
+    await s.close();
+    const page = await viewer.newPage();
+    try {
+      // replay reads only what the API signed (as the picker does after can_view)
+      const signed = await createUrlSigner(config.s3)(config.s3.bucket, waczKey, 300);
+      await page.goto(`${replayLink(replayUrl, waczKey, signed)}#view=pages&url=${encodeURIComponent(s.url('a', '/'))}`);
+      const until = Date.now() + 60_000;
+      let seen: { bg: string; natural: number; built: string | null; font: boolean } | undefined;
+      while (Date.now() < until) {
+        const frame = page.frames().find((f) => f.url().includes(`${s.hosts.a!.host}/`) && f.url().includes('mp_'));
+        seen = frame ? await frame.evaluate(async () => ({ bg: getComputedStyle(document.body).backgroundColor, natural: (document.getElementById('logo') as HTMLImageElement | null)?.naturalWidth ?? 0, built: document.getElementById('built')?.textContent ?? null, font: (await document.fonts.ready, document.fonts.check('12px TestMono')) })).catch(() => undefined) : undefined;
+        if (seen?.built === TEXT && seen.natural > 0) break;
+        await page.waitForTimeout(250);
+      }
+      expect(seen).toEqual({ bg: 'rgb(1, 2, 3)', natural: 64, built: TEXT, font: true });
+    } finally {
+      await page.close();
+      await replay.close();
+    }
+  });
+});
+
+describe('bounds', { timeout: 120_000 }, () => {
+  let browser: CaptureBrowser;
+  const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(TEST_SITES_ALLOW)));
+  const visit = (url: string, over: Partial<Parameters<typeof visitPage>[2]> = {}): ReturnType<typeof visitPage> => visitPage(browser, url, { userAgent: FLOW_USER_AGENT, fetcher, formats: ['wacz'], extraMs: 0, deadlineMs: 30_000, injectFailure: false, ...over });
+
+  beforeAll(() => {
+    browser = new CaptureBrowser();
+  });
+  afterAll(async () => {
+    await browser.close();
+  });
+
+  it('a page that never finishes loading is cancelled at the deadline, through the webhook', async () => {
+    const s = await site({ a: { pages: { '/': '<title>hang</title><img src="/never.png">', '/never.png': { body: Buffer.alloc(1), contentType: 'image/png', delayMs: 60_000 } } } });
+    const body = dispatchBody({ pages: [{ url: s.url('a', '/'), follow: false }] });
+    const report = await runLevel(body, '?deadlineMs=1500');
+    const p = report.pages[0]!;
+    expect(p.status).toBe('failed');
+    const m = await manifestOf(p);
+    expect(m.error?.type).toBe(ERROR_TYPE_CANCELLED);
+    expect(m.artifacts).toEqual([]);
+    const took = Date.parse(p.finishedAt!) - Date.parse(p.submittedAt!);
+    expect(took).toBeGreaterThanOrEqual(1500);
+    expect(took).toBeLessThan(10_000);
+  });
+
+  it('a 2 MB page with 50,000 elements is captured well within the deadline', async () => {
+    const items = Array.from({ length: 50_000 }, (_, i) => `<li class="i">item ${i} with some words</li>`).join('');
+    const html = `<title>Big</title><ul>${items}</ul>`;
+    expect(html.length).toBeGreaterThan(1.9e6);
+    const s = await site({ a: { pages: { '/': html } } });
+    const v = await visit(s.url('a', '/'), { deadlineMs: 60_000, formats: ['wacz', 'html', 'links'] });
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.page.title).toBe('Big');
+    expect(v.page.text.split('\n')).toHaveLength(50_000);
+    expect(v.artifacts.html!.length).toBeGreaterThan(1.9e6);
+  });
+
+  it('two captures in a row share no cookies (and cookies do work within one capture)', async () => {
+    const s = await site({
+      a: {
+        pages: {
+          '/set': { body: '<title>set</title><script>document.cookie="js=1; path=/"</script><img src="/after.png">', headers: { 'set-cookie': 'server=1; Path=/' } },
+          '/after.png': { body: Buffer.alloc(0), contentType: 'image/png' },
+          '/check': '<title>check</title><img src="/check.png">',
+          '/check.png': { body: Buffer.alloc(0), contentType: 'image/png' },
+        },
+      },
+    });
+    expect((await visit(s.url('a', '/set'))).kind).toBe('rendered');
+    expect(s.log.find((r) => r.path === '/after.png')?.cookie).toContain('server=1');
+    expect((await visit(s.url('a', '/check'))).kind).toBe('rendered');
+    const second = s.log.filter((r) => r.path === '/check' || r.path === '/check.png');
+    expect(second).toHaveLength(2);
+    for (const r of second) expect(r.cookie).toBeUndefined();
+  });
+
+  it('requests over the resource budget are aborted, not recorded, and counted', async () => {
+    const imgs = Array.from({ length: 8 }, (_, i) => `<img src="/i${i}.png">`).join('');
+    const pages: Record<string, { body: Buffer; contentType: string } | string> = { '/': `<title>many</title>${imgs}` };
+    for (let i = 0; i < 8; i++) pages[`/i${i}.png`] = { body: Buffer.alloc(10), contentType: 'image/png' };
+    const s = await site({ a: { pages } });
+    const v = await visit(s.url('a', '/'), { limits: { maxResources: 3, maxBytes: 1e6 } });
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.exchanges).toHaveLength(3);
+    expect(v.dropped).toBe(6);
+    expect(s.pageRequests('a')).toHaveLength(3);
+  });
+
+  it('a document over the byte budget fails the page as too large', async () => {
+    const s = await site({ a: { pages: { '/': `<title>big</title>${'x'.repeat(5000)}` } } });
+    const v = await visit(s.url('a', '/'), { limits: { maxResources: 10, maxBytes: 1000 } });
+    expect(v).toMatchObject({ kind: 'failed', errorType: ERROR_TYPES.tooLarge });
+  });
+
+  it('a main document the address policy refuses fails the page; a refused subresource is aborted and counted', async () => {
+    const refused = await visit('http://127.0.0.1:9/');
+    expect(refused).toMatchObject({ kind: 'failed', errorType: ERROR_TYPES.addressRefused });
+    const s = await site({ a: { pages: { '/': '<title>t</title><img src="http://127.0.0.1:9/x.png"><img src="http://10.1.2.3/y.png">' } } });
+    const v = await visit(s.url('a', '/'));
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.refused).toBe(2);
+    expect(v.exchanges.map((x) => x.url)).toEqual([s.url('a', '/')]);
+  });
+
+  it('redirects: every hop goes through the fetcher and is recorded, for the document and for a subresource', async () => {
+    const s = await site({ a: { pages: { '/start': { redirect: '{{b}}/moved' }, '/old.png': { redirect: '/new.png' }, '/new.png': { body: Buffer.alloc(3), contentType: 'image/png' } } }, b: { pages: { '/moved': '<title>moved</title><img src="{{a}}/old.png">' } } });
+    const v = await visit(s.url('a', '/start'));
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.finalUrl).toBe(s.url('b', '/moved'));
+    expect(v.exchanges.map((x) => `${x.response.status} ${x.url}`)).toEqual([`302 ${s.url('a', '/start')}`, `200 ${s.url('b', '/moved')}`, `302 ${s.url('a', '/old.png')}`, `200 ${s.url('a', '/new.png')}`]);
+  });
+
+  it('dialogs are dismissed and pop-ups closed; downloads are refused', async () => {
+    const s = await site({
+      a: {
+        pages: {
+          '/': '<title>noisy</title><script>alert("hi"); confirm("sure?"); window.open("/popup");</script><p>after</p>',
+          '/popup': '<title>popup</title>',
+          '/file.bin': { body: Buffer.alloc(100), contentType: 'application/octet-stream', headers: { 'content-disposition': 'attachment; filename=file.bin' } },
+        },
+      },
+    });
+    const v = await visit(s.url('a', '/'), { extraMs: 300 });
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.page.text).toBe('after');
+    const dl = await visit(s.url('a', '/file.bin'));
+    expect(dl).toMatchObject({ kind: 'failed', errorType: ERROR_TYPES.contentType });
+  });
+});
