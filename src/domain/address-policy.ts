@@ -170,8 +170,9 @@ function classifyParsed(ip: Ip): AddressClass {
 /** Parses an IP as a socket or a URL's host gives it (brackets and a zone id allowed). */
 export function parseIp(text: string): Ip | undefined {
   const bare = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare);
-  if (ipaddr.IPv6.isValid(bare)) return ipaddr.IPv6.parse(bare);
+  // most hosts are names: only what looks like an address is handed to ipaddr (which throws inside)
+  if (/^[0-9.]+$/.test(bare)) return ipaddr.IPv4.isValidFourPartDecimal(bare) ? ipaddr.IPv4.parse(bare) : undefined;
+  if (bare.includes(':') && ipaddr.IPv6.isValid(bare)) return ipaddr.IPv6.parse(bare);
   return undefined;
 }
 
