@@ -248,6 +248,7 @@ describe('GET /api/crawls/:id/decisions', () => {
         { hostname: 'www.example.com', pages: 2, samples: ['https://www.example.com/private', 'https://www.example.com:8443/p'] },
         { hostname: 'blog.example.com', pages: 1, samples: ['https://blog.example.com/x'] },
       ],
+      refused: [],
     });
     const rows = await tdb.db.selectFrom('crawl_decisions').selectAll().where('crawl_id', '=', crawlA).where('hostname', '=', 'stale.example.com').execute();
     expect(rows).toEqual([]);
