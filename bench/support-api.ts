@@ -32,7 +32,7 @@ async function freePort(): Promise<number> {
 }
 
 /** `npm run api` in a child process with dev identity, its own database and store; no crawls. */
-export async function startBenchApi(): Promise<ApiBench> {
+export async function startBenchApi(opts: { nodeArgs?: string[] } = {}): Promise<ApiBench> {
   const base = benchConfig();
   const [bench, store] = await Promise.all([createBenchDatabase(base.databaseUrl), createTestStore()]);
   const port = await freePort();
@@ -48,7 +48,7 @@ export async function startBenchApi(): Promise<ApiBench> {
     CAPTURE_LEDGER_API_HOST: '127.0.0.1',
     CAPTURE_LEDGER_API_PORT: String(port),
   };
-  const child: ChildProcess = spawn(process.execPath, ['src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), 'src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}`;

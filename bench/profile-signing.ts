@@ -1,0 +1,93 @@
+// Profile: where the API's CPU goes while it signs (POST /api/archives/:id/url, 32 callers). The
+// API runs as its own process under --cpu-prof; its samples are summed by self time per part
+// (JWT verification, the OpenFGA client, the row lookup, the presigner, fastify and its logger,
+// the event loop's own work, idle), so a change can be judged by the share it removes.
+//
+//   node bench/profile-signing.ts     (or npm run bench -- profile-signing)
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { drain, insertJob, insertManyArchives } from '../test/support/ledger.ts';
+import { printLines, round } from './support-crawl.ts';
+import { closedLoop, startBenchApi } from './support-api.ts';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The part of the process a frame belongs to, from its script URL. */
+export function partOf(frame: ProfileNode['callFrame']): string {
+  const { url, functionName } = frame;
+  if (url === '') return functionName === '(idle)' ? 'idle' : functionName === '(garbage collector)' ? 'gc' : functionName.startsWith('(') ? functionName : 'native';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+  if (pkg !== undefined) {
+    if (pkg === 'jose') return 'jwt (jose)';
+    if (pkg === '@openfga/sdk' || pkg === 'axios' || pkg.startsWith('@opentelemetry')) return 'openfga client (sdk, axios)';
+    if (pkg === 'pg' || pkg === 'pg-protocol' || pkg === 'kysely' || pkg.startsWith('pg-')) return 'row lookup (pg, kysely)';
+    if (pkg.startsWith('@aws-sdk') || pkg.startsWith('@smithy') || pkg.startsWith('@aws-crypto')) return 'presign (aws sdk)';
+    if (pkg === 'pino' || pkg.startsWith('pino-') || pkg === 'sonic-boom' || pkg === 'fast-json-stringify' || pkg === 'thread-stream') return 'logging and serialising';
+    if (pkg === 'fastify' || pkg.startsWith('@fastify') || pkg === 'find-my-way' || pkg === 'light-my-request' || pkg === 'avvio' || pkg === 'ajv') return 'fastify';
+    return `other: ${pkg}`;
+  }
+  if (url.includes('/src/')) return `ours: ${url.slice(url.indexOf('/src/') + 1)}`;
+  if (url.startsWith('node:')) return `node: ${url.slice(5).split('/')[0]}`;
+  return 'other';
+}
+
+export async function run(opts: { requests?: number; concurrency?: number } = {}): Promise<Record<string, unknown>[]> {
+  const requests = opts.requests ?? 3000;
+  const concurrency = opts.concurrency ?? 32;
+  const dir = mkdtempSync(join(tmpdir(), 'cl-profile-'));
+  const api = await startBenchApi({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+  let load;
+  try {
+    const job = await insertJob(api.deps.db, { orgId: 'acme', submittedBy: 'alice' });
+    const ids = await insertManyArchives(api.deps.db, job, api.deps.config.s3.bucket, 1000);
+    await drain(api.deps.db, api.deps.fga);
+    const headers = { 'x-capture-ledger-subject': 'bob', 'x-capture-ledger-organizations': 'acme' };
+    const sign = async () => {
+      const res = await fetch(`${api.url}/api/archives/${ids[Math.floor(Math.random() * ids.length)]!}/url`, { method: 'POST', headers });
+      await res.arrayBuffer();
+      return res.status === 200;
+    };
+    await closedLoop(300, concurrency, sign);
+    load = await closedLoop(requests, concurrency, sign);
+  } finally {
+    await api.close();
+  }
+  try {
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (file === undefined) throw new Error('profile-signing: the API wrote no .cpuprofile');
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const us = new Map<string, number>();
+    profile.samples.forEach((id, i) => {
+      const part = partOf(byId.get(id)!.callFrame);
+      us.set(part, (us.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    });
+    const busy = [...us].filter(([k]) => k !== 'idle').reduce((a, [, v]) => a + v, 0);
+    const parts = [...us].filter(([k]) => k !== 'idle').sort((a, b) => b[1] - a[1]);
+    return [
+      { bench: 'profile-signing', kind: 'load', ...load },
+      {
+        bench: 'profile-signing',
+        kind: 'cpu',
+        busyMs: round(busy / 1000, 0),
+        idleMs: round((us.get('idle') ?? 0) / 1000, 0),
+        cpuPerRequestMs: round(busy / 1000 / (requests + 300), 3),
+        shares: Object.fromEntries(parts.slice(0, 14).map(([k, v]) => [k, `${round((v / busy) * 100, 1)}%`])),
+      },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) printLines(await run());
