@@ -24,5 +24,5 @@ export const SEARCH_ATTRIBUTES = {
   CrawlState: 'Keyword',
 } as const;
 
-export const SIGNALS = { levelReported: 'levelReported', cancel: 'cancel', levelHeartbeat: 'levelHeartbeat' } as const;
+export const SIGNALS = { levelReported: 'levelReported', cancel: 'cancel', levelHeartbeat: 'levelHeartbeat', reportRefused: 'reportRefused' } as const;
 export const QUERIES = { progress: 'progress' } as const;

@@ -6,12 +6,11 @@
 import { spawn } from 'node:child_process';
 import { ROOT, loadEnv } from './lib/env.mjs';
 import { reexecOnProjectNode, scriptCommand } from './lib/node.mjs';
-import { ensureChromium, say, setup, parseProfileArgs, runStep } from './lib/setup.mjs';
+import { ensureChromium, say, setup, parseProfileArgs } from './lib/setup.mjs';
 
 await reexecOnProjectNode(say);
 
 const APPS = ['api', 'worker', 'flow', 'issuer', 'replay'];
-const DEMO_ORG = 'demo';
 const COLORS = [36, 33, 35, 32, 34];
 
 const { profiles } = parseProfileArgs(process.argv.slice(2));
@@ -26,9 +25,8 @@ try {
 }
 
 const env = loadEnv({ fresh: true });
-// the reference capture flow reports levels as subject capture-flow
-say(`fga:grant submitter capture-flow ${DEMO_ORG}`);
-await runStep('fga:grant', 'npm', ['run', '--silent', 'fga:grant', '--', 'submitter', 'capture-flow', DEMO_ORG]).catch((err) => say(`warning: ${err.message}`));
+// The reference capture flow needs no grant: each level report is bound to its dispatch by the
+// capability the dispatch carried, and any valid token goes with it.
 
 const childEnv = { ...process.env };
 if (profiles.has('search') && !env.CAPTURE_LEDGER_OPENSEARCH_URL) {

@@ -7,12 +7,15 @@ import type { Db } from '../db/connect.ts';
 import type { CaptureFormat } from '../config/env.ts';
 import type { DispatchBody } from '../domain/contract.ts';
 import { computeNotBefore, readsLinks, type StopReason } from '../domain/crawl.ts';
+import { artifactPrefix } from '../domain/level-dispatch.ts';
 import { deliverTuples as deliverOutbox, type DrainResult } from '../fga/outbox.ts';
 import { admitLevel as admit, AdmissionError, type AdmitLevelResult } from '../ledger/admit-level.ts';
 import { createObjectReader } from '../ledger/object-reader.ts';
 import { createAddressPolicy } from '../domain/address-policy.ts';
 import { finishCrawlRow, getCrawl, markDispatched } from '../store/crawls.ts';
 import { lastFinishByHost, levelPages } from '../store/pages.ts';
+import { hostPacing, recordDispatch } from '../store/level-dispatches.ts';
+import { capabilityHash, mintCapability } from '../ledger/capability.ts';
 import { NON_RETRYABLE } from '../../temporal.config.ts';
 
 export interface ActivityDeps {
@@ -35,6 +38,16 @@ export interface DispatchResult {
   pages: number;
   follow: number;
   hosts: number;
+  /** the level's deadline as sent (ms since the epoch): no re-report is admitted past it
+   * (absent in histories recorded before it existed) */
+  deadline?: number;
+}
+
+export interface DispatchInput {
+  crawlId: string;
+  depth: number;
+  /** how long the level may take (the workflow's level timeout); default the configured one */
+  levelTimeoutSeconds?: number;
 }
 
 export interface FinishInput {
@@ -65,7 +78,7 @@ export function createCrawlActivities(deps: ActivityDeps) {
      * POSTs one level to the capture flow (the webhook contract). The level is recorded as
      * dispatched before the POST, so a report that beats the response is accepted.
      */
-    async dispatchLevel(input: { crawlId: string; depth: number }): Promise<DispatchResult> {
+    async dispatchLevel(input: DispatchInput): Promise<DispatchResult> {
       const hook = config.crawl.webhook;
       if (hook === undefined) throw ApplicationFailure.nonRetryable('crawl webhook is not configured', NON_RETRYABLE.dispatchRejected);
       const crawl = await getCrawl(db, input.crawlId);
@@ -74,19 +87,36 @@ export function createCrawlActivities(deps: ActivityDeps) {
       if (crawl.state !== 'running') throw ApplicationFailure.nonRetryable(`crawl ${input.crawlId} is ${crawl.state}, not running`, NON_RETRYABLE.noCrawl);
       const pages = await levelPages(db, input.crawlId, input.depth);
       const hosts = [...new Set(pages.map((p) => p.host))];
-      const notBefore = computeNotBefore(await lastFinishByHost(db, input.crawlId, hosts), crawl.per_host_delay_ms, hosts);
+      // the last finish and the delay the flow kept (Crawl-delay) per host, as the ledger recorded
+      // them: a flow restarted since has forgotten both
+      const [finishes, recorded] = await Promise.all([lastFinishByHost(db, input.crawlId, hosts), hostPacing(db, input.crawlId, hosts)]);
+      for (const [host, h] of recorded) {
+        const seen = finishes.get(host);
+        if (h.lastFinishedAt !== null && (seen === undefined || h.lastFinishedAt > seen)) finishes.set(host, h.lastFinishedAt);
+      }
+      const notBefore = computeNotBefore(finishes, crawl.per_host_delay_ms, hosts, new Map([...recorded].map(([host, h]) => [host, h.delayMs])));
+      // A fresh capability per attempt; the earlier ones stay valid for the level, since an attempt
+      // whose answer was lost may still be what the flow is working on.
+      const capability = mintCapability();
+      const prefix = artifactPrefix(crawl.id, input.depth);
+      const deadline = new Date(Date.now() + (input.levelTimeoutSeconds ?? config.crawl.levelTimeoutSeconds) * 1000);
       const body: DispatchBody = {
         crawlId: crawl.id,
         depth: input.depth,
         orgId: crawl.org_id,
         reportUrl: reportUrl(config.api.publicUrl, crawl.id, input.depth),
+        heartbeatUrl: `${reportUrl(config.api.publicUrl, crawl.id, input.depth)}/heartbeat`,
         formats: crawl.formats as CaptureFormat[],
         signing: crawl.signing,
         perHostDelayMs: crawl.per_host_delay_ms,
         hostParallelism: crawl.host_parallelism,
         notBefore,
         pages: pages.map((p) => ({ url: p.url, follow: readsLinks(p.action, input.depth, crawl.max_depth) })),
+        capability,
+        artifactPrefix: prefix,
+        deadline: deadline.toISOString(),
       };
+      await recordDispatch(db, { crawlId: crawl.id, depth: input.depth, capabilityHash: capabilityHash(capability), artifactPrefix: prefix, deadline });
       await markDispatched(db, crawl.id, input.depth);
       let res: Response;
       try {
@@ -107,7 +137,7 @@ export function createCrawlActivities(deps: ActivityDeps) {
         throw new Error(msg);
       }
       log.info('level dispatched', { crawlId: crawl.id, depth: input.depth, pages: pages.length });
-      return { depth: input.depth, pages: pages.length, follow: body.pages.filter((p) => p.follow).length, hosts: hosts.length };
+      return { depth: input.depth, pages: pages.length, follow: body.pages.filter((p) => p.follow).length, hosts: hosts.length, deadline: deadline.getTime() };
     },
 
     /** Admits the stored report of a level into the ledger. */

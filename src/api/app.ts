@@ -16,6 +16,7 @@ import { pickerRoutes } from './picker.ts';
 import archiveRoutes from './routes/archives.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
 import crawlRoutes from './routes/crawls.ts';
+import levelReportRoutes from './routes/level-reports.ts';
 import decisionRoutes from './routes/decisions.ts';
 import meRoutes from './routes/me.ts';
 import searchRoutes from './routes/search.ts';
@@ -108,7 +109,10 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   await app.register(archiveRoutes, { deps });
   // none of the crawl routes exist unless both webhook settings are set (loadConfig: both or
   // neither); main.ts connects Temporal exactly then
-  if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) await app.register(crawlRoutes, { deps });
+  if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) {
+    await app.register(crawlRoutes, { deps });
+    await app.register(levelReportRoutes, { deps });
+  }
   // what the rules decided: with the crawl routes; checking rules needs no crawl machinery at all
   if (deps.config.crawl.webhook !== undefined) await app.register(decisionRoutes, { deps });
   await app.register(crawlRulesRoutes, { deps });

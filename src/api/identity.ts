@@ -141,6 +141,8 @@ export function selectIdentity(identity: Config['identity'], log?: { warn(msg: s
 declare module 'fastify' {
   interface FastifyRequest {
     identity: Identity | null;
+    /** why identity is null (for the log, and for a route that must say why it refused) */
+    identityRefusal: string | null;
   }
   interface FastifyContextConfig {
     /** a route that needs no identity (the OpenAPI document, the picker page) */
@@ -161,9 +163,11 @@ export function requireIdentity(request: FastifyRequest): Identity {
 export const identityPlugin = fp(
   async function identityPlugin(app: FastifyInstance, opts: { resolver: IdentityResolver }) {
     app.decorateRequest('identity', null);
+    app.decorateRequest('identityRefusal', null);
     app.addHook('onRequest', async (request) => {
       const { identity, reason } = await opts.resolver.resolve(request.headers);
       request.identity = identity;
+      request.identityRefusal = identity === null ? (reason ?? 'unauthenticated') : null;
       const url = request.routeOptions.url;
       if (identity === null && url !== undefined && url.startsWith('/api/') && request.routeOptions.config.public !== true) {
         request.log.info({ reason }, 'unauthenticated');

@@ -70,6 +70,24 @@ export interface CrawlLevelReportsTable {
   admitted_at: Timestamp | null;
 }
 
+export interface CrawlLevelDispatchesTable {
+  crawl_id: string;
+  depth: number;
+  /** sha256 of each capability minted for the level (a retried dispatch adds one) */
+  capability_hashes: Buffer[];
+  artifact_prefix: string;
+  deadline: Timestamp;
+  dispatched_at: Generated<Date>;
+  reports: Generated<number>;
+}
+
+export interface CrawlHostsTable {
+  crawl_id: string;
+  host: string;
+  effective_delay_ms: number;
+  last_finished_at: Timestamp | null;
+}
+
 export interface CrawlDecisionsTable {
   crawl_id: string;
   depth: number;
@@ -128,7 +146,7 @@ export interface CrawlRefusalsTable {
   hostname: string;
   code: string;
   urls: number;
-  samples: Generated<string[]>;
+  samples: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 export interface Database {
@@ -136,6 +154,8 @@ export interface Database {
   crawls: CrawlsTable;
   crawl_pages: CrawlPagesTable;
   crawl_level_reports: CrawlLevelReportsTable;
+  crawl_level_dispatches: CrawlLevelDispatchesTable;
+  crawl_hosts: CrawlHostsTable;
   crawl_decisions: CrawlDecisionsTable;
   crawl_refusals: CrawlRefusalsTable;
   capture_submissions: CaptureSubmissionsTable;

@@ -3,6 +3,7 @@
 // the two disagree the manifest wins — except that a cancelled capture never becomes an archive.
 // Shared by level admission and by reconcile.
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
+import { artifactPlacementProblem, expectedManifestKey, prefixOfManifestKey } from './level-dispatch.ts';
 
 export type PageState = 'pending' | 'captured' | 'failed' | 'skipped';
 
@@ -16,6 +17,9 @@ export type ManifestRead =
   | { kind: 'unreadable'; error: string }
   /** something is there but it is not a manifest of this task */
   | { kind: 'invalid'; error: string }
+  /** a manifest of this task whose key or artifacts lie outside the level's place: the page is
+   * failed with `error` and nothing of it is registered or read */
+  | { kind: 'refused'; error: string }
   | { kind: 'ok'; manifest: Manifest };
 
 export class ManifestShapeError extends Error {
@@ -77,8 +81,9 @@ export interface ArchiveRecord {
   provenance: Record<string, unknown>;
 }
 
-/** failed: the capture failed; cancelled: ERROR_TYPE_CANCELLED; no-wacz: succeeded without a WACZ */
-export type NotAdmittedReason = 'failed' | 'cancelled' | 'no-wacz';
+/** failed: the capture failed; cancelled: ERROR_TYPE_CANCELLED; no-wacz: succeeded without a WACZ;
+ * refused: its manifest key or artifacts lie outside the level's prefix or bucket (checkPlacement) */
+export type NotAdmittedReason = 'failed' | 'cancelled' | 'no-wacz' | 'refused';
 
 export type ArchiveDecision = { admit: true; archive: ArchiveRecord } | { admit: false; reason: NotAdmittedReason };
 
@@ -134,6 +139,8 @@ export interface PageAdmission {
   notAdmitted: NotAdmittedReason | null;
   /** the `links` artifact, when the manifest has one */
   links: { bucket: string; key: string } | null;
+  /** why the ledger failed the page itself (a refused manifest) */
+  failure?: string;
 }
 
 /** The manifest wins over the report; without a readable manifest of this task the report stands. */
@@ -146,6 +153,9 @@ export function admitPage(page: PageReport, read: ManifestRead, now: Date): Page
     submittedAt: validDate(page.submittedAt) ?? null,
     finishedAt: validDate(page.finishedAt) ?? null,
   };
+  if (read.kind === 'refused') {
+    return { ...base, state: 'failed', skipReason: null, corrected: page.status !== 'failed', archive: null, notAdmitted: 'refused', links: null, failure: read.error };
+  }
   if (read.kind !== 'ok' || page.taskId === undefined || read.manifest.taskId !== page.taskId) {
     return { ...base, state: page.status, corrected: false, archive: null, notAdmitted: null, links: null };
   }
@@ -173,4 +183,28 @@ export function checkManifestTask(read: ManifestRead, taskId: string): ManifestR
     return { kind: 'invalid', error: `manifest belongs to task ${read.manifest.taskId}, not ${taskId}` };
   }
   return read;
+}
+
+/**
+ * Why a page's manifest key may not be read, or null: it must be exactly
+ * `<prefix><taskId>.result.json`, `prefix` being the dispatched one when known, else the one the
+ * key itself implies.
+ */
+export function manifestKeyProblem(at: { taskId: string; manifestKey: string; prefix?: string }): string | null {
+  const prefix = at.prefix ?? prefixOfManifestKey(at.manifestKey, at.taskId);
+  if (prefix !== null && at.manifestKey === expectedManifestKey(prefix, at.taskId)) return null;
+  return `manifest key ${JSON.stringify(at.manifestKey)} is not ${prefix === null ? '<prefix><taskId>.result.json' : JSON.stringify(expectedManifestKey(prefix, at.taskId))}`;
+}
+
+/**
+ * Verifies a manifest of this task lies where the level's captures must (manifestKeyProblem), with
+ * every artifact in `bucket` under the same prefix. Anything else is `refused`.
+ */
+export function checkPlacement(read: ManifestRead, at: { taskId: string; manifestKey: string; bucket: string; prefix?: string }): ManifestRead {
+  if (read.kind !== 'ok') return read;
+  const keyProblem = manifestKeyProblem(at);
+  if (keyProblem !== null) return { kind: 'refused', error: keyProblem };
+  const prefix = at.prefix ?? prefixOfManifestKey(at.manifestKey, at.taskId)!;
+  const problem = artifactPlacementProblem(read.manifest, { bucket: at.bucket, prefix });
+  return problem === null ? read : { kind: 'refused', error: problem };
 }

@@ -77,6 +77,19 @@ export interface PageReport {
 export interface LevelReportBody {
   depth: number;
   pages: PageReport[];
+  /** per host it captured on: the delay it kept between captures (the longer of perHostDelayMs
+   * and robots.txt Crawl-delay) and its last finish, so the ledger's next notBefore keeps the
+   * spacing even when the flow that learnt the Crawl-delay is gone */
+  hosts?: HostReport[];
+}
+
+export interface HostReport {
+  /** host name with port, as DispatchBody.notBefore is keyed */
+  host: string;
+  /** ms between one capture's finish and the next submit */
+  delayMs: number;
+  /** ISO 8601 */
+  lastFinishedAt?: string;
 }
 
 export interface ManifestArtifact {

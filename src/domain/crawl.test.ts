@@ -157,6 +157,28 @@ describe('computeNotBefore', () => {
       }),
     );
   });
+
+  it('uses the delay the flow reported keeping on a host (Crawl-delay) when it is longer', () => {
+    const last = new Map([
+      ['a.test', new Date('2025-01-01T00:00:00.000Z')],
+      ['b.test', new Date('2025-01-01T00:00:00.000Z')],
+    ]);
+    const reported = new Map([
+      ['a.test', 10_000],
+      ['b.test', 500],
+      ['c.test', 99_000],
+    ]);
+    expect(computeNotBefore(last, 2000, ['a.test', 'b.test', 'c.test'], reported)).toEqual({ 'a.test': '2025-01-01T00:00:10.000Z', 'b.test': '2025-01-01T00:00:02.000Z' });
+  });
+
+  it('is the last finish plus the longer of the two delays (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2_000_000_000_000 }), fc.nat(600_000), fc.option(fc.nat(100_000_000), { nil: undefined }), (t, delay, reported) => {
+        const nb = computeNotBefore(new Map([['h', new Date(t)]]), delay, ['h'], reported === undefined ? new Map() : new Map([['h', reported]]));
+        expect(Date.parse(nb.h!) - t).toBe(Math.max(delay, reported ?? 0));
+      }),
+    );
+  });
 });
 
 describe('decideAfterLevel', () => {

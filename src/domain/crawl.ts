@@ -115,18 +115,24 @@ export function planSeedLevel(seeds: readonly string[], maxPages: number): { tak
 
 /**
  * Per host: the earliest moment the next capture may be submitted — the last finish on that
- * host plus the delay, so spacing holds across levels as it does inside one. Only the hosts the
- * level touches, only those with a finish on record.
+ * host plus the delay, so spacing holds across levels as it does inside one. The delay is the
+ * crawl's perHostDelayMs, or the delay the flow reported keeping on that host (robots.txt
+ * Crawl-delay) when that is longer: the flow that learnt it may be gone by the next level. Only
+ * the hosts the level touches, only those with a finish on record.
  */
 export function computeNotBefore(
   lastFinish: ReadonlyMap<string, Date>,
   delayMs: number,
   hosts: Iterable<string>,
+  reportedDelayMs: ReadonlyMap<string, number> = new Map(),
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const host of new Set(hosts)) {
     const last = lastFinish.get(host);
-    if (last !== undefined) out[host] = new Date(last.getTime() + delayMs).toISOString();
+    if (last === undefined) continue;
+    const reported = reportedDelayMs.get(host);
+    const delay = reported !== undefined && Number.isFinite(reported) && reported > delayMs ? reported : delayMs;
+    out[host] = new Date(last.getTime() + delay).toISOString();
   }
   return out;
 }

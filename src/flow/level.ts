@@ -69,7 +69,10 @@ export interface LevelDeps {
   fetcher: Fetcher;
 }
 
-export function levelPrefix(d: Pick<DispatchBody, 'crawlId' | 'depth'>): string {
+/** Where the level's keys go (`${prefix}/<taskId>…`): the dispatch's artifactPrefix, else the
+ * one a ledger that sends none expects. */
+export function levelPrefix(d: Pick<DispatchBody, 'crawlId' | 'depth' | 'artifactPrefix'>): string {
+  if (d.artifactPrefix !== undefined) return d.artifactPrefix.replace(/\/+$/, '');
   return `captures/${d.crawlId}/${d.depth}`;
 }
 
@@ -115,6 +118,8 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
   // captures packaged and uploading at once: their bodies are held in memory until written
   const uploading = new InFlightLimit(2 * d.hostParallelism);
   const prefix = levelPrefix(d);
+  /** per host, this level's last finish: reported with the delay kept, for the ledger's notBefore */
+  const lastFinish = new Map<string, number>();
 
   const startBy = levelStartBy(d.deadline, Date.now());
   const tooLate = (host: string): string => `${host} cannot start before the level's deadline: its next capture may start at ${new Date(pacer.readyAt(host)).toISOString()} (Crawl-delay, notBefore or the per-host delay), pages had to start by ${new Date(startBy).toISOString()}`;
@@ -162,6 +167,7 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
       const finishedAt = visit.hostDoneAt;
       ended = true;
       pacer.finish(host, finishedAt, finishedAt - submittedAt);
+      lastFinish.set(host, Math.max(lastFinish.get(host) ?? 0, finishedAt));
       deps.hostLog.record(host, { crawlId: d.crawlId, depth: d.depth, url: page.url, taskId, submittedAt, finishedAt });
       await uploading.acquire();
 
@@ -221,7 +227,10 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
     pump();
   });
   await Promise.all(uploads);
-  return { depth: d.depth, pages: results.map(withinLimits) };
+  // the delay kept per host (Crawl-delay included): a flow restarted before the next level has
+  // forgotten it, the ledger has not
+  const hosts = [...lastFinish].map(([host, at]) => ({ host, delayMs: Math.round(pacer.delayFor(host)), lastFinishedAt: new Date(at).toISOString() }));
+  return { depth: d.depth, pages: results.map(withinLimits), ...(hosts.length > 0 ? { hosts } : {}) };
 }
 
 /** The report route refuses over-long strings, and a refused report loses the whole level. */

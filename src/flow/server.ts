@@ -17,7 +17,7 @@ import type { DispatchBody, LevelReportBody } from '../domain/contract.ts';
 import type { WaczSigner } from '../domain/wacz/write.ts';
 import { KnobError, mergeKnobs, parseKnobs, type FlowKnobs } from './knobs.ts';
 import { captureLevel, HostLog, parseNotBefore } from './level.ts';
-import { authFromConfig, DEFAULT_RETRY, sendReport, type ReportAuth, type ReportOutcome, type RetryPolicy } from './report.ts';
+import { authFromConfig, DEFAULT_RETRY, refusalLine, refused, sendReport, type ReportAuth, type ReportOutcome, type RetryPolicy } from './report.ts';
 import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
 import { createAddressPolicy } from '../domain/address-policy.ts';
 import { CaptureBrowser } from './browser/launch.ts';
@@ -101,6 +101,11 @@ const dispatchSchema = {
       type: 'array',
       items: { type: 'object', additionalProperties: false, required: ['url', 'follow'], properties: { url: { type: 'string', minLength: 1 }, follow: { type: 'boolean' } } },
     },
+    capability: { type: 'string', minLength: 1, maxLength: 512 },
+    // keys are `${artifactPrefix}<taskId>…`: relative, ends with '/', no empty/'.'/'..' segment
+    artifactPrefix: { type: 'string', minLength: 2, maxLength: 1024, pattern: '^(?!/)(?!.*(^|/)\\.{1,2}/)(?!.*//).*/$' },
+    deadline: { type: 'string', minLength: 1, maxLength: 64 },
+    heartbeatUrl: { type: 'string', minLength: 1, maxLength: 2048 },
   },
 } as const;
 
@@ -155,10 +160,16 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
           return;
         }
         run.state = 'reporting';
-        run.outcome = await sendReport(run.dispatch.reportUrl, run.dispatch.orgId, run.report!, reportAuth, retry);
+        run.outcome = await sendReport(run.dispatch.reportUrl, run.dispatch.orgId, run.report!, reportAuth, retry, run.dispatch.capability);
         run.state = run.outcome.delivered ? 'reported' : 'report-failed';
         const last = run.outcome.attempts.at(-1);
         log(`level ${run.crawlId}/${run.depth}: report ${run.state} (${last?.status ?? last?.error ?? '?'}, ${run.outcome.attempts.length} attempt(s))`);
+        if (refused(run.outcome.status)) {
+          const line = refusalLine(run.crawlId, run.depth, run.outcome);
+          log(line);
+          // whoever runs the flow must see it even with no log sink configured
+          if (opts.log === undefined) console.error(line);
+        }
       })
       .catch((err: unknown) => {
         run.state = 'failed';

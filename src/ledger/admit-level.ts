@@ -11,9 +11,10 @@
 // repeated admission leaves the same rows, archives and tuples.
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../db/connect.ts';
-import { admitPage, checkManifestTask, parseLinksArtifact, parseManifest, type ManifestRead, type PageAdmission } from '../domain/admission.ts';
+import { admitPage, checkManifestTask, checkPlacement, manifestKeyProblem, parseLinksArtifact, parseManifest, type ManifestRead, type PageAdmission } from '../domain/admission.ts';
 import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
 import { hostOf, levelSlots, readsLinks } from '../domain/crawl.ts';
+import { hostsToRecord } from '../domain/level-dispatch.ts';
 import { selectLinks } from '../domain/links.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
@@ -23,6 +24,7 @@ import { ERROR_TYPE_ADDRESS_REFUSED } from '../domain/contract.ts';
 import { RefusalTallies } from '../domain/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
 import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
+import { getDispatch, recordHosts } from '../store/level-dispatches.ts';
 import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
 import { recordSubmissions, registerCaptures } from './register.ts';
 
@@ -134,6 +136,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const dispatched = await levelPages(db, crawlId, depth);
   const actionOf = new Map(dispatched.map((p) => [p.url, p.action]));
   const reported = dedupeByUrl(body.pages).filter((p) => actionOf.has(p.url));
+  // manifests and artifacts must lie under the prefix this level was dispatched with (a level
+  // stored without a dispatch record — none is taken by the API — is held to its keys' own prefix)
+  const prefix = (await getDispatch(db, crawlId, depth))?.artifactPrefix;
 
   const expand = input.expand && depth < crawl.max_depth;
   const readText = (bucket: string, key: string): Promise<ObjectRead> => (deps.reader !== undefined ? deps.reader.read(bucket, key) : readObjectText(deps.s3, bucket, key));
@@ -141,8 +146,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
   const t0 = performance.now();
   const perPage = await mapLimit(reported, concurrency, async (p) => {
-    const read: ManifestRead =
-      p.taskId !== undefined && p.manifestKey !== undefined ? checkManifestTask(await readManifest(source, bucket, p.manifestKey), p.taskId) : { kind: 'absent' };
+    const read: ManifestRead = p.taskId !== undefined && p.manifestKey !== undefined ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) }) : { kind: 'absent' };
     const admission = admitPage(p, read, now);
     let links: ManifestLink[] | undefined;
     let linksError: string | undefined;
@@ -162,6 +166,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const admissions: PageAdmission[] = perPage.map((x) => x.admission);
   const unreadable = perPage.filter((x) => x.read.kind === 'unreadable').length;
   if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
+  const refusedPages = admissions.filter((a) => a.notAdmitted === 'refused');
+  if (refusedPages.length > 0) deps.log?.warn('manifests outside the level prefix or bucket: pages failed, nothing registered', { crawlId, depth, refused: refusedPages.length, first: refusedPages[0]!.failure });
+  const failureOf = new Map(refusedPages.map((a) => [a.url, a.failure]));
   const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
   for (const x of perPage) {
     if (x.links !== undefined) followPages.push({ url: x.admission.url, ...(x.admission.finalUrl !== null ? { finalUrl: x.admission.finalUrl } : {}), links: x.links });
@@ -189,9 +196,10 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
           crawlId,
           url: p.url,
           manifestKey: p.manifestKey ?? null,
-          manifestError: p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
+          manifestError: failureOf.get(p.url) ?? p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
         })),
     );
+    await recordHosts(trx, crawlId, hostsToRecord(body, new Set(dispatched.map((p) => p.host)), crawl.per_host_delay_ms, now));
     const registrations = await registerCaptures(
       trx,
       admissions.filter((a) => a.archive !== null).map((a) => ({ archive: a.archive!, crawlId })),
@@ -248,6 +256,14 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     expanded: selection !== null,
     timings: { readMs: Math.round(t1 - t0), selectMs: Math.round(t3 - t2), writeMs: Math.round(t4 - t3) },
   };
+}
+
+/** A page's manifest, read only when its key is where the level's must be, and refused when it
+ * names artifacts anywhere else. Never throws. */
+async function placedManifest(source: S3Client | ObjectReader, bucket: string, at: { taskId: string; manifestKey: string; prefix?: string }): Promise<ManifestRead> {
+  const keyProblem = manifestKeyProblem(at);
+  if (keyProblem !== null) return { kind: 'refused', error: keyProblem };
+  return checkPlacement(checkManifestTask(await readManifest(source, bucket, at.manifestKey), at.taskId), { ...at, bucket });
 }
 
 /** The last report of a URL wins when a report names it twice. */

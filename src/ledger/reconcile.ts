@@ -16,7 +16,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../db/connect.ts';
 import type { Database } from '../db/types.ts';
-import { archiveFromManifest, checkManifestTask, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
+import { archiveFromManifest, checkManifestTask, checkPlacement, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { readManifest } from './admit-level.ts';
 import { registerCaptures } from './register.ts';
@@ -55,7 +55,9 @@ export type SkipReason =
   /** the crawl is gone (capture_submissions.crawl_id NULL): no capture_job to hang it on */
   | 'no-crawl'
   /** the WACZ (bucket, key) is already registered under another task */
-  | 'duplicate-object';
+  | 'duplicate-object'
+  /** the manifest's key or artifacts lie outside its level's prefix or the bucket (checkPlacement) */
+  | 'refused';
 
 export interface ReconcileResult {
   /** rows that carry a manifest_key and had no archive when the run started */
@@ -99,6 +101,8 @@ export function decideReconcile(row: PendingRow, read: ManifestRead, now: Date):
     case 'invalid':
     case 'absent':
       return { kind: 'skip', row, reason: 'invalid', page: null };
+    case 'refused':
+      return { kind: 'skip', row, reason: 'refused', page: 'failed' };
     case 'ok': {
       const m = read.manifest;
       const decision = archiveFromManifest(m, { manifestKey: row.manifest_key, fallbackUrl: row.url, now });
@@ -149,7 +153,9 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
     cursor = rows[rows.length - 1]!.task_id;
     result.pending += rows.length;
 
-    const reads = await mapLimit(rows, concurrency, async (row) => checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id));
+    const reads = await mapLimit(rows, concurrency, async (row) =>
+      checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), { taskId: row.task_id, manifestKey: row.manifest_key, bucket }),
+    );
     const outcomes = rows.map((row, i) => decideReconcile(row, reads[i]!, now));
 
     const batch = await db.transaction().execute(async (trx) => {

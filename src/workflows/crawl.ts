@@ -46,6 +46,11 @@ export interface CrawlWorkflowInput {
   maxRedispatches?: number;
 }
 
+export interface ReportRefused {
+  depth: number;
+  reason: string;
+}
+
 export interface CrawlWorkflowResult {
   crawlId: string;
   /** absent: there was no running row for this crawl, so nothing was done */
@@ -58,6 +63,8 @@ export interface CrawlWorkflowResult {
 export const levelReportedSignal = defineSignal<[LevelReported]>(SIGNALS.levelReported);
 export const cancelSignal = defineSignal<[{ reason?: string }?]>(SIGNALS.cancel);
 export const levelHeartbeatSignal = defineSignal<[LevelHeartbeat]>(SIGNALS.levelHeartbeat);
+/** A report carried the level's capability but the API refused its token: no report will come. */
+export const reportRefusedSignal = defineSignal<[ReportRefused]>(SIGNALS.reportRefused);
 export const progressQuery = defineQuery<CrawlProgress>(QUERIES.progress);
 
 const NON_RETRYABLE_TYPES = Object.values(NON_RETRYABLE);
@@ -116,6 +123,12 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
     if (hb.depth !== progress.depth || (progress.phase !== 'dispatching' && progress.phase !== 'waiting')) return;
     lastBeat = { depth: hb.depth, at: Date.now() };
     summary(hb.depth).heartbeat = hb;
+  });
+  // Stops the crawl as a cancel does (cancelRequested is what every wait watches), with its own failure.
+  let refusal: string | undefined;
+  setHandler(reportRefusedSignal, (r) => {
+    refusal ??= `level ${r.depth} report refused: ${r.reason}`.slice(0, 1000);
+    progress.cancelRequested = true;
   });
   setHandler(cancelSignal, (arg) => {
     progress.cancelRequested = true;
@@ -180,7 +193,7 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
         Object.assign(summary(depth), { redispatches: watch.redispatches, heartbeat: null });
         log.warn('no heartbeat from the capture flow; dispatching the level again', { crawlId, depth, redispatches: watch.redispatches });
         try {
-          await dispatchLevel({ crawlId, depth });
+          await dispatchLevel({ crawlId, depth, levelTimeoutSeconds: input.levelTimeoutSeconds });
         } catch (err) {
           // the flow may still be coming back: this counted as a re-dispatch, the window runs again
           log.warn('re-dispatch failed', { crawlId, depth, error: describe(err) });
@@ -215,7 +228,7 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
     for (;;) {
       progress.depth = depth;
       progress.phase = 'dispatching';
-      const dispatched = await dispatchLevel({ crawlId, depth });
+      const dispatched = await dispatchLevel({ crawlId, depth, levelTimeoutSeconds: input.levelTimeoutSeconds });
       summary(depth).dispatched = dispatched.pages;
       // the capture_job tuples queued with the row: deliver them while the flow works
       if (depth === 0) await deliver();
@@ -223,7 +236,7 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
       progress.phase = 'waiting';
       const lost = await waitForReport(depth);
       if (progress.cancelRequested) {
-        outcome = { state: 'failed', stopReason: 'failed', failure: `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
+        outcome = { state: 'failed', stopReason: 'failed', failure: refusal ?? `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
         break;
       }
       if (lost !== undefined) {
@@ -241,9 +254,10 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
         }
         await readmitEarlier(depth);
         await deliver();
-      } while (hasReport(depth));
+        // re-reports are capped by the API, and none is taken once the level's deadline has passed
+      } while (hasReport(depth) && Date.now() < (dispatched.deadline ?? Infinity));
       if (progress.cancelRequested) {
-        outcome = { state: 'failed', stopReason: 'failed', failure: `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
+        outcome = { state: 'failed', stopReason: 'failed', failure: refusal ?? `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
         break;
       }
 

@@ -8,9 +8,12 @@
 // (503 to the caller); a workflow that finds no running row exits; a running row whose workflow
 // is gone (terminated, or the API died between commit and start) is finished when the next
 // crawl is asked for.
+//
+// The capture flow's level report, bound to its dispatch rather than to a grant, is in
+// level-reports.ts.
 import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { crawlWorkflowId, CRAWL_WORKFLOW, SIGNALS } from '../../../temporal.config.ts';
+import { crawlWorkflowId, CRAWL_WORKFLOW } from '../../../temporal.config.ts';
 import type { Config } from '../../config/env.ts';
 import { createAddressPolicy, refusedUrls } from '../../domain/address-policy.ts';
 import type { Crawl } from '../../db/types.ts';
@@ -26,7 +29,6 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../domain/erro
 import type { Identity } from '../../domain/identity.ts';
 import { cursorQuerySchema, parseCursor } from '../../domain/cursor.ts';
 import { checkCrawlRules, RULES_JSON_SCHEMA, type RuleInput } from '../../domain/rules/index.ts';
-import type { LevelReportBody } from '../../domain/contract.ts';
 import { canSubmit } from '../../fga/authorize.ts';
 import {
   crawlCounts,
@@ -36,11 +38,10 @@ import {
   insertCrawl,
   isSingleActiveViolation,
   listCrawls,
-  upsertLevelReport,
 } from '../../store/crawls.ts';
 import { enabledTargetUrls } from '../../store/targets.ts';
 import { CRAWL_ID_KEY, CRAWL_ORG_KEY, CRAWL_STATE_KEY } from '../../temporal/search-attributes.ts';
-import type { CrawlWorkflowInput, crawl as crawlWorkflow, LevelReported } from '../../workflows/crawl.ts';
+import type { CrawlWorkflowInput, crawl as crawlWorkflow } from '../../workflows/crawl.ts';
 import { submittableCrawl } from '../crawl-access.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
@@ -50,8 +51,6 @@ import { errorBody, errorResponses, notFoundResponse } from '../schemas.ts';
 export const STALE_GRACE_MS = 60_000;
 /** How long starting or signalling a workflow may take before the caller gets 503. */
 export const TEMPORAL_DEADLINE_MS = 10_000;
-export const MAX_REPORT_PAGES = 100_000;
-const MAX_URL = 8192;
 
 const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const idParams = {
@@ -146,34 +145,6 @@ const crawlDetailSchema = {
     'pagesPending',
     'failure',
   ],
-  additionalProperties: false,
-} as const;
-
-const pageReportSchema = {
-  type: 'object',
-  properties: {
-    url: { type: 'string', minLength: 1, maxLength: MAX_URL },
-    status: { type: 'string', enum: ['captured', 'failed', 'skipped'] },
-    skipReason: { type: 'string', enum: ['robots'] },
-    taskId: { type: 'string', minLength: 1, maxLength: 512 },
-    manifestKey: { type: 'string', minLength: 1, maxLength: 1024 },
-    manifestError: { type: 'string', minLength: 1, maxLength: 4096 },
-    finalUrl: { type: 'string', minLength: 1, maxLength: MAX_URL },
-    submittedAt: { type: 'string', format: 'date-time' },
-    finishedAt: { type: 'string', format: 'date-time' },
-  },
-  required: ['url', 'status'],
-  additionalProperties: false,
-} as const;
-
-/** The report route's body: LevelReportBody (src/domain/contract.ts). */
-export const levelReportSchema = {
-  type: 'object',
-  properties: {
-    depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth },
-    pages: { type: 'array', maxItems: MAX_REPORT_PAGES, items: pageReportSchema },
-  },
-  required: ['depth', 'pages'],
   additionalProperties: false,
 } as const;
 
@@ -391,58 +362,6 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
       const identity = requireIdentity(request);
       const crawl = await submittableCrawl(db, fga, identity, request.params.id);
       return detail(crawl, await crawlCounts(db, crawl.id));
-    },
-  );
-
-  app.post<{ Params: { id: string; depth: number }; Body: LevelReportBody }>(
-    '/api/crawls/:id/levels/:depth',
-    {
-      bodyLimit: 64 * 1024 * 1024,
-      schema: {
-        summary: "The capture flow's report of one level",
-        description:
-          'Bearer JWT; can_submit on the crawl\'s organization (404 otherwise). Stored in crawl_level_reports (a level reported again replaces its outcome) and the workflow is signalled with a reference. 409 for a level that was never dispatched, or a crawl that is no longer running.',
-        tags: ['crawls'],
-        params: {
-          type: 'object',
-          properties: { id: idParams.properties.id, depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth } },
-          required: ['id', 'depth'],
-          additionalProperties: false,
-        },
-        body: levelReportSchema,
-        response: {
-          202: { type: 'object', properties: { reportId: { type: 'string' } }, required: ['reportId'], additionalProperties: false },
-          ...errorResponses,
-          ...notFoundResponse,
-          409: { description: 'the level was never dispatched, or the crawl is not running', ...errorBody },
-          ...serviceUnavailable,
-        },
-      },
-    },
-    async (request, reply) => {
-      const identity = requireIdentity(request);
-      const id = request.params.id.toLowerCase();
-      const depth = request.params.depth;
-      const crawl = await getCrawl(db, id);
-      if (crawl === undefined) throw new NotFoundError();
-      await mustSubmit(identity, crawl.org_id);
-      if (request.body.depth !== depth) {
-        throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
-      }
-      if (crawl.dispatched_depth === null || depth > crawl.dispatched_depth) throw new ConflictError(`level ${depth} was never dispatched`);
-      if (crawl.state !== 'running') throw new ConflictError('the crawl is not running', { state: crawl.state });
-
-      const { reportId } = await upsertLevelReport(db, id, depth, request.body, identity.subject);
-      const signal: LevelReported = { depth, reportId };
-      try {
-        await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(id)).signal(SIGNALS.levelReported, signal));
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new ConflictError('the crawl is not running');
-        request.log.error({ err, crawlId: id, depth }, 'could not signal the crawl workflow');
-        return unavailable(reply, 'the report was stored but the crawl could not be told: Temporal is unavailable; report again');
-      }
-      request.log.info({ crawlId: id, depth, reportId, pages: request.body.pages.length }, 'level reported');
-      return reply.code(202).send({ reportId });
     },
   );
 }
