@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppDeps } from './deps.ts';
 import { errorHandlerPlugin } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
@@ -58,7 +58,8 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   const app = Fastify({
     logger: opts.logger ?? { level: 'info' },
     genReqId: () => randomUUID(),
-    disableRequestLogging: true,
+    // one line per request comes from our own onResponse hook (fastify's pair of lines is off)
+    logController: new LogController({ disableRequestLogging: true }),
     // long enough that an oversize id reaches its schema (a 400 naming the field), not a 404
     routerOptions: { maxParamLength: 1000 },
     bodyLimit: 1024 * 1024,
