@@ -14,6 +14,7 @@ import { transformer } from '@openfga/syntax-transformer';
 import { readFileSync } from 'node:fs';
 import { createActivities } from '../src/activities/index.ts';
 import type { CrawlProgress } from '../src/domain/crawl.ts';
+import { CAPABILITY_HEADER, type DispatchBody } from '../src/domain/contract.ts';
 import { buildApp } from '../src/api/app.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
@@ -30,10 +31,16 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
   } catch {
     // a runtime is already installed in this process
   }
-  // a webhook that accepts every dispatch and does nothing with it
+  // a webhook that accepts every dispatch and keeps only its capability, which the report carries
+  const capabilities = new Map<string, string>();
   const hook = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(202).end('{}'));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const d = JSON.parse(Buffer.concat(chunks).toString('utf8')) as DispatchBody;
+      if (d.capability !== undefined) capabilities.set(`${d.crawlId}/${d.depth}`, d.capability);
+      res.writeHead(202).end('{}');
+    });
   });
   await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
   const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/crawl`;
@@ -87,7 +94,7 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
       // report once the workflow is waiting for it, as a real level (seconds long) would find it
       await waitForPhase(client, crawlId, 'waiting');
       const sent = performance.timeOrigin + performance.now();
-      const rep = await fetch(`${apiUrl}/api/crawls/${crawlId}/levels/0`, { method: 'POST', headers, body: JSON.stringify({ depth: 0, pages: [{ url: `https://bench.test/${i}`, status: 'failed' }] }) });
+      const rep = await fetch(`${apiUrl}/api/crawls/${crawlId}/levels/0`, { method: 'POST', headers: { ...headers, [CAPABILITY_HEADER]: capabilities.get(`${crawlId}/0`) ?? '' }, body: JSON.stringify({ depth: 0, pages: [{ url: `https://bench.test/${i}`, status: 'failed' }] }) });
       const accepted = performance.timeOrigin + performance.now();
       if (rep.status !== 202) throw new Error(`report answered ${rep.status}: ${await rep.text()}`);
       const { reportId } = (await rep.json()) as { reportId: string };

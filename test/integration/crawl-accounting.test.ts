@@ -17,7 +17,7 @@ import { startTestApi, devHeaders, testApiConfig, type TestApi } from '../suppor
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
-import { endRunningCrawls, grant, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
+import { endRunningCrawls, grant, levelPrefix, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
 
 const ORG = 'acme';
 let tdb: TestDatabase;
@@ -104,7 +104,8 @@ async function insertDirect(orgId: string, seed: string, limits: { maxDepth: num
   return (await insertCrawl(tdb.db, { ...c, seedLevel: { take: [seed], cut: [] } })).id;
 }
 
-const prefix = (crawlId: string, depth: number) => `test-acct/${crawlId}/${depth}`;
+// manifests must be under the prefix the level was dispatched with
+const prefix = levelPrefix;
 
 describe('stopReason when maxPages cuts the seeds themselves (fix 1)', () => {
   it('maxDepth 0: max_pages, not max_depth', async () => {

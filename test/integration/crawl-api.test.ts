@@ -12,7 +12,7 @@ import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../suppor
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
-import { eventually, grant, startWebhookStub, waitForCrawlEnd, type WebhookStub } from '../support/crawls.ts';
+import { capabilityHeader, eventually, grant, startWebhookStub, waitForCrawlEnd, type WebhookStub } from '../support/crawls.ts';
 
 const ORG = 'acme';
 let tdb: TestDatabase;
@@ -40,7 +40,6 @@ beforeAll(async () => {
   tw = await startTestWorker({ config: { ...api.config, api: { ...api.config.api, publicUrl: api.url } }, db: tdb.db, fga: store.client });
   await grant(store.client, 'alice', 'submitter', ORG);
   await grant(store.client, 'carol', 'submitter', 'other');
-  await grant(store.client, 'flow', 'submitter', ORG);
 });
 
 /** Ends whatever crawl is running, the way an operator would: the cancel signal. */
@@ -336,44 +335,56 @@ describe('reading crawls', () => {
 });
 
 describe('POST /api/crawls/:id/levels/:depth', () => {
-  const reportTo = async (id: string, depth: number | string, body: unknown, headers = devHeaders('flow', [ORG])) => {
+  const reportTo = async (id: string, depth: number | string, body: unknown, headers: Record<string, string>) => {
     const res = await fetch(`${api.url}/api/crawls/${id}/levels/${depth}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
 
-  it('checks who reports, the body, and that the level was dispatched; stores and replaces', async () => {
+  it('takes the level capability and any valid identity; checks the body; stores and replaces', async () => {
     const r = await post({ seeds: ['https://a.test/'], maxDepth: 1 });
     const id = r.body.crawlId as string;
-    await hook.waitFor((d) => d.body.crawlId === id);
-    await eventually(async () => ((await tdb.db.selectFrom('crawls').select('dispatched_depth').where('id', '=', id).executeTakeFirstOrThrow()).dispatched_depth === 0 ? true : undefined));
+    const d0 = await hook.waitFor((d) => d.body.crawlId === id);
+    const cap = capabilityHeader(d0.body);
     // hold the worker so the reports stay unadmitted while we look at them
     await tw.shutdown();
     try {
       const page = { url: 'https://a.test/', status: 'failed' };
-      expect(await reportTo('00000000-0000-4000-8000-000000000000', 0, { depth: 0, pages: [page] })).toEqual({ status: 404, body: { error: 'not found' } });
-      expect(await reportTo(id, 0, { depth: 0, pages: [page] }, devHeaders('bob', [ORG]))).toEqual({ status: 404, body: { error: 'not found' } });
-      expect(await reportTo(id, 0, { depth: 0, pages: [page] }, devHeaders('carol', ['other']))).toEqual({ status: 404, body: { error: 'not found' } });
-      expect((await reportTo(id, 0, { depth: 0, pages: [page] }, {})).status).toBe(401);
-      expect(await reportTo(id, 0, { depth: 1, pages: [page] })).toEqual({ status: 400, body: { error: 'invalid request', details: [{ field: 'body.depth', message: 'must equal the level in the URL (0)' }] } });
-      expect((await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'done' }] })).status).toBe(400);
-      expect((await reportTo(id, 0, { depth: 0, pages: [{ ...page, extra: 1 }] })).status).toBe(400);
-      expect((await reportTo(id, 0, { depth: 0 })).status).toBe(400);
-      expect((await reportTo(id, 0, { depth: 0, pages: [{ ...page, submittedAt: 'noon' }] })).status).toBe(400);
-      expect((await reportTo(id, 'x', { depth: 0, pages: [page] })).status).toBe(400);
-      expect(await reportTo(id, 1, { depth: 1, pages: [page] })).toEqual({ status: 409, body: { error: 'level 1 was never dispatched' } });
+      const body = { depth: 0, pages: [page] };
+      const flow = devHeaders('flow', [ORG]);
+      // no capability: 403 naming the header, whoever the token names; no token either: 401
+      expect(await reportTo(id, 0, body, flow)).toEqual({ status: 403, body: { error: 'capability refused', detail: "a level report must carry its dispatch's capability in the x-capture-capability header" } });
+      expect(await reportTo(id, 0, body, {})).toEqual({ status: 401, body: { error: 'unauthenticated' } });
+      expect(await reportTo(id, 0, body, { 'x-capture-capability': 'guessed' })).toEqual({ status: 401, body: { error: 'unauthenticated' } });
+      // a wrong capability, the right one for a level never dispatched or another crawl: 403
+      const wrong = { status: 403, body: { error: 'capability refused', detail: 'the x-capture-capability header matches no dispatch of level 0 of this crawl' } };
+      expect(await reportTo(id, 0, body, { ...flow, 'x-capture-capability': 'guessed' })).toEqual(wrong);
+      expect(await reportTo(id, 0, body, { ...flow, 'x-capture-capability': d0.body.capability!.slice(0, -1) })).toEqual(wrong);
+      expect((await reportTo(id, 1, { depth: 1, pages: [page] }, { ...flow, ...cap })).status).toBe(403);
+      expect((await reportTo('00000000-0000-4000-8000-000000000000', 0, body, { ...flow, ...cap })).status).toBe(403);
+      // the body, checked once the call is bound to its level
+      const bound = { ...flow, ...cap };
+      expect(await reportTo(id, 0, { depth: 1, pages: [page] }, bound)).toEqual({ status: 400, body: { error: 'invalid request', details: [{ field: 'body.depth', message: 'must equal the level in the URL (0)' }] } });
+      expect((await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'done' }] }, bound)).status).toBe(400);
+      expect((await reportTo(id, 0, { depth: 0, pages: [{ ...page, extra: 1 }] }, bound)).status).toBe(400);
+      expect((await reportTo(id, 0, { depth: 0 }, bound)).status).toBe(400);
+      expect((await reportTo(id, 0, { depth: 0, pages: [{ ...page, submittedAt: 'noon' }] }, bound)).status).toBe(400);
+      expect((await reportTo(id, 0, { depth: 0, pages: [page], hosts: [{ host: 'a.test', delayMs: -1 }] }, bound)).status).toBe(400);
+      expect((await reportTo(id, 'x', body, bound)).status).toBe(400);
+      expect(await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute()).toEqual([]);
 
-      const first = await reportTo(id, 0, { depth: 0, pages: [page] });
+      // carol holds no grant on acme: the capability is what counts
+      const first = await reportTo(id, 0, body, { ...devHeaders('carol', ['other']), ...cap });
       expect(first.status).toBe(202);
       const stored = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute();
       expect(stored).toHaveLength(1);
-      expect(stored[0]).toMatchObject({ depth: 0, report_id: first.body.reportId, reported_by: 'flow', body: { depth: 0, pages: [page] }, admitted_at: null });
+      expect(stored[0]).toMatchObject({ depth: 0, report_id: first.body.reportId, reported_by: 'carol', body: { depth: 0, pages: [page] }, admitted_at: null });
 
-      const second = await reportTo(id, 0, { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] });
+      const second = await reportTo(id, 0, { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] }, bound);
       expect(second.status).toBe(202);
       expect(second.body.reportId).not.toBe(first.body.reportId);
       const replaced = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute();
       expect(replaced).toHaveLength(1);
-      expect(replaced[0]).toMatchObject({ report_id: second.body.reportId, body: { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] } });
+      expect(replaced[0]).toMatchObject({ report_id: second.body.reportId, reported_by: 'flow', body: { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] } });
     } finally {
       await tw.start();
     }
@@ -385,7 +396,7 @@ describe('POST /api/crawls/:id/levels/:depth', () => {
     const done = await waitForCrawlEnd(tdb.db, id);
     expect(done).toMatchObject({ state: 'succeeded', stop_reason: 'completed' });
     // reporting a finished crawl is refused
-    expect((await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'failed' }] })).status).toBe(409);
+    expect(await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'failed' }] }, { ...devHeaders('flow', [ORG]), ...cap })).toEqual({ status: 409, body: { error: 'the crawl is not running', state: 'succeeded' } });
   });
 });
 

@@ -74,7 +74,6 @@ beforeAll(async () => {
   api = await startTestApi({ tdb, store, identity, env, deps: { temporal: new Client({ connection, namespace: base.temporal.namespace }) } });
   tw = await startTestWorker({ config: { ...api.config, api: { ...api.config.api, publicUrl: api.url } }, db: tdb.db, fga: store.client });
   await grant(store.client, 'alice', 'submitter', ORG);
-  await grant(store.client, 'capture-flow', 'submitter', ORG);
 }, 120_000);
 
 afterEach(async () => {

@@ -16,7 +16,7 @@ import { startTestApi, devHeaders, testApiConfig, type TestApi } from '../suppor
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
-import { endRunningCrawls, eventually, grant, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
+import { endRunningCrawls, eventually, grant, levelPrefix, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
 
 const ORG = 'acme';
 const FLOW = 'capture-flow';
@@ -51,7 +51,6 @@ beforeAll(async () => {
   s3 = createS3(config.s3);
   bucket = config.s3.bucket;
   await grant(store.client, 'alice', 'submitter', ORG);
-  await grant(store.client, FLOW, 'submitter', ORG);
 });
 
 // A test that fails mid-crawl must not leave its crawl running for the next one.
@@ -75,7 +74,7 @@ async function startCrawl(body: Record<string, unknown>): Promise<string> {
 async function report(crawlId: string, depth: number, pages: PageReport[]): Promise<Response> {
   return fetch(`${api.url}/api/crawls/${crawlId}/levels/${depth}`, {
     method: 'POST',
-    headers: { ...devHeaders(FLOW, [ORG]), 'content-type': 'application/json' },
+    headers: { ...devHeaders(FLOW, [ORG]), ...hook.capability(crawlId, depth), 'content-type': 'application/json' },
     body: JSON.stringify({ depth, pages }),
   });
 }
@@ -103,7 +102,7 @@ async function startDirect(opts: { seeds: string[]; maxDepth?: number; input?: P
   return id;
 }
 
-const prefix = (crawlId: string, depth: number) => `test-crawls/${crawlId}/${depth}`;
+const prefix = levelPrefix;
 
 describe('crawl workflow', () => {
   it('runs level by level: dispatch, report, admission, next level, max_depth', async () => {
@@ -122,7 +121,13 @@ describe('crawl workflow', () => {
       hostParallelism: 4,
       notBefore: {},
       pages: [{ url: 'http://a.test/', follow: true }],
+      capability: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      artifactPrefix: `captures/${crawlId}/0/`,
+      deadline: expect.any(String),
     });
+    // the level's deadline is the dispatch time plus the level timeout (30 s here)
+    expect(Date.parse(d0.body.deadline!) - d0.at).toBeGreaterThan(25_000);
+    expect(Date.parse(d0.body.deadline!) - d0.at).toBeLessThanOrEqual(31_000);
     const progress0 = await eventually(async () => {
       const p = await tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).query<CrawlProgress>('progress');
       return p.phase === 'waiting' ? p : undefined;

@@ -31,7 +31,7 @@ import type { outboxDrain as outboxDrainWorkflow } from '../../src/workflows/out
 import type { reconcile as reconcileWorkflow } from '../../src/workflows/reconcile.ts';
 import { devHeaders, testApiConfig } from '../support/api.ts';
 import { testConfig } from '../support/config.ts';
-import { eventually, grant, waitForCrawlEnd } from '../support/crawls.ts';
+import { capabilityHeader, eventually, grant, waitForCrawlEnd } from '../support/crawls.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { ROOT } from '../support/env.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
@@ -128,7 +128,6 @@ beforeAll(async () => {
   tw = await startTestWorker({ config: workerConfig, db: tdb.db, fga: workerFga, s3: workerS3 });
 
   await grant(store.client, 'alice', 'submitter', ORG);
-  await grant(store.client, FLOW, 'submitter', ORG);
 }, 120_000);
 
 afterEach(async () => {
@@ -387,7 +386,7 @@ describe('faults: nothing is lost', () => {
       expect(once.tuples).toEqual([`capture_job:${crawlId} parent archive:${once.archives[0]!.id}`, `organization:${ORG} parent capture_job:${crawlId}`, `user:alice owner capture_job:${crawlId}`].sort());
 
       // the flow's report of level 0, sent again
-      const again = await fetch(level0.dispatch.reportUrl, { method: 'POST', headers: { ...devHeaders(FLOW, [ORG]), 'content-type': 'application/json' }, body: JSON.stringify(level0.report) });
+      const again = await fetch(level0.dispatch.reportUrl, { method: 'POST', headers: { ...devHeaders(FLOW, [ORG]), ...capabilityHeader(level0.dispatch), 'content-type': 'application/json' }, body: JSON.stringify(level0.report) });
       expect(again.status).toBe(202);
       const { reportId } = (await again.json()) as { reportId: string };
       expect(reportId).not.toBe(first.report_id);

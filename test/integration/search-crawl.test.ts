@@ -11,7 +11,7 @@ import { writeWacz } from '../../src/domain/wacz/write.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { createSearchIndex } from '../../src/search/client.ts';
 import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../support/api.ts';
-import { eventually, grant, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
+import { eventually, grant, levelPrefix, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { drain } from '../support/ledger.ts';
@@ -48,7 +48,6 @@ beforeAll(async () => {
   tw = await startTestWorker({ config, db: tdb.db, fga: store.client });
   s3 = createS3(config.s3);
   await grant(store.client, 'alice', 'submitter', ORG);
-  await grant(store.client, FLOW, 'submitter', ORG);
 });
 
 afterAll(async () => {
@@ -73,7 +72,7 @@ it('a finished crawl is indexed by its workflow', async () => {
   const { crawlId } = (await start.json()) as { crawlId: string };
   await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
 
-  const page = await writeCapture(s3, config.s3.bucket, `test-crawls/${crawlId}/0`, { url: 'http://a.test/' });
+  const page = await writeCapture(s3, config.s3.bucket, levelPrefix(crawlId, 0), { url: 'http://a.test/' });
   const when = new Date();
   const body = Buffer.from('<html><body>echidna</body></html>');
   const wacz = await writeWacz({
@@ -94,7 +93,7 @@ it('a finished crawl is indexed by its workflow', async () => {
 
   const rep = await fetch(`${api.url}/api/crawls/${crawlId}/levels/0`, {
     method: 'POST',
-    headers: { ...devHeaders(FLOW, [ORG]), 'content-type': 'application/json' },
+    headers: { ...devHeaders(FLOW, [ORG]), ...hook.capability(crawlId, 0), 'content-type': 'application/json' },
     body: JSON.stringify({ depth: 0, pages: [page] }),
   });
   expect(rep.status, await rep.clone().text()).toBeLessThan(300);

@@ -10,7 +10,8 @@ import type { Db } from '../../src/db/connect.ts';
 import type { Crawl } from '../../src/db/types.ts';
 import { finishCrawlRow } from '../../src/store/crawls.ts';
 import { crawlWorkflowId } from '../../temporal.config.ts';
-import { ERROR_TYPE_CANCELLED, type DispatchBody, type Manifest, type PageReport } from '../../src/domain/contract.ts';
+import { CAPABILITY_HEADER, ERROR_TYPE_CANCELLED, type DispatchBody, type Manifest, type PageReport } from '../../src/domain/contract.ts';
+import { artifactPrefix } from '../../src/domain/level-dispatch.ts';
 
 export interface ReceivedDispatch {
   body: DispatchBody;
@@ -24,20 +25,40 @@ export interface WebhookStub {
   /** answer every dispatch with this status from now on (default 202) */
   status: number;
   waitFor(predicate: (d: ReceivedDispatch) => boolean, timeoutMs?: number): Promise<ReceivedDispatch>;
+  /** the capability header of the latest dispatch of a level: what a report of it must carry */
+  capability(crawlId: string, depth: number): Record<string, string>;
+  /**
+   * Relay dispatches to a real capture flow's webhook (its answer is the stub's answer), after
+   * `hold` resolves for that dispatch: a test can restart the flow between two levels.
+   */
+  relay: { to: string; hold?: (d: ReceivedDispatch) => Promise<void> } | undefined;
   close(): Promise<void>;
+}
+
+/** The capability header a level's report carries, from the dispatch that asked for it. */
+export function capabilityHeader(d: Pick<DispatchBody, 'capability'>): Record<string, string> {
+  if (d.capability === undefined) throw new Error('the dispatch carried no capability');
+  return { [CAPABILITY_HEADER]: d.capability };
+}
+
+/** Where the ledger asks a level's captures to be written (writeCapture's prefix: no trailing '/'). */
+export function levelPrefix(crawlId: string, depth: number): string {
+  return artifactPrefix(crawlId, depth).replace(/\/$/, '');
 }
 
 export async function startWebhookStub(): Promise<WebhookStub> {
   const dispatches: ReceivedDispatch[] = [];
   const waiters: { predicate: (d: ReceivedDispatch) => boolean; resolve: (d: ReceivedDispatch) => void }[] = [];
-  const stub = { status: 202 } as WebhookStub;
+  const stub = { status: 202, relay: undefined } as WebhookStub;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const status = stub.status;
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let d: ReceivedDispatch | undefined;
       if (status < 300) {
-        const d: ReceivedDispatch = { body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as DispatchBody, authorization: req.headers.authorization, at: Date.now() };
+        d = { body: JSON.parse(raw) as DispatchBody, authorization: req.headers.authorization, at: Date.now() };
         dispatches.push(d);
         for (const w of [...waiters]) {
           if (w.predicate(d)) {
@@ -46,7 +67,16 @@ export async function startWebhookStub(): Promise<WebhookStub> {
           }
         }
       }
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ accepted: status < 300 }));
+      const relay = stub.relay;
+      if (d === undefined || relay === undefined) {
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ accepted: status < 300 }));
+        return;
+      }
+      void (async () => {
+        await relay.hold?.(d);
+        const answer = await fetch(relay.to, { method: 'POST', headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: raw });
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+      })().catch((err: unknown) => res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message })));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -61,6 +91,11 @@ export async function startWebhookStub(): Promise<WebhookStub> {
         const t = setTimeout(() => reject(new Error(`no matching dispatch within ${timeoutMs} ms (got ${dispatches.length})`)), timeoutMs);
         waiters.push({ predicate, resolve: (d) => (clearTimeout(t), resolve(d)) });
       });
+    },
+    capability(crawlId: string, depth: number) {
+      const d = [...dispatches].reverse().find((x) => x.body.crawlId === crawlId && x.body.depth === depth);
+      if (d === undefined) throw new Error(`level ${crawlId}/${depth} was never dispatched to the stub`);
+      return capabilityHeader(d.body);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
