@@ -15,6 +15,7 @@ import { identityPlugin, selectIdentity, type IdentityResolver } from './identit
 import { pickerRoutes } from './picker.ts';
 import archiveRoutes from './routes/archives.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
+import crawlProgressRoutes from './routes/crawl-progress.ts';
 import crawlRoutes from './routes/crawls.ts';
 import levelReportRoutes from './routes/level-reports.ts';
 import decisionRoutes from './routes/decisions.ts';
@@ -113,6 +114,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) {
     await app.register(crawlRoutes, { deps });
     await app.register(levelReportRoutes, { deps });
+    await app.register(crawlProgressRoutes, { deps });
   }
   // what the rules decided: with the crawl routes; checking rules needs no crawl machinery at all
   if (deps.config.crawl.webhook !== undefined) await app.register(decisionRoutes, { deps });

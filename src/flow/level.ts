@@ -2,7 +2,6 @@
 // report. Per page: robots.txt first (Disallow → skipped, nothing captured; a Crawl-delay longer
 // than perHostDelayMs takes over), then the visit — submittedAt when it starts, finishedAt when
 // the host is done with it — then packaging and upload, which happen off the host's clock.
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DispatchBody, LevelReportBody, PageReport } from '../domain/contract.ts';
 import { hostOf } from '../domain/crawl.ts';
@@ -12,6 +11,8 @@ import type { CaptureBrowser } from './browser/launch.ts';
 import { InFlightLimit, packageCapture, visitPage, writeCapture } from './capture.ts';
 import type { Fetcher } from './fetcher.ts';
 import { DEFAULT_DEADLINE_MS, extraDelayMs, matches, type FlowKnobs } from './knobs.ts';
+import type { LevelSnapshot } from './heartbeat.ts';
+import { earlierCaptures, pageTaskId } from './resume.ts';
 import type { RobotsCache } from './robots-cache.ts';
 import type { ArtifactStore } from './store.ts';
 
@@ -67,6 +68,10 @@ export interface LevelDeps {
   browser: CaptureBrowser;
   /** every request of a capture goes through it */
   fetcher: Fetcher;
+  /** the level's heartbeat, told how to read the level's state */
+  heartbeat?: { watch(snapshot: () => LevelSnapshot): void };
+  /** true once the flow is killed (tests): no further page starts and nothing more is written */
+  stopped?: () => boolean;
 }
 
 /** Where the level's keys go (`${prefix}/<taskId>…`): the dispatch's artifactPrefix, else the
@@ -105,15 +110,32 @@ export function parseNotBefore(nb: Record<string, string>): Record<string, numbe
 
 export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<LevelReportBody> {
   const { knobs } = deps;
+  // a level dispatched again: what an earlier attempt captured is reported from its manifests,
+  // and its finishes count for the spacing
+  const earlier = await earlierCaptures(d, levelPrefix(d), deps.store, deps.log);
+  const finishes = deps.hostLog.lastFinishes();
+  for (const [i, r] of earlier) {
+    const host = hostOf(d.pages[i]!.url);
+    if (r.finishedAt !== undefined) finishes[host] = Math.max(finishes[host] ?? 0, Date.parse(r.finishedAt));
+  }
   const pacer = new Pacer<number>({
     perHostDelayMs: d.perHostDelayMs,
     hostParallelism: d.hostParallelism,
     notBefore: parseNotBefore(d.notBefore),
-    lastFinish: deps.hostLog.lastFinishes(),
+    lastFinish: finishes,
     crawlDelayMs: deps.robots.knownCrawlDelays(),
   });
-  d.pages.forEach((p, i) => pacer.add(hostOf(p.url), i));
+  d.pages.forEach((p, i) => {
+    if (!earlier.has(i)) pacer.add(hostOf(p.url), i);
+  });
   const results: PageReport[] = new Array(d.pages.length);
+  for (const [i, r] of earlier) results[i] = r;
+  deps.heartbeat?.watch(() => ({
+    pagesTotal: d.pages.length,
+    pagesDone: results.filter((r) => r !== undefined).length,
+    pagesInFlight: pacer.running,
+    hosts: pacer.snapshot().map((h) => ({ ...h, nextAllowedAt: h.nextAllowedAt === null ? null : new Date(h.nextAllowedAt).toISOString() })),
+  }));
   const uploads: Promise<void>[] = [];
   // captures packaged and uploading at once: their bodies are held in memory until written
   const uploading = new InFlightLimit(2 * d.hostParallelism);
@@ -151,8 +173,14 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
         return;
       }
       for (let wait = pacer.readyAt(host) - Date.now(); wait > 0; wait = pacer.readyAt(host) - Date.now()) await sleep(Math.min(wait, MAX_TIMER_MS));
+      if (deps.stopped?.()) {
+        ended = true;
+        pacer.release(host);
+        return;
+      }
 
-      const taskId = randomUUID();
+      // derived, not random: a re-dispatch finds this page's manifest under the same key
+      const taskId = pageTaskId(d.crawlId, d.depth, page.url);
       const submittedAt = Date.now();
       // the host's clock stops when the page has been read (visit.hostDoneAt); the slot is held
       // while the page is rendered, so no more than hostParallelism pages are open at once
@@ -177,6 +205,7 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
           const packaged = await packageCapture(visit, { taskId, url: page.url, follow: page.follow, formats: d.formats, prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, ...(deps.signer && d.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
           if (packaged.finalUrl !== undefined) base.finalUrl = packaged.finalUrl;
           const lostManifest = matches(knobs.manifestError, page.url);
+          if (deps.stopped?.()) return;
           try {
             await writeCapture(packaged, deps.store, { skipManifest: lostManifest });
           } catch (err) {
@@ -210,6 +239,10 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
     const pump = (): void => {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
+      if (deps.stopped?.()) {
+        if (pacer.running === 0) resolve();
+        return;
+      }
       for (const s of pacer.take(Date.now())) void slot(s).finally(pump);
       if (pacer.done) return resolve();
       const wake = pacer.nextWakeAt();

@@ -21,6 +21,7 @@ import { authFromConfig, DEFAULT_RETRY, refusalLine, refused, sendReport, type R
 import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
 import { createAddressPolicy } from '../domain/address-policy.ts';
 import { CaptureBrowser } from './browser/launch.ts';
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, LevelHeartbeat } from './heartbeat.ts';
 import { createGuardedFetcher, type Resolver } from './fetch.ts';
 import { createS3 } from '../s3/client.ts';
 import { s3Store, type ArtifactStore } from './store.ts';
@@ -62,6 +63,8 @@ export interface FlowOptions {
   robotsTtlMs?: number;
   /** how host names are resolved before the address policy checks them (tests stage DNS rebinding) */
   resolve?: Resolver;
+  /** how often a level in progress sends its heartbeat when the dispatch names a heartbeatUrl (default 5 s) */
+  heartbeatIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -81,6 +84,12 @@ export interface Flow {
   /** waits until no level is in progress */
   idle(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Dies as a killed process would (tests): stops accepting at once and sends no heartbeat; no
+   * further page starts and nothing more is written or reported. A new flow may then listen on
+   * the same port.
+   */
+  kill(): Promise<void>;
 }
 
 const dispatchSchema = {
@@ -143,16 +152,26 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
   const levels: LevelRun[] = [];
   let captureChain: Promise<void> = Promise.resolve();
   const inProgress = new Set<Promise<void>>();
+  let killed = false;
+  const beating = new Set<LevelHeartbeat>();
 
   const runLevel = (run: LevelRun): Promise<void> => {
+    // alive from the moment the level is accepted, also while it waits behind another level
+    const heartbeat = new LevelHeartbeat(run.dispatch, { auth: reportAuth, intervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, log });
+    beating.add(heartbeat);
+    heartbeat.start();
     const captured = captureChain.then(async () => {
       run.state = 'capturing';
       log(`level ${run.crawlId}/${run.depth}: ${run.dispatch.pages.length} pages`);
-      run.report = await captureLevel(run.dispatch, { store, robots, hostLog, knobs: run.knobs, userAgent: FLOW_USER_AGENT, software: FLOW_SOFTWARE, signer, log, fetcher, browser });
+      run.report = await captureLevel(run.dispatch, { store, robots, hostLog, knobs: run.knobs, userAgent: FLOW_USER_AGENT, software: FLOW_SOFTWARE, signer, log, fetcher, browser, heartbeat, stopped: () => killed });
     });
     captureChain = captured.catch(() => {});
     return captured
       .then(async () => {
+        if (killed) {
+          run.state = 'dropped';
+          return;
+        }
         const depths = run.knobs.dropReportDepths ?? [];
         if (depths.includes(run.depth)) {
           run.state = 'dropped';
@@ -175,6 +194,10 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
         run.state = 'failed';
         run.error = (err as Error).message;
         log(`level ${run.crawlId}/${run.depth}: failed: ${run.error}`);
+      })
+      .finally(async () => {
+        beating.delete(heartbeat);
+        await heartbeat.stop();
       });
   };
 
@@ -268,6 +291,14 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
       while (inProgress.size > 0) await Promise.all([...inProgress]);
     },
     async close() {
+      await app.close();
+      await flow.idle();
+      await browser.close();
+    },
+    async kill() {
+      killed = true;
+      await Promise.all([...beating].map((h) => h.stop()));
+      app.server.closeAllConnections();
       await app.close();
       await flow.idle();
       await browser.close();

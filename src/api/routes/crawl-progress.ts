@@ -1,0 +1,222 @@
+// A crawl while it runs and after:
+//
+//   POST /api/crawls/:id/levels/:depth/heartbeat   the capture flow, every few seconds while it
+//        works on a level: the level's capability (levelCapabilityGate, as for its report) and a
+//        token of any identity; signals the workflow (levelHeartbeat), which keeps the latest as
+//        the level's progress and re-dispatches a level whose heartbeats stop.
+//   GET  /api/crawls/:id/progress   phase, current depth, per-level counts, per host queue / in
+//        flight / next allowed start: the workflow's progress query merged with the ledger.
+//   GET  /api/crawls/:id/pacing     per host: pages, the smallest gap from the previous finish
+//        (the spec's lag() query), the delay owed (perHostDelayMs or a longer Crawl-delay), and
+//        the gaps that fell short.
+// The two GETs answer as GET /api/crawls/:id does: 404 unless you may submit for its organization.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { crawlWorkflowId, QUERIES, SIGNALS } from '../../../temporal.config.ts';
+import type { HeartbeatBody } from '../../domain/contract.ts';
+import { CRAWL_LIMITS, type CrawlProgress } from '../../domain/crawl.ts';
+import { BadRequestError, ConflictError } from '../../domain/errors.ts';
+import type { LevelHeartbeat } from '../../domain/liveness.ts';
+import { progressView } from '../../domain/progress.ts';
+import { levelCounts, pacingAudit } from '../../store/progress.ts';
+import { submittableCrawl } from '../crawl-access.ts';
+import type { AppDeps } from '../deps.ts';
+import { requireIdentity } from '../identity.ts';
+import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.ts';
+import { errorBody, errorResponses, notFoundResponse, uuidParam } from '../schemas.ts';
+
+/** How long asking or signalling the workflow may take. */
+export const WORKFLOW_DEADLINE_MS = 5_000;
+const MAX_HOSTS = 10_000;
+const MAX_PAGES = 1_000_000;
+
+const count = { type: 'integer', minimum: 0, maximum: MAX_PAGES } as const;
+const hostProgressSchema = {
+  type: 'object',
+  properties: {
+    host: { type: 'string', minLength: 1, maxLength: 260 },
+    queued: count,
+    inFlight: { type: 'integer', minimum: 0, maximum: 1 },
+    nextAllowedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+  required: ['host', 'queued', 'inFlight', 'nextAllowedAt'],
+  additionalProperties: false,
+} as const;
+
+/** HeartbeatBody (src/domain/contract.ts). */
+export const heartbeatSchema = {
+  type: 'object',
+  properties: {
+    depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth },
+    pagesTotal: count,
+    pagesDone: count,
+    pagesInFlight: count,
+    hosts: { type: 'array', maxItems: MAX_HOSTS, items: hostProgressSchema },
+  },
+  required: ['depth', 'pagesTotal', 'pagesDone', 'pagesInFlight', 'hosts'],
+  additionalProperties: false,
+} as const;
+
+const levelParams = {
+  type: 'object',
+  properties: { id: uuidParam.properties.id, depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth } },
+  required: ['id', 'depth'],
+  additionalProperties: false,
+} as const;
+
+const levelViewSchema = {
+  type: 'object',
+  properties: {
+    depth: { type: 'integer' },
+    pages: { type: 'integer' },
+    captured: { type: 'integer' },
+    failed: { type: 'integer' },
+    skipped: { type: 'integer' },
+    pending: { type: 'integer' },
+    cut: { type: 'integer' },
+    dispatched: { type: ['integer', 'null'] },
+    redispatches: { type: 'integer' },
+    heartbeat: {
+      type: ['object', 'null'],
+      properties: { receivedAt: { type: 'string' }, pagesTotal: { type: 'integer' }, pagesDone: { type: 'integer' }, pagesInFlight: { type: 'integer' } },
+      required: ['receivedAt', 'pagesTotal', 'pagesDone', 'pagesInFlight'],
+    },
+  },
+  required: ['depth', 'pages', 'captured', 'failed', 'skipped', 'pending', 'cut', 'dispatched', 'redispatches', 'heartbeat'],
+} as const;
+
+const progressSchema = {
+  type: 'object',
+  properties: {
+    crawlId: { type: 'string' },
+    state: { type: 'string', enum: ['running', 'succeeded', 'failed'] },
+    stopReason: { type: ['string', 'null'] },
+    failure: { type: ['string', 'null'] },
+    phase: { type: ['string', 'null'], description: 'starting, dispatching, waiting, admitting, finishing, done; null when the workflow was not asked' },
+    depth: { type: ['integer', 'null'] },
+    maxDepth: { type: 'integer' },
+    source: { type: 'string', enum: ['workflow', 'ledger'] },
+    levels: { type: 'array', items: levelViewSchema },
+    hosts: { type: 'array', items: hostProgressSchema },
+  },
+  required: ['crawlId', 'state', 'stopReason', 'failure', 'phase', 'depth', 'maxDepth', 'source', 'levels', 'hosts'],
+} as const;
+
+const pacingSchema = {
+  type: 'object',
+  properties: {
+    crawlId: { type: 'string' },
+    perHostDelayMs: { type: 'integer' },
+    violations: { type: 'integer', description: 'gaps shorter than their host is owed, over all hosts (expected 0)' },
+    hosts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          host: { type: 'string' },
+          pages: { type: 'integer' },
+          minGapMs: { type: ['integer', 'null'], description: "from one capture's finish to the next submit on the host, rounded down" },
+          effectiveDelayMs: { type: 'integer' },
+          violations: { type: 'integer' },
+          overlaps: { type: 'integer', description: 'negative gaps: two captures on the host at once' },
+        },
+        required: ['host', 'pages', 'minGapMs', 'effectiveDelayMs', 'violations', 'overlaps'],
+      },
+    },
+  },
+  required: ['crawlId', 'perHostDelayMs', 'violations', 'hosts'],
+} as const;
+
+export default async function crawlProgressRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
+  const { db, fga } = opts.deps;
+  const temporal = opts.deps.temporal;
+  if (temporal === undefined) throw new Error('the crawl progress routes need a Temporal client (AppDeps.temporal)');
+  decorateLevelDispatch(app);
+
+  app.post<{ Params: { id: string; depth: number }; Body: HeartbeatBody }>(
+    '/api/crawls/:id/levels/:depth/heartbeat',
+    {
+      config: { public: true },
+      onRequest: levelCapabilityGate({ db, what: 'heartbeat' }),
+      schema: {
+        summary: "The capture flow's heartbeat while it works on a level",
+        description:
+          "Same credentials as the level's report: a Bearer token of any identity and the level's capability in x-capture-capability. Once a level has had a heartbeat, silence longer than the liveness window (60 s) dispatches it again.",
+        tags: ['crawls'],
+        params: levelParams,
+        body: heartbeatSchema,
+        response: {
+          202: { type: 'object', properties: { accepted: { type: 'boolean' } }, required: ['accepted'], additionalProperties: false },
+          ...errorResponses,
+          403: { description: 'the capability is missing or matches no dispatch of this level', ...errorBody },
+          409: { description: 'the crawl is not running', ...errorBody },
+          503: { description: 'Temporal could not be reached', ...errorBody },
+        },
+      },
+    },
+    async (request, reply) => {
+      requireIdentity(request);
+      const dispatch = request.levelDispatch;
+      if (dispatch === null) return reply.code(403).send({ error: 'capability refused' });
+      const depth = request.params.depth;
+      if (request.body.depth !== depth) {
+        throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
+      }
+      const beat: LevelHeartbeat = { ...request.body, receivedAt: new Date().toISOString() };
+      try {
+        await temporal.withDeadline(Date.now() + WORKFLOW_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(dispatch.crawlId)).signal(SIGNALS.levelHeartbeat, beat));
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) throw new ConflictError('the crawl is not running');
+        request.log.error({ err, crawlId: dispatch.crawlId, depth }, 'could not signal a heartbeat');
+        return reply.code(503).send({ error: 'Temporal is unavailable; the heartbeat was not passed on' });
+      }
+      return reply.code(202).send({ accepted: true });
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/crawls/:id/progress',
+    {
+      schema: {
+        summary: 'Live progress of a crawl',
+        description:
+          "Per level: pages by state (the ledger), pages dispatched, re-dispatches and the flow's latest heartbeat (the workflow); per host of the level in flight: queue length, pages in flight and the next allowed start. A finished crawl (or one whose workflow cannot be asked) is answered from the ledger alone, source \"ledger\". 404 unless you may submit for its organization.",
+        tags: ['crawls'],
+        params: uuidParam,
+        response: { 200: progressSchema, ...errorResponses, ...notFoundResponse },
+      },
+    },
+    async (request) => {
+      const crawl = await submittableCrawl(db, fga, requireIdentity(request), request.params.id);
+      let live: CrawlProgress | null = null;
+      if (crawl.state === 'running') {
+        try {
+          live = await temporal.withDeadline(Date.now() + WORKFLOW_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(crawl.id)).query<CrawlProgress>(QUERIES.progress));
+        } catch (err) {
+          request.log.warn({ err, crawlId: crawl.id }, 'progress query failed; answering from the ledger');
+        }
+      }
+      const facts = { id: crawl.id, state: crawl.state, stopReason: crawl.stop_reason, failure: crawl.failure, maxDepth: crawl.max_depth, depthReached: crawl.depth_reached };
+      return progressView(facts, await levelCounts(db, crawl.id), live);
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/crawls/:id/pacing',
+    {
+      schema: {
+        summary: 'The pacing audit of a crawl: the spacing every host really got',
+        description:
+          "Per host, over every level: pages with both timestamps, the smallest gap from the previous capture's finish to the next submit, the delay the host was owed (perHostDelayMs, or the robots.txt Crawl-delay the flow reported when longer) and how many gaps fell short (expected 0). 404 unless you may submit for its organization.",
+        tags: ['crawls'],
+        params: uuidParam,
+        response: { 200: pacingSchema, ...errorResponses, ...notFoundResponse },
+      },
+    },
+    async (request) => {
+      const crawl = await submittableCrawl(db, fga, requireIdentity(request), request.params.id);
+      const hosts = await pacingAudit(db, crawl.id, crawl.per_host_delay_ms);
+      return { crawlId: crawl.id, perHostDelayMs: crawl.per_host_delay_ms, violations: hosts.reduce((n, h) => n + h.violations, 0), hosts };
+    },
+  );
+}
