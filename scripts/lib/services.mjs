@@ -1,6 +1,6 @@
 // The services of the local stack, in start order. compose.yaml names the same services
 // (test/unit/compose.test.ts checks it), so keep the two in step.
-import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { STACK_DIR, ROOT, intSetting, loadEnv } from './env.mjs';
 import { resolveBinary, postgresBinDir, opensearchCommand } from './tools.mjs';
@@ -89,6 +89,9 @@ export function serviceSpec(name) {
         realPid: () => Number(String(execFileSync('head', ['-1', data + '/postmaster.pid'])).trim()),
         prepare(log) {
           mkdirSync(STACK_DIR, { recursive: true });
+          // the postgres user must traverse .stack, whoever created it first (the dev issuer
+          // makes .stack/issuer with mode 0700, recursively)
+          if (isRoot()) chmodSync(STACK_DIR, 0o755);
           for (const d of [data, sock]) {
             mkdirSync(d, { recursive: true, mode: 0o700 });
             if (isRoot()) chownSync(d, postgresUid(), postgresGid());
