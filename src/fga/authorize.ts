@@ -67,8 +67,9 @@ export interface ReachableObjects {
 
 /**
  * The capture jobs whose archives the caller may view (owner, or member through the job's
- * organization) and the archives shared with them directly: three ListObjects at MINIMIZE_LATENCY,
- * concurrently. Undefined when any answer reached LIST_OBJECTS_MAX_RESULTS (possibly cut).
+ * organization; ListObjects at MINIMIZE_LATENCY, so a new crawl may take the cache's 10 s to
+ * appear) and the archives shared with them directly: three ListObjects, concurrently. Undefined
+ * when any answer reached LIST_OBJECTS_MAX_RESULTS (possibly cut).
  */
 export async function reachableObjects(fga: OpenFgaClient, identity: Identity): Promise<ReachableObjects | undefined> {
   const contextualTuples = membershipTuples(identity);
@@ -79,7 +80,9 @@ export async function reachableObjects(fga: OpenFgaClient, identity: Identity): 
   const [owned, member, shared] = await Promise.all([
     fga.listObjects({ user, relation: 'owner', type: 'capture_job', contextualTuples, context }, opts),
     fga.listObjects({ user, relation: 'member', type: 'capture_job', contextualTuples, context }, opts),
-    fga.listObjects({ user, relation: 'viewer', type: 'archive', contextualTuples, context }, opts),
+    // Direct shares are one indexed read by user, cheap without the cache; asked fresh, a share
+    // written or revoked a moment ago is listed (or not) as signing would decide.
+    fga.listObjects({ user, relation: 'viewer', type: 'archive', contextualTuples, context }, { consistency: ConsistencyPreference.HigherConsistency }),
   ]);
   if ([owned, member, shared].some((r) => r.objects.length >= LIST_OBJECTS_MAX_RESULTS)) return undefined;
   // ListObjects answers what it found when its deadline (3 s by default) runs out, unmarked: an

@@ -5,9 +5,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
-import { drain, insertArchive, insertJob, insertManyArchives, makeWacz } from '../support/ledger.ts';
+import { drain, insertArchive, insertJob, insertManyArchives, makeWacz, reportedFor } from '../support/ledger.ts';
 import type { Archive } from '../../src/db/types.ts';
 import { createUrlSigner } from '../../src/api/presign.ts';
+import { MAX_EXAMINED } from '../../src/api/routes/archives.ts';
+import { share, unshare } from '../../src/cli/fga-share.ts';
+import { sql } from 'kysely';
 
 let tdb: TestDatabase;
 let store: TestStore;
@@ -173,6 +176,7 @@ describe('GET /api/archives', () => {
         .then(async () => {
           const row = await tdb.db.selectFrom('archives').select('id').where('task_id', '=', `list-${i}`).executeTakeFirstOrThrow();
           await store.client.write({ writes: [{ user: `capture_job:${i % 11 === 0 ? crawlB : crawlA}`, relation: 'parent', object: `archive:${row.id}` }] });
+          await reportedFor(tdb.db, i % 11 === 0 ? crawlB : crawlA, [{ taskId: `list-${i}`, url: `https://example.test/${i}` }]);
         });
     }
   });
@@ -295,5 +299,161 @@ describe('insertManyArchives fixture', () => {
     expect(await drain(tdb.db, store.client)).toBe(122);
     const r = await fetch(`${api.url}/api/archives?before=2020-01-01T00:00:01Z&limit=200`, { headers: devHeaders('bea') });
     expect(((await r.json()) as { id: string }[]).map((x) => x.id)).toEqual(ids);
+  });
+});
+
+interface Listed {
+  status: number;
+  rows: { id: string; capturedAt: string; taskId: string }[];
+  link: string | null;
+  stoppedEarly: string | null;
+}
+
+async function listPage(query: string, headers: Record<string, string>): Promise<Listed> {
+  const res = await fetch(`${api.url}/api/archives${query}`, { headers });
+  return { status: res.status, rows: (await res.json()) as Listed['rows'], link: res.headers.get('link'), stoppedEarly: res.headers.get('x-stopped-early') };
+}
+
+/** The query of a Link rel="next" header, as `?before=…`. */
+function nextQuery(link: string | null): string | undefined {
+  if (link === null) return undefined;
+  const m = /^<\/api\/archives(\?[^>]*)>; rel="next"$/.exec(link);
+  expect(m, link).not.toBeNull();
+  return m![1];
+}
+
+describe('GET /api/archives: the tie-breaker', () => {
+  let ids: string[];
+  const at = new Date('2032-02-02T02:02:02.123Z');
+
+  beforeAll(async () => {
+    const job = await insertJob(tdb.db, { orgId: 'same', submittedBy: 'sam' });
+    ids = await insertManyArchives(tdb.db, job, bucket(), 120, at);
+    await tdb.db.updateTable('archives').set({ captured_at: at }).where('id', 'in', ids).execute();
+    await drain(tdb.db, store.client);
+  });
+
+  it('120 archives sharing one capturedAt, paged 50 at a time with before and beforeId: none lost, none twice', async () => {
+    const seen: string[] = [];
+    let query = '?limit=50';
+    let pages = 0;
+    for (;;) {
+      const r = await listPage(query, devHeaders('sam'));
+      expect(r.status).toBe(200);
+      expect(r.stoppedEarly).toBe('false');
+      pages += 1;
+      seen.push(...r.rows.map((x) => x.id));
+      if (r.rows.length < 50) break;
+      const last = r.rows[r.rows.length - 1]!;
+      expect(last.capturedAt).toBe(at.toISOString());
+      query = `?limit=50&before=${encodeURIComponent(last.capturedAt)}&beforeId=${last.id}`;
+    }
+    expect(pages).toBe(3);
+    expect(seen).toEqual([...ids].sort().reverse());
+  });
+
+  it('the Link header pages the same way and ends when nothing is left', async () => {
+    const seen: string[] = [];
+    let query: string | undefined = '?limit=50';
+    while (query !== undefined) {
+      const r = await listPage(query, devHeaders('sam'));
+      seen.push(...r.rows.map((x) => x.id));
+      query = nextQuery(r.link);
+    }
+    expect(seen).toEqual([...ids].sort().reverse());
+  });
+
+  it('before alone keeps its meaning: strictly older than that capturedAt', async () => {
+    const r = await listPage(`?limit=50&before=${encodeURIComponent(at.toISOString())}`, devHeaders('sam'));
+    expect(r.rows).toEqual([]);
+    const upper = [...ids].sort().reverse();
+    const from = await listPage(`?limit=50&before=${encodeURIComponent(at.toISOString())}&beforeId=${upper[9]!.toUpperCase()}`, devHeaders('sam'));
+    expect(from.rows.map((x) => x.id)).toEqual(upper.slice(10, 60));
+  });
+
+  it.each([
+    [`?beforeId=${randomUUID()}`, 'querystring.beforeId'],
+    ['?before=2032-02-02T02:02:02.123Z&beforeId=nope', 'querystring.beforeId'],
+  ])('%s is 400 naming %s', async (query, field) => {
+    const r = await list(query, devHeaders('sam'));
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: 'invalid request', details: [expect.objectContaining({ field })] });
+  });
+
+  it('documents the Link and X-Stopped-Early headers in OpenAPI', async () => {
+    const doc = (await (await fetch(`${api.url}/api/openapi.json`)).json()) as { paths: Record<string, { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }> };
+    expect(Object.keys(doc.paths['/api/archives']!.get.responses['200']!.headers ?? {}).map((h) => h.toLowerCase()).sort()).toEqual(['link', 'x-stopped-early']);
+  });
+});
+
+describe('signing with OpenFGA caches on', () => {
+  it('a revoked share gets 404 on signing at once, even right after lists asked (and cached) the same question', async () => {
+    const job = await insertJob(tdb.db, { orgId: 'revoked', submittedBy: 'rex' });
+    const a = await insertArchive(tdb.db, { crawlId: job, bucket: bucket() });
+    await drain(tdb.db, store.client);
+    await share({ db: tdb.db, fga: store.client }, a.id, 'vic', '1h');
+    for (let i = 0; i < 3; i++) expect((await listPage('', devHeaders('vic'))).rows.map((x) => x.id)).toEqual([a.id]);
+    expect((await sign(a.id, devHeaders('vic'))).status).toBe(200);
+    await unshare({ db: tdb.db, fga: store.client }, a.id, 'user:vic');
+    expect(await sign(a.id, devHeaders('vic'))).toEqual({ status: 404, body: { error: 'not found' } });
+  });
+});
+
+describe('GET /api/archives over 100,000 archives', () => {
+  beforeAll(async () => {
+    await sql`INSERT INTO archives (task_id, bucket, object_key, url, provenance, captured_at)
+      SELECT 'hundredk-' || g, ${bucket()}, 'hundredk/' || g || '.wacz', 'https://example.test/h/' || g, '{}', timestamptz '2001-01-01T00:00:00Z' - g * interval '1 second'
+      FROM generate_series(1, 100000) g`.execute(tdb.db);
+    // 'hoarder' owns 1,000 capture jobs without archives: ListObjects answers at its maximum, an
+    // answer the listing cannot take as whole, so every archive is a candidate checked in turn
+    for (let i = 0; i < 1000; i += 100) {
+      await store.client.write({ writes: Array.from({ length: 100 }, () => ({ user: 'user:hoarder', relation: 'owner', object: `capture_job:${randomUUID()}` })) });
+    }
+  }, 120_000);
+
+  it('a caller who sees nothing stops at its bound, says so, and continues where it stopped with a cursor that names no archive', async () => {
+    const batch = vi.spyOn(api.deps.fga, 'batchCheck');
+    try {
+      const first = await listPage('?limit=50', devHeaders('hoarder'));
+      expect(first.status).toBe(200);
+      expect(first.rows).toEqual([]);
+      expect(first.stoppedEarly).toBe('true');
+      const checked = () => batch.mock.calls.reduce((n, [body]) => n + body.checks.length, 0);
+      expect(checked()).toBe(MAX_EXAMINED);
+      const next = new URLSearchParams(nextQuery(first.link)!.slice(1));
+      expect(next.get('limit')).toBe('50');
+      const before = new Date(next.get('before')!);
+      expect(await tdb.db.selectFrom('archives').select('id').where('captured_at', '=', before).execute()).toEqual([]);
+      const beforeId = next.get('beforeId');
+      if (beforeId !== null) expect(await tdb.db.selectFrom('archives').select('id').where('id', '=', beforeId).execute()).toEqual([]);
+      // exactly MAX_EXAMINED candidates lie before the cursor
+      const newer = await tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<string>().as('n')).where('captured_at', '>', before).executeTakeFirstOrThrow();
+      expect(Number(newer.n)).toBe(MAX_EXAMINED);
+
+      batch.mockClear();
+      const second = await listPage(nextQuery(first.link)!, devHeaders('hoarder'));
+      expect(second).toMatchObject({ status: 200, rows: [], stoppedEarly: 'true' });
+      expect(checked()).toBe(MAX_EXAMINED);
+      expect(new Date(new URLSearchParams(nextQuery(second.link)!.slice(1)).get('before')!).getTime()).toBeLessThan(before.getTime());
+    } finally {
+      batch.mockRestore();
+    }
+  });
+
+  it('a caller who reaches no crawl and no share is answered from the authorization side: no candidate read', async () => {
+    const batch = vi.spyOn(api.deps.fga, 'batchCheck');
+    try {
+      const r = await listPage('?limit=50', devHeaders('stranger', ['nowhere']));
+      expect(r).toEqual({ status: 200, rows: [], link: null, stoppedEarly: 'false' });
+      expect(batch).not.toHaveBeenCalled();
+    } finally {
+      batch.mockRestore();
+    }
+  });
+
+  it('a member of an organization sees its archives among them, newest first, from its crawls only', async () => {
+    const r = await listPage('?limit=25', devHeaders('tina', ['tiny']));
+    expect(r.rows.map((x) => x.taskId)).toEqual(Array.from({ length: 25 }, (_, k) => `list-${k * 11}`));
+    expect(r.stoppedEarly).toBe('false');
   });
 });

@@ -262,6 +262,56 @@ describe('GET /api/search', () => {
   });
 });
 
+describe('GET /api/search for a caller who sees few of the hits', () => {
+  const hidden = Array.from({ length: 120 }, () => randomUUID());
+  let visible: string[];
+
+  beforeAll(async () => {
+    // 120 pages the caller may not view rank first (the word in the title too); five of theirs last
+    visible = [ids.english!, ids.japanese!, ids.withheld!, ids.withheldLine!, ids.empty!];
+    const body: unknown[] = [];
+    for (const id of hidden) body.push({ index: { _index: INDEX, _id: `${id}:0` } }, { archiveId: id, position: 0, url: `https://globex.test/${id}`, title: 'okapi okapi', text: 'okapi okapi okapi', capturedAt: '2024-05-01T00:00:00Z' });
+    for (const id of visible) body.push({ index: { _index: INDEX, _id: `${id}:9` } }, { archiveId: id, position: 9, url: `https://example.test/okapi/${id}`, text: 'a lone okapi among many words of plain text', capturedAt: '2024-05-01T00:00:00Z' });
+    const res = await search.client.bulk({ body: body as never, refresh: true });
+    expect(res.body.errors).toBe(false);
+  });
+
+  afterAll(async () => {
+    const docs = [...hidden.map((id) => `${id}:0`), ...visible.map((id) => `${id}:9`)];
+    const res = await search.client.bulk({ body: docs.map((id) => ({ delete: { _index: INDEX, _id: id } })) as never, refresh: true });
+    expect(res.body.errors).toBe(false);
+  });
+
+  it('reads on past the hidden hits until the page is full; total stays the raw count', async () => {
+    const r = await searchAs('okapi', alice, '&limit=5');
+    expect(r.status).toBe(200);
+    expect(r.body.total).toBe(125);
+    expect(r.body.hits.map((h) => h.archiveId).sort()).toEqual([...visible].sort());
+    expect(r.body).not.toHaveProperty('nextOffset');
+  });
+
+  it('pages with nextOffset: every visible hit once, none skipped', async () => {
+    const seen: string[] = [];
+    let extra = '&limit=2';
+    for (let pages = 0; pages < 10; pages++) {
+      const r = await searchAs('okapi', alice, extra);
+      expect(r.status).toBe(200);
+      seen.push(...r.body.hits.map((h) => h.archiveId as string));
+      const next = (r.body as { nextOffset?: number }).nextOffset;
+      if (next === undefined) break;
+      expect(next).toBeGreaterThan(120);
+      extra = `&limit=2&offset=${next}`;
+    }
+    expect(seen.sort()).toEqual([...visible].sort());
+  });
+
+  it('a caller who sees none of them gets an empty page after a bounded number of reads', async () => {
+    const r = await searchAs('okapi', mallory, '&limit=5');
+    expect(r.body.hits).toEqual([]);
+    expect(r.body.total).toBe(125);
+  });
+});
+
 describe('indexing', () => {
   it('reads pages.jsonl with ranged requests, never the whole WACZ', async () => {
     const big = await wacz([{ url: 'https://example.test/big', title: 'Big', text: 'big page' }], 3 * 1024 * 1024);

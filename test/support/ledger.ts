@@ -5,7 +5,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../../src/db/connect.ts';
-import type { Archive } from '../../src/db/types.ts';
+import { sql, type Transaction } from 'kysely';
+import type { Archive, Database } from '../../src/db/types.ts';
 import { writeWacz } from '../../src/domain/wacz/write.ts';
 import { drainOutbox, enqueueTuples } from '../../src/fga/outbox.ts';
 import { archiveTuples, jobTuples } from '../../src/fga/tuples.ts';
@@ -102,8 +103,30 @@ export async function insertArchive(db: Db, f: ArchiveFixture): Promise<Archive>
       .returningAll()
       .executeTakeFirstOrThrow();
     await enqueueTuples(trx, archiveTuples(id, f.crawlId));
+    await reportedFor(trx, f.crawlId, [{ taskId: row.task_id, url: row.url }]);
     return row;
   });
+}
+
+/**
+ * The capture_submissions rows a real admission writes next to its archives (task -> crawl, org,
+ * submitter), so fixtures are reachable the way the listing reaches archives for callers who see
+ * few crawls. Nothing is written when the crawl row does not exist.
+ */
+export async function reportedFor(db: Db | Transaction<Database>, crawlId: string, tasks: { taskId: string; url: string }[]): Promise<void> {
+  if (tasks.length === 0) return;
+  await db
+    .insertInto('capture_submissions')
+    .columns(['task_id', 'org_id', 'submitted_by', 'crawl_id', 'url'])
+    .expression(
+      db
+        .selectFrom('crawls')
+        .innerJoin(sql<{ task_id: string; url: string }>`(SELECT unnest(${tasks.map((t) => t.taskId)}::text[]) AS task_id, unnest(${tasks.map((t) => t.url)}::text[]) AS url)`.as('t'), (j) => j.onTrue())
+        .select(['t.task_id', 'crawls.org_id', 'crawls.submitted_by', 'crawls.id', 't.url'])
+        .where('crawls.id', '=', crawlId),
+    )
+    .onConflict((oc) => oc.doNothing())
+    .execute();
 }
 
 /** Many archive rows for one crawl in one statement (no objects), tuples queued; newest first by index. */
@@ -129,6 +152,7 @@ export async function insertManyArchives(db: Db, crawlId: string, bucket: string
     });
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('archives').values(rows).execute();
+      await reportedFor(trx, crawlId, rows.map((r) => ({ taskId: r.task_id, url: r.url })));
       await enqueueTuples(
         trx,
         rows.flatMap((r) => archiveTuples(r.id, crawlId)),

@@ -9,7 +9,6 @@ import { canView, reachableObjects, viewableArchives } from '../../fga/authorize
 import { archiveCandidates, archiveView, findArchive, type CandidateScope } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { createUrlSigner } from '../presign.ts';
 import { errorResponses, noBody, notFoundResponse, uuidParam } from '../schemas.ts';
 
 /** A signed URL cannot be revoked: its lifetime is the gap between removing access and access ending. */
@@ -17,7 +16,7 @@ export const SIGNED_URL_TTL_SECONDS = 300;
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
 /** Candidates one list request examines at most (issue 12: a caller who sees little cannot walk the table). */
-export const MAX_EXAMINED = 4000;
+export const MAX_EXAMINED = 1000;
 
 export const archiveSchema = {
   type: 'object',
@@ -40,7 +39,7 @@ export const archiveSchema = {
 export default async function archiveRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
   const { db, fga } = opts.deps;
   // a presigned GET signing only `host`, so a plain HTTP client can use it
-  const signUrl = createUrlSigner(opts.deps.config.s3);
+  const signUrl = opts.deps.signer;
 
   app.post<{ Params: { id: string } }>(
     '/api/archives/:id/url',
