@@ -16,7 +16,7 @@ import { createActivities } from '../src/activities/index.ts';
 import type { CrawlProgress } from '../src/domain/crawl.ts';
 import { CAPABILITY_HEADER, type DispatchBody } from '../src/domain/contract.ts';
 import { buildApp } from '../src/api/app.ts';
-import { createS3 } from '../src/s3/client.ts';
+import { createAppClients } from '../src/api/deps.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 
@@ -66,10 +66,11 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
   });
   const fga = new OpenFgaClient({ apiUrl: config.fga.apiUrl, storeId: fgaStore.id, authorizationModelId: model.authorization_model_id });
   await fga.write({ writes: [{ user: 'user:bench', relation: 'submitter', object: 'organization:bench' }] });
-  const s3 = createS3(config.s3);
+  const clients = createAppClients(config);
+  const s3 = clients.s3;
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  const app = await buildApp({ config, db: bench.db, fga, s3, temporal: client }, { logger: false });
+  const app = await buildApp({ config, db: bench.db, fga, ...clients, temporal: client }, { logger: false });
   const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
 
   // the project's activities, with admitLevel's start time recorded

@@ -4,8 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { AppDeps } from '../src/api/deps.ts';
-import { createS3 } from '../src/s3/client.ts';
+import { createAppClients, type AppDeps } from '../src/api/deps.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, round, type BenchDatabase } from './support-crawl.ts';
 
@@ -61,7 +60,7 @@ export async function startBenchApi(opts: { nodeArgs?: string[] } = {}): Promise
     await new Promise((r) => setTimeout(r, 200));
   }
   const config = benchConfig({ CAPTURE_LEDGER_DATABASE_URL: bench.url, CAPTURE_LEDGER_FGA_STORE_ID: store.storeId, CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId });
-  const deps: AppDeps = { config, db: bench.db, fga: store.client, s3: createS3(config.s3) };
+  const deps: AppDeps = { config, db: bench.db, fga: store.client, ...createAppClients(config) };
   return {
     bench,
     store,

@@ -3,6 +3,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Config } from '../config/env.ts';
 import type { Db } from '../db/connect.ts';
+import { createS3 } from '../s3/client.ts';
+import { createSearchIndex, type SearchIndex } from '../search/client.ts';
+import { createUrlSigner, type UrlSigner } from './presign.ts';
 
 /** Everything the API's routes use, built once by main.ts (or by a test) and passed down. */
 export interface AppDeps {
@@ -10,6 +13,22 @@ export interface AppDeps {
   db: Db;
   fga: OpenFgaClient;
   s3: S3Client;
+  /** presigned GETs for archive objects */
+  signer: UrlSigner;
+  /** present when search is configured (CAPTURE_LEDGER_OPENSEARCH_URL) */
+  search?: SearchIndex;
   /** present when crawls are configured (both webhook settings) */
   temporal?: TemporalClient;
+}
+
+export type AppClients = Pick<AppDeps, 's3' | 'signer' | 'search'>;
+
+/** The object-store and search clients, made once from the configuration; closeAppClients ends them. */
+export function createAppClients(config: Config): AppClients {
+  return { s3: createS3(config.s3), signer: createUrlSigner(config.s3), search: config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch) };
+}
+
+export async function closeAppClients(clients: AppClients): Promise<void> {
+  clients.s3.destroy();
+  await clients.search?.client.close();
 }

@@ -5,14 +5,13 @@ import closeWithGrace from 'close-with-grace';
 import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
 import { createFgaClient } from '../fga/client.ts';
-import { createS3 } from '../s3/client.ts';
 import { createTemporalClient } from '../temporal/client.ts';
 import { buildApp } from './app.ts';
-import type { AppDeps } from './deps.ts';
+import { closeAppClients, createAppClients, type AppDeps } from './deps.ts';
 
 const config = loadConfigOrExit('capture-ledger api');
 
-const deps: AppDeps = { config, db: createDb(config.databaseUrl), fga: createFgaClient(config.fga), s3: createS3(config.s3) };
+const deps: AppDeps = { config, db: createDb(config.databaseUrl), fga: createFgaClient(config.fga), ...createAppClients(config) };
 // Crawls are served only when both webhook settings are present; they need Temporal.
 // The connection is lazy: the API starts while Temporal is down, and a crawl started then is a 503.
 const temporal = config.crawl.webhook === undefined ? undefined : await createTemporalClient(config.temporal);
@@ -24,7 +23,7 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   else app.log.info({ signal }, 'shutting down');
   await app.close();
   await deps.db.destroy();
-  deps.s3.destroy();
+  await closeAppClients(deps);
   await temporal?.close();
 });
 

@@ -6,13 +6,14 @@ import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
 import { createFgaClient } from '../fga/client.ts';
 import { createS3 } from '../s3/client.ts';
+import { createSearchIndex } from '../search/client.ts';
 import { createTemporalClient } from '../temporal/client.ts';
 import { ensureSchedules, outboxDrainSchedule, reconcileSchedule, searchIndexSchedule } from '../temporal/schedules.ts';
 import { createWorker } from './create.ts';
 
 const config = loadConfigOrExit('capture-ledger worker');
 const db = createDb(config.databaseUrl);
-const deps = { config, db, s3: createS3(config.s3), fga: createFgaClient(config.fga) };
+const deps = { config, db, s3: createS3(config.s3), fga: createFgaClient(config.fga), search: config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch) };
 
 const connection = await NativeConnection.connect({ address: config.temporal.address });
 const temporal = await createTemporalClient(config.temporal, { lazy: false });
@@ -34,4 +35,6 @@ try {
 } finally {
   await connection.close();
   await db.destroy();
+  deps.s3.destroy();
+  await deps.search?.client.close();
 }

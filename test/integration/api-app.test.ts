@@ -4,9 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.ts';
-import type { AppDeps } from '../../src/api/deps.ts';
+import { createAppClients, type AppDeps } from '../../src/api/deps.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../src/domain/errors.ts';
-import { createS3 } from '../../src/s3/client.ts';
 import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
@@ -68,7 +67,7 @@ describe('error handler and validation split', () => {
   let base: string;
   beforeAll(async () => {
     const config = testApiConfig({ tdb, store, identity: 'dev' });
-    const deps: AppDeps = { config, db: tdb.db, fga: store.client, s3: createS3(config.s3) };
+    const deps: AppDeps = { config, db: tdb.db, fga: store.client, ...createAppClients(config) };
     app = await buildApp(deps, { logger: false });
     const job = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
     const existing = await insertArchive(tdb.db, { crawlId: job, bucket: config.s3.bucket });

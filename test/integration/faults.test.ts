@@ -19,7 +19,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, OUTBOX_DRAIN_WORKFLOW, RECONCILE_WORKFLOW } from '../../temporal.config.ts';
 import { buildApp } from '../../src/api/app.ts';
-import type { AppDeps } from '../../src/api/deps.ts';
+import { createAppClients, type AppDeps } from '../../src/api/deps.ts';
 import type { Config } from '../../src/config/env.ts';
 import type { LevelReportBody } from '../../src/domain/contract.ts';
 import { drainOutbox } from '../../src/fga/outbox.ts';
@@ -116,8 +116,9 @@ beforeAll(async () => {
   });
   connection = await Connection.connect({ address: config.temporal.address });
   client = new Client({ connection, namespace: config.temporal.namespace });
-  sharedS3 = createS3(config.s3);
-  apiDeps = { config, db: tdb.db, fga: store.client, s3: sharedS3, temporal: client };
+  const clients = createAppClients(config);
+  sharedS3 = clients.s3;
+  apiDeps = { config, db: tdb.db, fga: store.client, ...clients, temporal: client };
   app = await startApi();
 
   // the worker: S3 and OpenFGA through the private instances

@@ -9,9 +9,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config/env.ts';
 import { buildApp } from '../../src/api/app.ts';
-import type { AppDeps } from '../../src/api/deps.ts';
+import { closeAppClients, createAppClients, type AppDeps } from '../../src/api/deps.ts';
 import type { IdentityResolver } from '../../src/api/identity.ts';
-import { createS3 } from '../../src/s3/client.ts';
 import { startIssuer, type MintRequest, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { testConfig } from './config.ts';
 import type { TestDatabase } from './db.ts';
@@ -64,7 +63,7 @@ export function testApiConfig(opts: Pick<TestApiOptions, 'tdb' | 'store' | 'iden
 
 export async function startTestApi(opts: TestApiOptions): Promise<TestApi> {
   const config = testApiConfig(opts);
-  const deps: AppDeps = { config, db: opts.tdb.db, fga: opts.store.client, s3: createS3(config.s3), ...opts.deps };
+  const deps: AppDeps = { config, db: opts.tdb.db, fga: opts.store.client, ...createAppClients(config), ...opts.deps };
   const app = await buildApp(deps, { logger: process.env.CAPTURE_LEDGER_TEST_LOG ? { level: 'info' } : false, identity: opts.resolver });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
@@ -74,7 +73,7 @@ export async function startTestApi(opts: TestApiOptions): Promise<TestApi> {
     config,
     async close() {
       await app.close();
-      deps.s3.destroy();
+      await closeAppClients(deps);
     },
   };
 }

@@ -19,6 +19,7 @@ import { inject } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
 import type { Db } from '../../src/db/connect.ts';
 import { createS3 } from '../../src/s3/client.ts';
+import { createSearchIndex } from '../../src/search/client.ts';
 import { createWorker } from '../../src/worker/create.ts';
 import { loadProjectEnv } from './env.ts';
 import { endWorkflows } from './temporal-run.ts';
@@ -72,6 +73,7 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
   installRuntime();
   const { config } = opts;
   const s3 = opts.s3 ?? createS3(config.s3);
+  const search = config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch);
   const workflowBundlePath = inject('workflowBundlePath');
   const native = await NativeConnection.connect({ address: config.temporal.address });
   const connection = await Connection.connect({ address: config.temporal.address });
@@ -84,7 +86,7 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
       connection: native,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      deps: { config, db: opts.db, fga: opts.fga, s3 },
+      deps: { config, db: opts.db, fga: opts.fga, s3, search },
       workflowBundlePath,
       shutdownGraceTime: '1 second',
     });
@@ -119,6 +121,7 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
       await connection.close();
       await native.close();
       if (opts.s3 === undefined) s3.destroy();
+      await search?.client.close();
     },
   };
   return handle;

@@ -5,7 +5,6 @@
 //                                rest, reading on to fill the page; total is the index's raw count.
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError } from '../../domain/errors.ts';
-import { createSearchIndex } from '../../search/client.ts';
 import { indexCrawl } from '../../search/indexer.ts';
 import { MAX_RESULT_WINDOW, MAX_SEARCH_ROUNDS, searchForCaller } from '../../search/query.ts';
 import { submittableCrawl } from '../crawl-access.ts';
@@ -42,12 +41,8 @@ export const searchHitSchema = {
 } as const;
 
 export default async function searchRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
-  const { config, db, fga, s3 } = opts.deps;
-  if (config.opensearch === undefined) return;
-  const search = createSearchIndex(config.opensearch);
-  app.addHook('onClose', async () => {
-    await search.client.close();
-  });
+  const { db, fga, s3, search } = opts.deps;
+  if (search === undefined) return;
 
   app.post<{ Params: { id: string } }>(
     '/api/crawls/:id/index',
