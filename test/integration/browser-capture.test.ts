@@ -35,10 +35,11 @@ let viewer: Browser;
 const sites: Site[] = [];
 
 beforeAll(async () => {
-  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN, CAPTURE_LEDGER_IDENTITY: undefined, CAPTURE_LEDGER_DEV_IDENTITY: '1' });
+  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN });
   s3 = createS3(config.s3);
   receiver = await startReceiver();
-  flow = await startFlow({ config, port: 0, reportRetry: { attempts: 2, baseDelayMs: 50 } });
+  // how the report authenticates is flow.test.ts's subject; the receiver here takes any
+  flow = await startFlow({ config, port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
   viewer = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 });
 
