@@ -59,6 +59,8 @@ export interface Config {
     formats: CaptureFormat[];
     signing: boolean;
     levelTimeoutSeconds: number;
+    /** once a level has had a heartbeat, silence longer than this dispatches it again (default 60) */
+    livenessWindowSeconds?: number;
   };
   flowPort: number;
   replayPort: number;
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
       formats,
       signing,
       levelTimeoutSeconds: int(env, 'CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS', 1800, 1, 7 * 24 * 3600),
+      livenessWindowSeconds: int(env, 'CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS', 60, 1, 3600),
     },
     flowPort: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 1, 65535),
     replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),

@@ -182,7 +182,7 @@ function detail(c: Crawl, counts: Awaited<ReturnType<typeof crawlCounts>>) {
 
 /** The crawl workflow's input, from the configuration the API runs with. */
 export function workflowInput(config: Config, crawlId: string, orgId: string): CrawlWorkflowInput {
-  return { crawlId, orgId, levelTimeoutSeconds: config.crawl.levelTimeoutSeconds, index: config.opensearch !== undefined };
+  return { crawlId, orgId, levelTimeoutSeconds: config.crawl.levelTimeoutSeconds, livenessWindowSeconds: config.crawl.livenessWindowSeconds, index: config.opensearch !== undefined };
 }
 
 export async function startCrawlWorkflow(temporal: TemporalClient, config: Config, crawlId: string, orgId: string): Promise<void> {
