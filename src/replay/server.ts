@@ -26,7 +26,7 @@ export function replayWebPageDir(): string {
 }
 
 /** The presigned GET's query parameters; anything else in the query is dropped. */
-const SIGNATURE_PARAMS = new Set(['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'x-id']);
+const SIGNATURE_PARAMS = new Set(['X-Amz-Algorithm', 'X-Amz-Content-Sha256', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'x-id']);
 
 export type SourceCheck = { ok: true; key: string; query: string } | { ok: false; status: 400 | 403 | 404; error: string };
 
