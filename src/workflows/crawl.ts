@@ -246,16 +246,18 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
 
       progress.phase = 'admitting';
       let result: AdmitLevelResult | undefined;
+      // Re-reports are capped by the API; besides, none is admitted once the level's deadline has
+      // passed, so a flow reporting again and again cannot keep the crawl running.
+      const pastDeadline = (): boolean => Date.now() >= (dispatched.deadline ?? Infinity);
       do {
         // A report of this level arriving again before the next level goes out replaces it.
-        for (let r = takeReports(depth); r !== undefined; r = takeReports(depth)) {
+        for (let r = takeReports(depth); r !== undefined; r = pastDeadline() ? undefined : takeReports(depth)) {
           result = await admitLevel({ crawlId, depth, reportId: r.reportId, expand: true });
           record(result);
         }
         await readmitEarlier(depth);
         await deliver();
-        // re-reports are capped by the API, and none is taken once the level's deadline has passed
-      } while (hasReport(depth) && Date.now() < (dispatched.deadline ?? Infinity));
+      } while (hasReport(depth) && !pastDeadline());
       if (progress.cancelRequested) {
         outcome = { state: 'failed', stopReason: 'failed', failure: refusal ?? `cancelled${cancelReason ? `: ${cancelReason}` : ''}` };
         break;

@@ -124,6 +124,7 @@ describe('crawl workflow', () => {
       capability: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       artifactPrefix: `captures/${crawlId}/0/`,
       deadline: expect.any(String),
+      heartbeatUrl: `${api.url}/api/crawls/${crawlId}/levels/0/heartbeat`,
     });
     // the level's deadline is the dispatch time plus the level timeout (30 s here)
     expect(Date.parse(d0.body.deadline!) - d0.at).toBeGreaterThan(25_000);
