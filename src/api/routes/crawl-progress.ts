@@ -18,6 +18,7 @@ import { CRAWL_LIMITS, type CrawlProgress } from '../../domain/crawl.ts';
 import { BadRequestError, ConflictError } from '../../domain/errors.ts';
 import type { LevelHeartbeat } from '../../domain/liveness.ts';
 import { progressView } from '../../domain/progress.ts';
+import { getCrawl } from '../../store/crawls.ts';
 import { levelCounts, pacingAudit } from '../../store/progress.ts';
 import { submittableCrawl } from '../crawl-access.ts';
 import type { AppDeps } from '../deps.ts';
@@ -162,6 +163,8 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
       if (request.body.depth !== depth) {
         throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
       }
+      const crawl = await getCrawl(db, dispatch.crawlId);
+      if (crawl === undefined || crawl.state !== 'running') throw new ConflictError('the crawl is not running', { state: crawl?.state ?? null });
       const beat: LevelHeartbeat = { ...request.body, receivedAt: new Date().toISOString() };
       try {
         await temporal.withDeadline(Date.now() + WORKFLOW_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(dispatch.crawlId)).signal(SIGNALS.levelHeartbeat, beat));
