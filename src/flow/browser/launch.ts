@@ -93,8 +93,10 @@ export class CaptureBrowser {
         const root = typeof process.getuid === 'function' && process.getuid() === 0;
         const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, chromiumSandbox: !root, args: chromiumArgs(proxy.port, root) });
         browser.on('disconnected', () => {
-          if (!this.closed) this.log('browser: chromium went away; the next capture launches it again');
+          if (this.closed) return;
+          this.log('browser: chromium went away; the next capture launches it again');
           this.launching = undefined;
+          void proxy.close();
         });
         this.log(`browser: ${CHROMIUM_PATH} ${browser.version()} launched`);
         return { browser, proxy };
