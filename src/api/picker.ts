@@ -1,6 +1,7 @@
-// The picker at `/`: the archive list, rendered, with each row opening replay. The browser
-// cannot tell "no name given" from "this API wants a JWT" (both are 401 {"error":"unauthenticated"}),
-// so the API, which knows its identity mode, decides what the page asks for when it renders it:
+// The picker at `/`: the archive list, rendered, with each row opening replay, and the Crawls
+// view (picker-crawls.ts). The browser cannot tell "no name given" from "this API wants a JWT"
+// (both are 401 {"error":"unauthenticated"}), so the API, which knows its identity mode, decides
+// what the page asks for when it renders it:
 //   dev  — two name fields, sent as X-Capture-ledger-Subject / X-Capture-ledger-Organizations;
 //   oidc — a token field (pasted; the picker mints nothing: the issuer lives on 127.0.0.1 only);
 //   none — only a notice.
@@ -9,10 +10,15 @@
 // short-lived signed source, which the replay server proxies: knowing a key is not enough.
 import type { FastifyInstance } from 'fastify';
 import type { IdentityMode } from './identity.ts';
+import { CRAWLS_HTML, CRAWLS_SCRIPT, CRAWLS_STYLE } from './picker-crawls.ts';
 
 export interface PickerOptions {
   replayUrl: string;
+  /** how often the Crawls view refreshes a running crawl's progress (default 2000 ms) */
+  pollMs?: number;
 }
+
+export const PICKER_POLL_MS = 2000;
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -46,14 +52,14 @@ function credentialsForm(mode: IdentityMode): string {
     return `<form id="who">
   <label>Subject<input id="subject" name="subject" autocomplete="username" required placeholder="alice"></label>
   <label>Organizations (comma separated)<input id="organizations" name="organizations" placeholder="acme"></label>
-  <button id="list" type="submit">List archives</button>
+  <button id="list" type="submit">List</button>
 </form>
 <p class="hint">Development identity: the API trusts these names as given (X-Capture-ledger-Subject / X-Capture-ledger-Organizations).</p>`;
   }
   if (mode === 'oidc') {
     return `<form id="who">
   <label>Bearer token (paste a JWT from your identity provider)<textarea id="token" name="token" required spellcheck="false"></textarea></label>
-  <button id="list" type="submit">List archives</button>
+  <button id="list" type="submit">List</button>
 </form>
 <p class="hint">This API verifies JWTs; the dev name headers are not accepted. For local development, the dev issuer (<code>npm run issuer</code>, on 127.0.0.1 only) mints one: <code>POST /token {"subject":"alice","organizations":["acme"]}</code>; paste its <code>access_token</code>.</p>`;
   }
@@ -68,7 +74,11 @@ const form = document.getElementById('who');
 const tbody = document.querySelector('#archives tbody');
 const statusEl = document.getElementById('status');
 const more = document.getElementById('more');
-let last = null;
+const PAGE = 50;
+// the archive list's next page: its Link header (rel="next"), which also continues a page the
+// API cut short (X-Stopped-Early) from where it stopped, ties on capturedAt included
+let next = null;
+let view = 'archives';
 
 function setStatus(text, isError) { statusEl.textContent = text; statusEl.className = isError ? 'error' : ''; }
 function replayLink(key, signed) { return REPLAY + '/?source=' + encodeURIComponent('/wacz/' + key.split('/').map(encodeURIComponent).join('/') + new URL(signed).search); }
@@ -106,21 +116,25 @@ function restore() {
 function cell(tr, text, cls) { const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; tr.appendChild(td); return td; }
 function size(n) { return n == null ? '' : n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KiB' : (n / 1048576).toFixed(1) + ' MiB'; }
 
+function explain(res, body) {
+  if (res.status === 401) return MODE === 'oidc' ? 'Not accepted (401): the token is missing, expired, or not from the configured issuer.' : 'Not accepted (401): give a subject name.';
+  return 'Error ' + res.status + ': ' + (body.error || res.statusText);
+}
+function nextLink(res) {
+  const m = /<([^>]+)>\s*;\s*rel="next"/.exec(res.headers.get('link') || '');
+  return m ? m[1] : null;
+}
+
 async function load(append) {
-  if (!append) { tbody.textContent = ''; last = null; }
+  if (!append) { tbody.textContent = ''; next = null; }
   more.hidden = true;
   setStatus('Loading…');
-  const q = new URLSearchParams({ limit: '50' });
-  if (append && last) q.set('before', last);
+  const url = append && next ? next : '/api/archives?' + new URLSearchParams({ limit: String(PAGE) });
   let res;
-  try { res = await fetch('/api/archives?' + q, { headers: headers() }); }
+  try { res = await fetch(url, { headers: headers() }); }
   catch (e) { setStatus('The API did not answer: ' + e.message, true); return; }
   const body = await res.json().catch(() => ({}));
-  if (res.status === 401) {
-    setStatus(MODE === 'oidc' ? 'Not accepted (401): the token is missing, expired, or not from the configured issuer.' : 'Not accepted (401): give a subject name.', true);
-    return;
-  }
-  if (!res.ok) { setStatus('Error ' + res.status + ': ' + (body.error || res.statusText), true); return; }
+  if (!res.ok) { setStatus(explain(res, body), true); return; }
   for (const a of body) {
     const tr = document.createElement('tr');
     tr.className = 'archive';
@@ -138,52 +152,70 @@ async function load(append) {
     tbody.appendChild(tr);
   }
   const shown = tbody.children.length;
-  setStatus(shown === 0 ? 'No archives you may see.' : shown + ' archive' + (shown === 1 ? '' : 's') + ' shown.');
-  if (body.length === 50) { last = body[body.length - 1].capturedAt; more.hidden = false; }
+  const stopped = res.headers.get('x-stopped-early') === 'true';
+  setStatus((shown === 0 ? 'No archives you may see' : shown + ' archive' + (shown === 1 ? '' : 's') + ' shown') + (stopped ? ' so far: more may follow.' : '.'));
+  next = nextLink(res);
+  more.hidden = next === null;
 }
+`;
 
+// Switching views and the form: runs after both views' scripts.
+const WIRING = String.raw`
+function showView(name) {
+  view = name;
+  document.getElementById('archives-view').hidden = name !== 'archives';
+  document.getElementById('crawls-view').hidden = name !== 'crawls';
+  for (const b of document.querySelectorAll('nav button')) b.setAttribute('aria-pressed', String(b.dataset.view === name));
+  stopPolling();
+}
+function loadView() { remember(); if (view === 'crawls') loadCrawls(false); else load(false); }
 if (form) {
   restore();
-  form.addEventListener('submit', (e) => { e.preventDefault(); remember(); load(false); });
+  form.addEventListener('submit', (e) => { e.preventDefault(); loadView(); });
   more.addEventListener('click', () => load(true));
+  for (const b of document.querySelectorAll('nav button')) b.addEventListener('click', () => { showView(b.dataset.view); loadView(); });
 }
 `;
 
 /** The whole page for one identity mode. */
 export function pickerView(mode: IdentityMode, opts: PickerOptions): string {
-  const list =
+  const views =
     mode === 'none'
       ? ''
-      : `<p id="status"></p>
+      : `<nav><button type="button" data-view="archives" aria-pressed="true">Archives</button><button type="button" data-view="crawls" aria-pressed="false">Crawls</button></nav>
+<p id="status"></p>
+<section id="archives-view">
 <table id="archives"><thead><tr><th>Captured</th><th>URL</th><th>Size</th><th></th></tr></thead><tbody></tbody></table>
-<p><button id="more" type="button" hidden>More</button></p>`;
+<p><button id="more" type="button" hidden>More</button></p>
+</section>
+${CRAWLS_HTML}`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>capture-ledger — archives</title>
-<style>${STYLE}</style>
+<title>capture-ledger — archives and crawls</title>
+<style>${STYLE}${CRAWLS_STYLE}</style>
 </head>
-<body data-mode="${escapeHtml(mode)}" data-replay="${escapeHtml(opts.replayUrl)}">
-<h1>capture-ledger archives</h1>
+<body data-mode="${escapeHtml(mode)}" data-replay="${escapeHtml(opts.replayUrl)}" data-poll="${Math.max(100, Math.floor(opts.pollMs ?? PICKER_POLL_MS))}">
+<h1>capture-ledger</h1>
 ${credentialsForm(mode)}
-${list}
-${mode === 'none' ? '' : `<script>${SCRIPT}</script>`}
+${views}
+${mode === 'none' ? '' : `<script>${SCRIPT}${CRAWLS_SCRIPT}${WIRING}</script>`}
 </body>
 </html>
 `;
 }
 
 /** Serves the picker at `/`, rendered once for the mode chosen at startup. */
-export async function pickerRoutes(app: FastifyInstance, opts: { mode: IdentityMode; replayUrl: string }): Promise<void> {
-  const html = pickerView(opts.mode, { replayUrl: opts.replayUrl });
+export async function pickerRoutes(app: FastifyInstance, opts: { mode: IdentityMode; replayUrl: string; pollMs?: number }): Promise<void> {
+  const html = pickerView(opts.mode, { replayUrl: opts.replayUrl, ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}) });
   app.get(
     '/',
     {
       config: { public: true },
       schema: {
-        summary: 'The archive picker (HTML)',
+        summary: 'The picker: archives and crawls (HTML)',
         tags: ['picker'],
         hide: true,
         querystring: { type: 'object', properties: {}, additionalProperties: false },

@@ -16,6 +16,10 @@ import { ROOT } from '../support/env.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
 import { drain, insertArchive, insertJob, makeWacz } from '../support/ledger.ts';
 import { testConfig } from '../support/config.ts';
+import { grant } from '../support/crawls.ts';
+import { Client, Connection } from '@temporalio/client';
+import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
+import { replaceLevelDecisions } from '../../src/store/decisions.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -170,5 +174,95 @@ describe('the picker in a browser', { timeout: 120_000 }, () => {
       await context.close();
       expect(acmeOld.id).not.toBe(acmeNew.id);
     });
+  });
+});
+
+describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
+  it('lists crawls, shows one crawl with its pacing audit and decisions, and polls a running crawl until it ends', async () => {
+    await grant(store.client, 'carol', 'submitter', 'acme');
+    const t0 = new Date('2026-04-01T10:00:00.000Z');
+    /** a crawl row of carol's for acme, with these seed pages, without a workflow */
+    const crawlRow = (seeds: string[], maxDepth: number, perHostDelayMs: number) =>
+      insertCrawl(tdb.db, { orgId: 'acme', submittedBy: 'carol', seeds, rules: [{ follow: 'same-origin' }], maxDepth, maxPages: 30, perHostDelayMs, hostParallelism: 1, formats: ['wacz'], signing: false, seedLevel: { take: seeds, cut: [] } });
+    const finished = await crawlRow(['https://a.test/', 'https://a.test/two'], 1, 2000);
+    // two captures on a.test, 2,000 ms apart from finish to submit: the audit owes 2000 and finds 0 short
+    for (const [url, submitted] of [
+      ['https://a.test/', 0],
+      ['https://a.test/two', 2100],
+    ] as const) {
+      await tdb.db
+        .updateTable('crawl_pages')
+        .set({ state: 'captured', submitted_at: new Date(t0.getTime() + submitted), finished_at: new Date(t0.getTime() + submitted + 100) })
+        .where('crawl_id', '=', finished.id)
+        .where('url', '=', url)
+        .execute();
+    }
+    await replaceLevelDecisions(tdb.db, finished.id, 0, [{ rule: 0, action: 'skip', hostname: 'elsewhere.test', links: 3, samples: ['https://elsewhere.test/'] }]);
+    await finishCrawlRow(tdb.db, finished.id, { state: 'succeeded', stopReason: 'max_depth' });
+    const running = await crawlRow(['https://b.test/', 'https://b.test/2'], 0, 0);
+    await tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', running.id).execute();
+
+    const { temporal } = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' });
+    const connection = await Connection.connect({ address: temporal.address });
+    const api = await startTestApi({
+      tdb,
+      store,
+      identity: 'dev',
+      env: { CAPTURE_LEDGER_REPLAY_URL: replayUrl, CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.2:9/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'picker-test' },
+      deps: { temporal: new Client({ connection, namespace: temporal.namespace }) },
+    });
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${api.url}/`);
+      await page.fill('#subject', 'carol');
+      await page.fill('#organizations', 'acme');
+      await page.click('nav button[data-view="crawls"]');
+      await page.locator('#crawls tbody tr.crawl').nth(1).waitFor();
+      expect(await page.locator('#archives-view').isHidden()).toBe(true);
+      const rows = page.locator('#crawls tbody tr.crawl');
+      // newest first: the two crawls above, then the jobs the archives hang off (started in beforeAll)
+      expect((await rows.evaluateAll((trs) => trs.map((tr) => [(tr as HTMLElement).dataset.id, tr.children[2]!.textContent, tr.children[3]!.textContent]))).slice(0, 2)).toEqual([
+        [running.id, 'running', ''],
+        [finished.id, 'succeeded', 'max_depth'],
+      ]);
+
+      // the finished crawl: state, stopReason, the pacing audit and its decisions
+      await page.locator(`#crawls tr.crawl[data-id="${finished.id}"] a.show`).click();
+      await page.locator('#pacing tbody tr.pacing-host').first().waitFor();
+      const field = (name: string) => page.locator(`#crawl-summary dd[data-field="${name}"]`).textContent();
+      expect(await field('State')).toBe('succeeded');
+      expect(await field('Stop reason')).toBe('max_depth');
+      // two pages and the three links no rule took
+      expect(await field('Pages discovered')).toBe('5');
+      expect(await page.locator('#pacing tbody tr.pacing-host').first().locator('td').allTextContents()).toEqual(['a.test', '2', '2000 ms', '2000 ms', '0']);
+      await expect(page.locator('#pacing-note').textContent()).resolves.toContain('no host was visited sooner');
+      expect(await page.locator('#decisions tbody tr.decision').first().locator('td').allTextContents()).toEqual(['0', '0', 'skip', 'elsewhere.test', '3', 'https://elsewhere.test/']);
+      await page.screenshot({ path: `${SHOTS}picker-crawl-finished.png`, fullPage: true });
+
+      // the running crawl: its progress refreshes on its own while the ledger moves, and stops once it ends
+      await page.locator(`#crawls tr.crawl[data-id="${running.id}"] a.show`).click();
+      const level0 = page.locator('#progress-levels tbody tr.level').first();
+      await page.locator('#crawl-summary dd[data-field="State"]', { hasText: 'running' }).waitFor();
+      await level0.waitFor();
+      expect(await level0.locator('td').allTextContents()).toEqual(['0', '2', '0', '0', '0', '2', '0', '']);
+      await tdb.db.updateTable('crawl_pages').set({ state: 'captured' }).where('crawl_id', '=', running.id).where('url', '=', 'https://b.test/').execute();
+      await page.locator('#progress-levels tbody tr.level td:nth-child(3)', { hasText: '1' }).waitFor({ timeout: 15_000 });
+      expect(await level0.locator('td').allTextContents()).toEqual(['0', '2', '1', '0', '0', '1', '0', '']);
+      await finishCrawlRow(tdb.db, running.id, { state: 'succeeded', stopReason: 'completed' });
+      await page.locator('#crawl-summary dd[data-field="Stop reason"]', { hasText: 'completed' }).waitFor({ timeout: 15_000 });
+      expect(await field('State')).toBe('succeeded');
+      await page.screenshot({ path: `${SHOTS}picker-crawl-polled.png`, fullPage: true });
+
+      // someone without can_submit sees no crawls, and is told why
+      await page.fill('#subject', 'bob');
+      await page.click('#list');
+      await page.locator('#status', { hasText: 'No crawls you may see' }).waitFor();
+      expect(await rows.count()).toBe(0);
+    } finally {
+      await context.close();
+      await api.close();
+      await connection.close();
+    }
   });
 });
