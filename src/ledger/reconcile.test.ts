@@ -35,6 +35,10 @@ describe('decideReconcile', () => {
     expect(decideReconcile(row, { kind: 'invalid', error: 'not JSON' }, now)).toMatchObject({ kind: 'skip', reason: 'invalid', page: null });
   });
 
+  it('skips a manifest whose artifacts lie outside its prefix or bucket and fails its page', () => {
+    expect(decideReconcile(row, { kind: 'refused', error: 'artifact "x" (wacz) is not under "captures/c/0/"' }, now)).toMatchObject({ kind: 'skip', reason: 'refused', page: 'failed' });
+  });
+
   it('a capture whose crawl is gone has nothing to hang its tuple on', () => {
     expect(decideReconcile({ ...row, crawl_id: null }, { kind: 'ok', manifest: manifest() }, now)).toMatchObject({ kind: 'skip', reason: 'no-crawl', page: null });
   });

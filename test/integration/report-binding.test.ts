@@ -12,6 +12,7 @@ import type { CrawlProgress } from '../../src/domain/crawl.ts';
 import type { Manifest, ManifestArtifact, PageReport } from '../../src/domain/contract.ts';
 import { MAX_REPORTS_PER_LEVEL } from '../../src/domain/level-dispatch.ts';
 import { capabilityHash } from '../../src/ledger/capability.ts';
+import { reconcile } from '../../src/ledger/reconcile.ts';
 import { issuerAuth } from '../../src/flow/report.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { createS3 } from '../../src/s3/client.ts';
@@ -190,6 +191,10 @@ describe('forged reports are refused and register nothing', () => {
     // only the good archive ever reaches OpenFGA
     const tuples = await store.client.read({ user: `capture_job:${crawlId}`, relation: 'parent', object: 'archive:' });
     expect(tuples.tuples.map((t) => t.key.object)).toHaveLength(1);
+    // reconcile reads the same keys and refuses the same manifests: nothing registered there either
+    const rec = await reconcile({ db: tdb.db, s3, bucket });
+    expect(rec).toMatchObject({ registered: 0, skippedBy: { refused: 3 } });
+    expect(await tdb.db.selectFrom('archives').select('task_id').where('task_id', 'in', [foreignBucket.taskId, foreignPrefix.taskId, foreignLinks.taskId]).execute()).toEqual([]);
   });
 
   it(`a level takes at most ${MAX_REPORTS_PER_LEVEL} reports`, async () => {
