@@ -22,12 +22,25 @@ export async function canSubmit(fga: OpenFgaClient, identity: Identity, orgId: s
   return res.allowed === true;
 }
 
+/** How long a list's answer may be served from OpenFGA's caches (their TTL). */
+export const LIST_CACHE_MS = 10_000;
+
+/**
+ * The context of a list question: the current time rounded down to the cache's TTL, so the same
+ * question asked again within it is the same cache key (OpenFGA keys its check cache by context
+ * too). A share that lapsed in the last few seconds may still be listed; signing asks with the
+ * exact time.
+ */
+export function listContext(now = Date.now()): { current_time: string } {
+  return checkContext(new Date(Math.floor(now / LIST_CACHE_MS) * LIST_CACHE_MS));
+}
+
 /** Which of these archives the caller may view: one BatchCheck, not one Check per row. */
 export async function viewableArchives(fga: OpenFgaClient, identity: Identity, archiveIds: string[]): Promise<Set<string>> {
   if (archiveIds.length === 0) return new Set();
   // batchCheck takes contextual tuples wrapped, unlike check.
   const contextualTuples = { tuple_keys: membershipTuples(identity) };
-  const context = checkContext();
+  const context = listContext();
   const res = await fga.batchCheck(
     {
       checks: archiveIds.map((id, i) => ({
@@ -73,7 +86,7 @@ export interface ReachableObjects {
  */
 export async function reachableObjects(fga: OpenFgaClient, identity: Identity): Promise<ReachableObjects | undefined> {
   const contextualTuples = membershipTuples(identity);
-  const context = checkContext();
+  const context = listContext();
   const user = userRef(identity.subject);
   const opts = { consistency: ConsistencyPreference.MinimizeLatency };
   const started = performance.now();

@@ -415,7 +415,7 @@ describe('GET /api/archives over 100,000 archives', () => {
     const batch = vi.spyOn(api.deps.fga, 'batchCheck');
     try {
       const first = await listPage('?limit=50', devHeaders('hoarder'));
-      expect(first.status).toBe(200);
+      expect(first.status, JSON.stringify(first.rows)).toBe(200);
       expect(first.rows).toEqual([]);
       expect(first.stoppedEarly).toBe('true');
       const checked = () => batch.mock.calls.reduce((n, [body]) => n + body.checks.length, 0);
