@@ -13,6 +13,7 @@ import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { startIssuer, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
+import { pageTaskId } from '../../src/flow/resume.ts';
 import { dispatchTo, startReceiver, type Received } from '../support/report-receiver.ts';
 import { startSite, type Site } from '../support/site.ts';
 
@@ -218,7 +219,8 @@ describe('capturing a level', () => {
     const captured = report.pages.filter((p) => p.status !== 'skipped');
     expect(new Set(captured.map((p) => p.taskId)).size).toBe(captured.length);
     for (const p of captured) {
-      expect(p.taskId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // derived from crawl, level and URL (src/flow/resume.ts): a re-dispatch finds the same key
+      expect(p.taskId).toBe(pageTaskId(body.crawlId, 0, p.url));
       expect(p.manifestKey).toBe(`captures/${body.crawlId}/0/${p.taskId}.result.json`);
       expect(p.manifestError).toBeUndefined();
       expect(Date.parse(p.submittedAt!)).toBeLessThanOrEqual(Date.parse(p.finishedAt!));
@@ -561,5 +563,18 @@ describe('signing and formats', () => {
     expect((await again.json()).duplicate).toBe(true);
     await flow.waitForLevel(body.crawlId, 0, 30_000);
     expect(s.pageRequests('h')).toHaveLength(1);
+  });
+
+  it('a level dispatched again after it settled reports the pages whose manifests exist from them, capturing only the rest', async () => {
+    const s = await site({ h: { pages: { '/1': '<title>1</title>', '/2': '<title>2</title>', '/3': '<title>3</title>' } } });
+    const body = dispatchBody({ perHostDelayMs: 0, pages: ['/1', '/2'].map((p) => ({ url: s.url('h', p), follow: false })) });
+    const first = await runLevel(body);
+    expect(s.pageRequests('h')).toHaveLength(2);
+    receiver.received.length = 0;
+    // the same level again, now with a third page the first attempt never had
+    const again = await runLevel({ ...body, pages: [...body.pages, { url: s.url('h', '/3'), follow: false }] });
+    expect(s.pageRequests('h').map((r) => r.path)).toEqual(['/1', '/2', '/3']);
+    expect(again.report.pages.slice(0, 2)).toEqual(first.report.pages.map((p) => ({ url: p.url, status: p.status, taskId: p.taskId, manifestKey: p.manifestKey, finalUrl: p.finalUrl, submittedAt: p.submittedAt, finishedAt: p.finishedAt })));
+    expect(again.report.pages[2]).toMatchObject({ status: 'captured', taskId: pageTaskId(body.crawlId, 0, s.url('h', '/3')) });
   });
 });
