@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LEVEL_DEADLINE_MS, HostLog, levelPrefix, levelStartBy, parseNotBefore, REPORT_LIMITS, withinLimits } from './level.ts';
+import { DEFAULT_LEVEL_DEADLINE_MS, HostLog, levelPrefix, levelWindow, parseNotBefore, REPORT_LIMITS, withinLimits } from './level.ts';
 
 describe('level helpers', () => {
   it('keys a level’s objects under captures/<crawlId>/<depth>', () => {
@@ -28,17 +28,18 @@ describe('level helpers', () => {
   });
 });
 
-describe('levelStartBy', () => {
+describe('levelWindow', () => {
   const now = Date.parse('2026-01-01T00:00:00Z');
-  it('keeps a quarter of the time left, at most 30 s, for packaging and the report', () => {
-    expect(levelStartBy(new Date(now + 3_600_000).toISOString(), now)).toBe(now + 3_600_000 - 30_000);
-    expect(levelStartBy(new Date(now + 20_000).toISOString(), now)).toBe(now + 15_000);
+  const at = (ms: number): string => new Date(now + ms).toISOString();
+  it('keeps a quarter of the time left, at most 30 s, for packaging and the report; visits end halfway into it', () => {
+    expect(levelWindow(at(3_600_000), now)).toEqual({ startBy: now + 3_600_000 - 30_000, finishBy: now + 3_600_000 - 15_000 });
+    expect(levelWindow(at(60_000), now)).toEqual({ startBy: now + 45_000, finishBy: now + 52_500 });
   });
   it('gives a dispatch without a deadline (or an unreadable one) 30 minutes', () => {
-    expect(levelStartBy(undefined, now)).toBe(now + DEFAULT_LEVEL_DEADLINE_MS - 30_000);
-    expect(levelStartBy('soon', now)).toBe(now + DEFAULT_LEVEL_DEADLINE_MS - 30_000);
+    expect(levelWindow(undefined, now).startBy).toBe(now + DEFAULT_LEVEL_DEADLINE_MS - 30_000);
+    expect(levelWindow('soon', now).startBy).toBe(now + DEFAULT_LEVEL_DEADLINE_MS - 30_000);
   });
   it('a deadline already past leaves no time at all', () => {
-    expect(levelStartBy(new Date(now - 5000).toISOString(), now)).toBe(now - 5000);
+    expect(levelWindow(at(-5000), now)).toEqual({ startBy: now - 5000, finishBy: now - 5000 });
   });
 });

@@ -87,14 +87,16 @@ export const DEFAULT_LEVEL_DEADLINE_MS = 30 * 60_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * The last moment a page of the level may start: the dispatch's deadline less a margin for
- * packaging and reporting (a quarter of the time there is, at most 30 s). A host whose next
- * allowed start (Crawl-delay, notBefore, per-host delay) is later has its pages reported failed.
+ * When the level's pages must start and finish, from the dispatch's deadline: a margin (a quarter
+ * of the time there is, at most 30 s) is kept for packaging and the report. `startBy`: a host
+ * whose next allowed start (Crawl-delay, notBefore, per-host delay) is later has its pages
+ * reported failed. `finishBy`: a visit still running then is torn down (half the margin is left).
  */
-export function levelStartBy(deadline: string | undefined, now: number): number {
+export function levelWindow(deadline: string | undefined, now: number): { startBy: number; finishBy: number } {
   const parsed = deadline === undefined ? Number.NaN : Date.parse(deadline);
   const end = Number.isNaN(parsed) ? now + DEFAULT_LEVEL_DEADLINE_MS : parsed;
-  return end - Math.min(30_000, Math.max(0, end - now) / 4);
+  const margin = Math.min(30_000, Math.max(0, end - now) / 4);
+  return { startBy: end - margin, finishBy: end - margin / 2 };
 }
 
 /** Parses notBefore (ISO 8601 per host) into ms; a value that is not a date is refused. */
@@ -143,7 +145,7 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
   /** per host, this level's last finish: reported with the delay kept, for the ledger's notBefore */
   const lastFinish = new Map<string, number>();
 
-  const startBy = levelStartBy(d.deadline, Date.now());
+  const { startBy, finishBy } = levelWindow(d.deadline, Date.now());
   const tooLate = (host: string): string => `${host} cannot start before the level's deadline: its next capture may start at ${new Date(pacer.readyAt(host)).toISOString()} (Crawl-delay, notBefore or the per-host delay), pages had to start by ${new Date(startBy).toISOString()}`;
   /** a page whose host cannot start in time: reported failed with the reason, nothing fetched */
   const expire = ({ host, item: i }: Pick<Started<number>, 'host' | 'item'>): void => {
@@ -189,7 +191,7 @@ export async function captureLevel(d: DispatchBody, deps: LevelDeps): Promise<Le
         fetcher: deps.fetcher,
         formats: d.formats,
         extraMs: extraDelayMs(knobs, page.url),
-        deadlineMs: Math.max(1000, Math.min(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, startBy + 15_000 - Date.now())),
+        deadlineMs: Math.max(1000, Math.floor(Math.min(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, finishBy - Date.now()))),
         injectFailure: matches(knobs.fail, page.url),
       });
       const finishedAt = visit.hostDoneAt;

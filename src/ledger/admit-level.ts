@@ -181,6 +181,11 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   // pages the flow refused to fetch (the address they resolved to, a redirect hop, robots.txt's host)
   const refusals = new RefusalTallies();
   for (const x of perPage) if (x.read.kind === 'ok' && x.read.manifest.error?.type === ERROR_TYPE_ADDRESS_REFUSED) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'fetch-refused');
+  // links the capturer itself left out past its own cap (manifest.dropped.links) are counted too
+  for (const x of perPage) {
+    const dropped = x.read.kind === 'ok' ? (x.read.manifest as { dropped?: { links?: unknown } }).dropped?.links : undefined;
+    if (typeof dropped === 'number' && Number.isInteger(dropped) && dropped > 0) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'too-many-links', dropped);
+  }
   for (const t of selection?.refused ?? []) refusals.addTally(t);
   const t3 = performance.now();
 
