@@ -49,6 +49,26 @@ describe('scanPage', () => {
     expect(src.reads.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(700 + r.chunks);
   });
 
+  it('ends the page early when authorization fails after something was examined, and continues at the failed chunk', async () => {
+    const rows = Array.from({ length: 100 }, (_, i) => ({ id: uuid(i), at: new Date(100_000 - i * 10) }));
+    const src = source(rows);
+    const allowed = new Set(rows.filter((_, i) => i % 10 === 0).map((r) => r.id));
+    let calls = 0;
+    const failing = async (chunk: Row[]) => {
+      if (++calls === 2) throw new Error('deadline exceeded');
+      return filterBy(allowed)(chunk);
+    };
+    const r = await scanPage(src.fetchChunk, failing, key, { limit: 50, maxExamined: 1000, firstChunk: 20 });
+    expect(r).toMatchObject({ stoppedEarly: true, examined: 20 });
+    expect(r.rows.map((x) => x.id)).toEqual([uuid(0), uuid(10)]);
+    expect(src.sorted.filter((x) => isPastCursor(x, r.next!))).toEqual(src.sorted.slice(20));
+  });
+
+  it('fails when authorization fails before anything was examined', async () => {
+    const src = source([{ id: uuid(1), at: new Date(1) }]);
+    await expect(scanPage(src.fetchChunk, async () => Promise.reject(new Error('down')), key, { limit: 5, maxExamined: 10 })).rejects.toThrow('down');
+  });
+
   it('returns fewer rows with no cursor only when the candidates run out', async () => {
     const rows = Array.from({ length: 30 }, (_, i) => ({ id: uuid(i), at: new Date(i * 10) }));
     const src = source(rows);

@@ -41,6 +41,7 @@ export async function scanPage<T>(
   const maxChunk = opts.maxChunk ?? 1000;
   let examined = 0;
   let chunks = 0;
+  let lastExamined: ScanRow | undefined;
   const done = (next: PageCursor | undefined, stoppedEarly = false): ScanResult<T> => ({ rows: page, next, stoppedEarly, examined, chunks });
   for (;;) {
     const n = Math.max(1, Math.min(size, opts.maxExamined - examined));
@@ -50,8 +51,17 @@ export async function scanPage<T>(
     const more = got.length > n;
     const chunk = more ? got.slice(0, n) : got;
     if (chunk.length === 0) return done(undefined);
-    const allowed = await filter(chunk);
+    let allowed: Set<string>;
+    try {
+      allowed = await filter(chunk);
+    } catch (err) {
+      // Authorization failed for this chunk (a timeout under load, say). With something already
+      // examined, end the page there: it says it stopped early and continues at this chunk.
+      if (lastExamined === undefined) throw err;
+      return done(continuationBetween(lastExamined, key(chunk[0]!)), true);
+    }
     examined += chunk.length;
+    lastExamined = key(chunk[chunk.length - 1]!);
     for (let i = 0; i < chunk.length; i++) {
       const row = chunk[i]!;
       const k = key(row);
@@ -60,7 +70,7 @@ export async function scanPage<T>(
       if (page.length === opts.limit) return done(more || i < chunk.length - 1 ? cursorAfter(k) : undefined);
     }
     if (!more) return done(undefined);
-    const last = key(chunk[chunk.length - 1]!);
+    const last = lastExamined!;
     if (examined >= opts.maxExamined) return done(continuationBetween(last, key(got[n]!)), true);
     cursor = cursorAfter(last);
     // Size the next chunk from what this one let through: enough to fill the rest of the page

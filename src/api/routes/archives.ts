@@ -102,7 +102,7 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
               'x-stopped-early': {
                 type: 'string',
                 enum: ['true', 'false'],
-                description: `true when the page ended because ${MAX_EXAMINED} candidates were examined, not because it was full or the list ended: follow Link for more`,
+                description: `true when the page ended because ${MAX_EXAMINED} candidates were examined (or OpenFGA could not answer for the next ones in time), not because it was full or the list ended: follow Link for more`,
               },
             },
           },
