@@ -35,7 +35,7 @@ describe('OpenAPI', () => {
     expect(sign.parameters).toContainEqual(expect.objectContaining({ name: 'id', in: 'path' }));
     expect(Object.keys(sign.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
     const list = doc.paths['/api/archives']!.get!;
-    expect(list.parameters!.map((p) => p.name).sort()).toEqual(['before', 'limit']);
+    expect(list.parameters!.map((p) => p.name).sort()).toEqual(['before', 'beforeId', 'limit']);
     expect(Object.keys(list.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
     expect(Object.keys(doc.paths['/api/me']!.get!.responses)).toEqual(expect.arrayContaining(['200', '401']));
     // every documented route has a 200 response schema
