@@ -25,7 +25,7 @@ interface CpuProfile {
 /** The part of the process a frame belongs to, from its script URL. */
 export function partOf(frame: ProfileNode['callFrame']): string {
   const { url, functionName } = frame;
-  if (url === '') return functionName === '(idle)' ? 'idle' : functionName === '(garbage collector)' ? 'gc' : functionName.startsWith('(') ? functionName : 'native';
+  if (url === '') return functionName === '(idle)' ? 'idle' : functionName === '(garbage collector)' ? 'gc' : functionName.startsWith('(') ? functionName : `native: ${functionName || 'anonymous'}`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
   if (pkg !== undefined) {
     if (pkg === 'jose') return 'jwt (jose)';
@@ -37,7 +37,7 @@ export function partOf(frame: ProfileNode['callFrame']): string {
     return `other: ${pkg}`;
   }
   if (url.includes('/src/')) return `ours: ${url.slice(url.indexOf('/src/') + 1)}`;
-  if (url.startsWith('node:')) return `node: ${url.slice(5).split('/')[0]}`;
+  if (url.startsWith('node:')) return `node: ${url.slice(5).replace(/^internal\//, '').split('/').slice(0, 2).join('/')}`;
   return 'other';
 }
 
@@ -82,7 +82,7 @@ export async function run(opts: { requests?: number; concurrency?: number } = {}
         busyMs: round(busy / 1000, 0),
         idleMs: round((us.get('idle') ?? 0) / 1000, 0),
         cpuPerRequestMs: round(busy / 1000 / (requests + 300), 3),
-        shares: Object.fromEntries(parts.slice(0, 14).map(([k, v]) => [k, `${round((v / busy) * 100, 1)}%`])),
+        shares: Object.fromEntries(parts.slice(0, 20).map(([k, v]) => [k, `${round((v / busy) * 100, 1)}%`])),
       },
     ];
   } finally {
