@@ -138,7 +138,10 @@ describe('forged reports are refused and register nothing', () => {
     expect(await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).execute()).toEqual([]);
     expect(await tdb.db.selectFrom('capture_submissions').selectAll().where('crawl_id', '=', crawlId).execute()).toEqual([]);
     expect((await tdb.db.selectFrom('crawl_level_dispatches').select('reports').where('crawl_id', '=', crawlId).executeTakeFirstOrThrow()).reports).toBe(0);
-    const p = await progress(crawlId);
+    const p = await eventually(async () => {
+      const now = await progress(crawlId);
+      return now.phase === 'dispatching' ? undefined : now;
+    });
     expect(p).toMatchObject({ phase: 'waiting', cancelRequested: false });
     expect(p.levels[0]!.reportId).toBeNull();
 
@@ -219,6 +222,24 @@ describe('forged reports are refused and register nothing', () => {
       await tw.start();
     }
     expect(await waitForCrawlEnd(tdb.db, crawlId)).toMatchObject({ state: 'succeeded' });
+  });
+});
+
+describe('the level deadline', () => {
+  it('is dispatched with the level and recorded; a report once it has passed is refused', async () => {
+    const crawlId = await startCrawl({ seeds: ['http://l.test/'], maxDepth: 0 });
+    const d0 = await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    const kept = await tdb.db.selectFrom('crawl_level_dispatches').select('deadline').where('crawl_id', '=', crawlId).executeTakeFirstOrThrow();
+    expect(new Date(kept.deadline).toISOString()).toBe(d0.body.deadline);
+    expect(Date.parse(d0.body.deadline!) - d0.at).toBeGreaterThan((LEVEL_TIMEOUT_S - 5) * 1000);
+    // the workflow's own timer has not run out yet: only the route's check stands in the way
+    const past = new Date(Date.now() - 1000);
+    await tdb.db.updateTable('crawl_level_dispatches').set({ deadline: past }).where('crawl_id', '=', crawlId).execute();
+    expect(await report(crawlId, 0, { depth: 0, pages: [{ url: 'http://l.test/', status: 'failed' }] }, { ...(await flowToken()), ...capabilityHeader(d0.body) })).toEqual({
+      status: 409,
+      body: { error: `level 0 is past its deadline (${past.toISOString()})` },
+    });
+    expect(await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).execute()).toEqual([]);
   });
 });
 
