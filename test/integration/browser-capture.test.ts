@@ -2,6 +2,7 @@
 // against a real test site and the real SeaweedFS: everything a page loads is in its WACZ, the
 // WACZ replays in the project's replay in Chromium, links and text come from the rendered page,
 // every format is produced and decodes, and the bounds hold (deadline, budget, cookies, pop-ups).
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
@@ -302,6 +303,44 @@ describe('bounds', { timeout: 120_000 }, () => {
     if (v.kind !== 'rendered') return;
     expect(v.refused).toBe(2);
     expect(v.exchanges.map((x) => x.url)).toEqual([s.url('a', '/')]);
+  });
+
+  it('nothing the page does reaches an address the policy refuses: fetch, beacon, iframe, websocket, EventSource, service worker', async () => {
+    let connections = 0;
+    const listener = createNetServer((sock) => {
+      connections++;
+      sock.destroy();
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
+    const target = `127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    try {
+      const s = await site({
+        a: {
+          pages: {
+            '/': `<title>escape</title><iframe src="http://${target}/frame"></iframe><link rel="prefetch" href="http://${target}/prefetch"><script>
+              fetch('http://${target}/fetch').catch(() => {});
+              navigator.sendBeacon('http://${target}/beacon', 'x');
+              try { new WebSocket('ws://${target}/ws'); } catch (e) {}
+              try { new EventSource('http://${target}/es'); } catch (e) {}
+              if (navigator.serviceWorker) navigator.serviceWorker.register('/sw.js').catch(() => {});
+              document.title = 'escape tried';
+            </script>`,
+            '/sw.js': { contentType: 'text/javascript', body: `self.addEventListener('install', () => fetch('http://${target}/from-sw'));` },
+          },
+        },
+      });
+      const v = await visit(s.url('a', '/'), { extraMs: 1500 });
+      expect(v.kind).toBe('rendered');
+      if (v.kind !== 'rendered') return;
+      expect(v.page.title).toBe('escape tried');
+      expect(v.refused).toBeGreaterThanOrEqual(3); // iframe, fetch, beacon at least (prefetch and EventSource may be too)
+      expect(v.exchanges.every((x) => !x.url.includes(target))).toBe(true);
+      // the websocket never passes route(): the backstop proxy refused it (with Chromium's own background requests)
+      expect(await browser.proxyRefused()).toBeGreaterThanOrEqual(1);
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise((r) => listener.close(r));
+    }
   });
 
   it('redirects: every hop goes through the fetcher and is recorded, for the document and for a subresource', async () => {
