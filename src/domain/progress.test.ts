@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CrawlProgress, LevelSummary } from './crawl.ts';
-import { progressView, type CrawlFacts, type LevelCounts } from './progress.ts';
+import { busiestHosts, progressView, type CrawlFacts, type LevelCounts } from './progress.ts';
 
 const running: CrawlFacts = { id: 'c1', state: 'running', stopReason: null, failure: null, maxDepth: 2, depthReached: 0 };
 const counts = (depth: number, over: Partial<LevelCounts> = {}): LevelCounts => ({ depth, pages: 14, captured: 0, failed: 0, skipped: 0, pending: 14, cut: 0, ...over });
@@ -38,5 +39,25 @@ describe('progressView', () => {
     const v = progressView(done, [counts(0, { pending: 0, captured: 14 }), counts(2, { cut: 3 })], null);
     expect(v).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', phase: null, depth: 2, source: 'ledger', hosts: [] });
     expect(v.levels.map((l) => [l.depth, l.dispatched, l.redispatches, l.heartbeat, l.cut])).toEqual([[0, null, 0, null, 0], [2, null, 0, null, 3]]);
+  });
+});
+
+describe('busiestHosts', () => {
+  const h = (host: string, queued: number, inFlight: number) => ({ host, queued, inFlight, nextAllowedAt: null });
+
+  it('keeps hosts in flight first, then the longest queues, drops the finished, and stops at max', () => {
+    const hosts = [h('done', 0, 0), h('q1', 1, 0), h('fly', 0, 1), h('q5', 5, 0), h('q5b', 5, 0), h('both', 3, 1)];
+    expect(busiestHosts(hosts).map((x) => x.host)).toEqual(['both', 'fly', 'q5', 'q5b', 'q1']);
+    expect(busiestHosts(hosts, 2).map((x) => x.host)).toEqual(['both', 'fly']);
+  });
+
+  it('never keeps more than max of any list, and only hosts with work', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ host: fc.string(), queued: fc.nat(50), inFlight: fc.integer({ min: 0, max: 1 }), nextAllowedAt: fc.constant(null) }), { maxLength: 300 }), fc.integer({ min: 0, max: 120 }), (list, max) => {
+        const kept = busiestHosts(list, max);
+        expect(kept.length).toBe(Math.min(max, list.filter((x) => x.queued > 0 || x.inFlight > 0).length));
+        for (const k of kept) expect(k.queued + k.inFlight).toBeGreaterThan(0);
+      }),
+    );
   });
 });

@@ -80,3 +80,19 @@ export function progressView(crawl: CrawlFacts, ledger: readonly LevelCounts[], 
     hosts: running && live.phase === 'waiting' ? (current?.heartbeat?.hosts ?? []) : [],
   };
 }
+
+/** Hosts a heartbeat passes on to the workflow: every signal is kept in its history. */
+export const MAX_SIGNALLED_HOSTS = 100;
+
+/**
+ * The hosts of a heartbeat worth keeping, at most `max`: those with something in flight, then
+ * those with the longest queues; hosts with nothing left are dropped.
+ */
+export function busiestHosts(hosts: readonly HostProgress[], max = MAX_SIGNALLED_HOSTS): HostProgress[] {
+  return hosts
+    .filter((h) => h.inFlight > 0 || h.queued > 0)
+    .map((h, i) => ({ h, i }))
+    .sort((a, b) => b.h.inFlight - a.h.inFlight || b.h.queued - a.h.queued || a.i - b.i)
+    .slice(0, max)
+    .map(({ h }) => h);
+}

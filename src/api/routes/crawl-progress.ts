@@ -17,7 +17,7 @@ import type { HeartbeatBody } from '../../domain/contract.ts';
 import { CRAWL_LIMITS, type CrawlProgress } from '../../domain/crawl.ts';
 import { BadRequestError, ConflictError } from '../../domain/errors.ts';
 import type { LevelHeartbeat } from '../../domain/liveness.ts';
-import { progressView } from '../../domain/progress.ts';
+import { busiestHosts, progressView } from '../../domain/progress.ts';
 import { getCrawl } from '../../store/crawls.ts';
 import { levelCounts, pacingAudit } from '../../store/progress.ts';
 import { submittableCrawl } from '../crawl-access.ts';
@@ -165,7 +165,8 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
       }
       const crawl = await getCrawl(db, dispatch.crawlId);
       if (crawl === undefined || crawl.state !== 'running') throw new ConflictError('the crawl is not running', { state: crawl?.state ?? null });
-      const beat: LevelHeartbeat = { ...request.body, receivedAt: new Date().toISOString() };
+      // every signal stays in the workflow's history: only the busiest hosts are passed on
+      const beat: LevelHeartbeat = { ...request.body, hosts: busiestHosts(request.body.hosts), receivedAt: new Date().toISOString() };
       try {
         await temporal.withDeadline(Date.now() + WORKFLOW_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(dispatch.crawlId)).signal(SIGNALS.levelHeartbeat, beat));
       } catch (err) {
