@@ -14,7 +14,7 @@ import { selectLinks } from '../../src/domain/links.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { parseHttpResponse } from '../../src/domain/wacz/warc.ts';
 import { CaptureBrowser, CHROMIUM_PATH } from '../../src/flow/browser/launch.ts';
-import { ERROR_TYPES, visitPage } from '../../src/flow/capture.ts';
+import { ERROR_TYPES, packageCapture, visitPage } from '../../src/flow/capture.ts';
 import { createGuardedFetcher } from '../../src/flow/fetch.ts';
 import { FLOW_USER_AGENT, startFlow, type Flow } from '../../src/flow/server.ts';
 import { replayLink } from '../../src/api/picker.ts';
@@ -286,6 +286,20 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(v.exchanges).toHaveLength(3);
     expect(v.dropped).toBe(6);
     expect(s.pageRequests('a')).toHaveLength(3);
+  });
+
+  it('keeps 10,000 links per page and the manifest says how many it dropped', async () => {
+    const links = Array.from({ length: 10_005 }, (_, i) => `<a href="/l${i}">${i}</a>`).join(' ');
+    const s = await site({ a: { pages: { '/': `<title>links</title>${links}` } } });
+    const v = await visit(s.url('a', '/'));
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.page.links).toHaveLength(10_000);
+    expect(v.page.links.at(-1)).toEqual({ href: s.url('a', '/l9999') });
+    expect(v.page.linksDropped).toBe(5);
+    const at = new Date();
+    const packaged = await packageCapture(v, { taskId: 't', url: s.url('a', '/'), follow: true, formats: ['wacz'], prefix: 'p', software: 'test', startedAt: at, finishedAt: at, userAgent: FLOW_USER_AGENT }, 'bucket');
+    expect(packaged.manifest.dropped).toEqual({ resources: 0, refused: 0, links: 5 });
   });
 
   it('a document over the byte budget fails the page as too large', async () => {
