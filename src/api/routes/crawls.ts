@@ -34,7 +34,6 @@ import {
   crawlCounts,
   finishCrawlRow,
   findRunningCrawl,
-  getCrawl,
   insertCrawl,
   isSingleActiveViolation,
   listCrawls,
