@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { crawlWorkflowId } from '../../temporal.config.ts';
+import { createCrawlActivities } from '../../src/activities/crawl.ts';
 import type { Config } from '../../src/config/env.ts';
 import type { CrawlProgress } from '../../src/domain/crawl.ts';
 import type { Manifest, ManifestArtifact, PageReport } from '../../src/domain/contract.ts';
@@ -221,6 +223,23 @@ describe('forged reports are refused and register nothing', () => {
     } finally {
       await tw.start();
     }
+    expect(await waitForCrawlEnd(tdb.db, crawlId)).toMatchObject({ state: 'succeeded' });
+  });
+});
+
+describe('a dispatch sent again', () => {
+  it('mints another capability and keeps the earlier one valid: the flow may be working on the first', async () => {
+    const crawlId = await startCrawl({ seeds: ['http://m.test/'], maxDepth: 0 });
+    const first = await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    // the activity retried, as Temporal retries it when the webhook's answer was lost
+    const activities = createCrawlActivities({ config, db: tdb.db, s3, fga: store.client });
+    await new MockActivityEnvironment().run(activities.dispatchLevel, { crawlId, depth: 0, levelTimeoutSeconds: LEVEL_TIMEOUT_S });
+    const again = await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0 && d.body.capability !== first.body.capability);
+    expect(again.body.artifactPrefix).toBe(first.body.artifactPrefix);
+    const kept = await tdb.db.selectFrom('crawl_level_dispatches').select('capability_hashes').where('crawl_id', '=', crawlId).executeTakeFirstOrThrow();
+    expect(kept.capability_hashes).toEqual([capabilityHash(first.body.capability!), capabilityHash(again.body.capability!)]);
+    // the first dispatch's capability still reports the level
+    expect((await report(crawlId, 0, { depth: 0, pages: [{ url: 'http://m.test/', status: 'failed' }] }, { ...(await flowToken()), ...capabilityHeader(first.body) })).status).toBe(202);
     expect(await waitForCrawlEnd(tdb.db, crawlId)).toMatchObject({ state: 'succeeded' });
   });
 });
