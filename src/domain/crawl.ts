@@ -5,7 +5,8 @@ import { BadRequestError } from './errors.ts';
 import type { LevelHeartbeat } from './liveness.ts';
 
 export type CrawlState = 'running' | 'succeeded' | 'failed';
-export type StopReason = 'completed' | 'max_depth' | 'max_pages' | 'failed';
+export const STOP_REASONS = ['completed', 'max_depth', 'max_pages', 'failed'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
 
 /** Spec, "Not overloading the other end": 2000 ms, 4 hosts, 30 pages (seed included). maxDepth
  * is the spec's own example: deep enough that max_pages is the ordinary outcome. */

@@ -23,6 +23,7 @@ import {
   planSeedLevel,
   resolveLimits,
   seedSource,
+  STOP_REASONS,
   type CrawlRequestBody,
 } from '../../domain/crawl.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../domain/errors.ts';
@@ -86,7 +87,7 @@ const crawlBodySchema = {
 
 const isoOrNull = { type: ['string', 'null'], format: 'date-time' } as const;
 const stateEnum = ['running', 'succeeded', 'failed'] as const;
-const stopEnum = ['completed', 'max_depth', 'max_pages', 'failed', null] as const;
+const stopEnum = [...STOP_REASONS, null] as const;
 
 const crawlRowSchema = {
   type: 'object',
