@@ -206,6 +206,8 @@ describe('a crawl of a hostile site', () => {
     const rebind = pages.find((p) => p.url.startsWith('http://rebind.test:'));
     expect(rebind?.state).toBe('failed');
     expect(rebindLookups).toBeGreaterThanOrEqual(2);
+    // robots.txt was asked for and redirected toward the listener; the hop was refused
+    expect(site.log.filter((r) => r.name === 'hostile' && r.path === '/robots.txt').map((r) => r.status)).toContain(302);
 
     const refused = await refusedOf(crawlId);
     for (const r of refused) expect(r.hostname.length).toBeLessThanOrEqual(253);

@@ -68,8 +68,8 @@ export function listenerUrls(port: number): Record<string, string> {
 
 /**
  * A test site host whose home page links to every listener URL (and to `rebindUrl`, a name a
- * test resolver turns into 127.0.0.1), whose /go redirects to the listener, and whose other pages
- * are ordinary, so the crawl has something legitimate to succeed with.
+ * test resolver turns into 127.0.0.1), whose /go and robots.txt redirect to the listener, and
+ * whose other pages are ordinary, so the crawl has something legitimate to succeed with.
  */
 export function hostileHost(port: number, opts: { rebindUrl?: string } = {}): SiteHostSpec {
   const urls = Object.values(listenerUrls(port));
@@ -81,6 +81,8 @@ export function hostileHost(port: number, opts: { rebindUrl?: string } = {}): Si
       '/fine': '<title>Fine</title><p>an ordinary page</p>',
       '/go': { redirect: `http://127.0.0.1:${port}/redirected` },
       '/go-mapped': { redirect: `http://[::ffff:7f00:1]:${port}/redirected` },
+      // robots.txt itself sends the crawler inside: the hop is refused, the host treated as having none
+      '/robots.txt': { redirect: `http://127.0.0.1:${port}/robots.txt` },
     },
   };
 }
