@@ -122,4 +122,17 @@ describe('createGuardedFetcher', () => {
     expect(err.message).toContain(`127.0.0.1:${listener.port}`);
     expect(listener.connections).toEqual([]);
   });
+
+  it('the listener does see a connection the policy lets through (so its silence above means something)', async () => {
+    const other = await startListener();
+    try {
+      const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(`127.0.0.1:${other.port}`)));
+      const x = await fetcher(get(`http://127.0.0.1:${other.port}/through`));
+      expect(x.response.body.toString()).toBe('<title>internal secret</title>');
+      expect(other.connections).toHaveLength(1);
+      expect(other.connections[0]!.firstBytes).toMatch(/^GET \/through HTTP\/1\.1\r\n/);
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -30,7 +30,8 @@ export async function startListener(address = '127.0.0.1'): Promise<Listener> {
     socket.on('error', () => {});
     socket.once('data', (b: Buffer) => {
       entry.firstBytes = b.subarray(0, 200).toString('latin1');
-      socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 28\r\nconnection: close\r\n\r\n<title>internal secret</title>');
+      const body = '<title>internal secret</title>';
+      socket.end(`HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     });
   });
   await new Promise<void>((resolve, reject) => {
