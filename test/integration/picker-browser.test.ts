@@ -14,7 +14,7 @@ import { startTestApi, startTestIssuer, type TestApi, type TestIssuer } from '..
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { ROOT } from '../support/env.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
-import { drain, insertArchive, insertJob, makeWacz } from '../support/ledger.ts';
+import { drain, insertArchive, insertJob, insertManyArchives, makeWacz } from '../support/ledger.ts';
 import { testConfig } from '../support/config.ts';
 import { grant } from '../support/crawls.ts';
 import { Client, Connection } from '@temporalio/client';
@@ -264,5 +264,33 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
       await api.close();
       await connection.close();
     }
+  });
+});
+
+describe("the archive list's More in a browser", { timeout: 120_000 }, () => {
+  it('60 archives sharing one capturedAt: 50, then the 10 others, none lost and none twice', async () => {
+    const bucket = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.bucket;
+    const job = await insertJob(tdb.db, { orgId: 'initech', submittedBy: 'ivan' });
+    const ids = await insertManyArchives(tdb.db, job, bucket, 60);
+    await tdb.db.updateTable('archives').set({ captured_at: new Date('2026-05-05T05:05:05.555Z') }).where('id', 'in', ids).execute();
+    await drain(tdb.db, store.client);
+    await withApi('dev', async (api) => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(`${api.url}/`);
+      await page.fill('#subject', 'ivan');
+      await page.fill('#organizations', 'initech');
+      await page.click('#list');
+      const rows = page.locator('#archives tbody tr.archive');
+      await rows.nth(49).waitFor();
+      expect(await rows.count()).toBe(50);
+      await page.click('#more');
+      await rows.nth(59).waitFor();
+      await page.locator('#more[hidden]').waitFor({ state: 'attached' });
+      const shown = await rows.evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.id!));
+      expect(shown).toHaveLength(60);
+      expect(new Set(shown)).toEqual(new Set(ids));
+      await context.close();
+    });
   });
 });
