@@ -6,44 +6,31 @@
 // page accounted for.
 import { lookup } from 'node:dns/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
-import { crawlWorkflowId } from '../../temporal.config.ts';
 import { runTargets } from '../../src/cli/targets-command.ts';
 import { createAddressPolicy } from '../../src/domain/address-policy.ts';
 import type { LevelReportBody } from '../../src/domain/contract.ts';
-import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
-import { startTestApi, startTestIssuer, testApiConfig, type TestApi, type TestIssuer } from '../support/api.ts';
-import { grant, waitForCrawlEnd } from '../support/crawls.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { waitForCrawlEnd } from '../support/crawls.ts';
 import { hostileHost, listenerUrls, startDripServer, startListener, type DripServer, type Listener } from '../support/hostile-site.ts';
-import { startSite, type Site } from '../support/site.ts';
-import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
+import { startLiveCrawlStack, type LiveCrawlStack } from '../support/live-crawl.ts';
 
 const ORG = 'hostile';
 const LEVEL_TIMEOUT_S = 60;
 const BIG_LINKS = 100_000;
 
-let tdb: TestDatabase;
-let store: TestStore;
-let issuer: TestIssuer;
+let live: LiveCrawlStack;
 let listener: Listener;
 let drip: DripServer;
 /** where rebind.test first resolves to: an ordinary host on 127.0.0.44 */
 let plain: DripServer;
-let site: Site;
-let flow: Flow;
-let api: TestApi;
-let tw: TestWorker;
-let connection: Connection;
 /** lookups of rebind.test: the first (its robots.txt) answers 127.0.0.44, every later one 127.0.0.1 */
 let rebindLookups = 0;
 
 beforeAll(async () => {
-  [tdb, store, issuer, listener] = await Promise.all([createTestDatabase(), createTestStore(), startTestIssuer(), startListener()]);
-  [drip, plain] = await Promise.all([startDripServer('127.0.0.41'), startDripServer('127.0.0.44', { drip: false })]);
-  site = await startSite({
+  [listener, drip, plain] = await Promise.all([startListener(), startDripServer('127.0.0.41'), startDripServer('127.0.0.44', { drip: false })]);
+  live = await startLiveCrawlStack({
+    org: ORG,
+    env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: String(LEVEL_TIMEOUT_S) },
     hosts: {
       hostile: { ...hostileHost(listener.port, { rebindUrl: `http://rebind.test:${new URL(plain.url).port}/page` }), address: '127.0.0.40' },
       big: {
@@ -55,61 +42,26 @@ beforeAll(async () => {
       },
       slow: { address: '127.0.0.43', robots: 'User-agent: *\nCrawl-delay: 86400\n', pages: { '/': '<title>Slow one</title>', '/2': '<title>Slow two</title>' } },
     },
-  });
-  const taskQueue = uniqueTaskQueue('hostile');
-  const identity = { oidc: { url: issuer.url } } as const;
-  const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'hostile-token' } });
-  flow = await startFlow({
-    config: flowConfig,
-    port: 0,
-    host: '127.0.0.1',
-    log: (line) => process.env.CAPTURE_LEDGER_TEST_LOG && console.log(`${new Date().toISOString()} flow ${line.slice(0, 300)}`),
-    // a name that rebinds: the address policy must judge the address of every connection
-    resolve: async (name) => {
-      if (name === 'rebind.test') return ++rebindLookups === 1 ? ['127.0.0.44'] : ['127.0.0.1'];
-      return (await lookup(name, { all: true })).map((a) => a.address);
+    flow: {
+      log: (line) => process.env.CAPTURE_LEDGER_TEST_LOG && console.log(`${new Date().toISOString()} flow ${line.slice(0, 300)}`),
+      // a name that rebinds: the address policy must judge the address of every connection
+      resolve: async (name) => {
+        if (name === 'rebind.test') return ++rebindLookups === 1 ? ['127.0.0.44'] : ['127.0.0.1'];
+        return (await lookup(name, { all: true })).map((a) => a.address);
+      },
     },
   });
-  const env = {
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: flow.webhookUrl,
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'hostile-token',
-    CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: taskQueue,
-    CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: String(LEVEL_TIMEOUT_S),
-  };
-  const base = testApiConfig({ tdb, store, identity, env });
-  connection = await Connection.connect({ address: base.temporal.address });
-  api = await startTestApi({ tdb, store, identity, env, deps: { temporal: new Client({ connection, namespace: base.temporal.namespace }) } });
-  tw = await startTestWorker({ config: { ...api.config, api: { ...api.config.api, publicUrl: api.url } }, db: tdb.db, fga: store.client });
-  await grant(store.client, 'alice', 'submitter', ORG);
 }, 120_000);
 
-afterEach(async () => {
-  for (const r of await tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute()) {
-    await tw.client.workflow.getHandle(crawlWorkflowId(r.id)).terminate('test cleanup').catch(() => undefined);
-    await finishCrawlRow(tdb.db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
-  }
-  await flow.idle();
-});
+afterEach(() => live.endRunning());
 
 afterAll(async () => {
-  await tw?.stop();
-  await api?.close();
-  await connection?.close();
-  await flow?.close();
-  await site?.close();
-  await drip?.close();
-  await plain?.close();
-  await listener?.close();
-  await issuer?.close();
-  await tdb?.drop();
+  await live?.close();
+  await Promise.all([drip?.close(), plain?.close(), listener?.close()]);
 });
 
-async function headers(): Promise<Record<string, string>> {
-  return { ...(await issuer.auth('alice', [ORG])), 'content-type': 'application/json' };
-}
-
 async function post(body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${api.url}/api/crawls`, { method: 'POST', headers: await headers(), body: JSON.stringify(body) });
+  const res = await fetch(`${live.api.url}/api/crawls`, { method: 'POST', headers: await live.as('alice', [ORG]), body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -122,7 +74,7 @@ interface Refused {
 }
 
 async function refusedOf(crawlId: string): Promise<Refused[]> {
-  const res = await fetch(`${api.url}/api/crawls/${crawlId}/decisions`, { headers: await headers() });
+  const res = await fetch(`${live.api.url}/api/crawls/${crawlId}/decisions`, { headers: await live.as('alice', [ORG]) });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { refused: Refused[]; decisions: { hostname: string }[] };
   for (const d of body.decisions) expect(d.hostname.length).toBeLessThanOrEqual(253);
@@ -132,8 +84,8 @@ async function refusedOf(crawlId: string): Promise<Refused[]> {
 describe('seeds and targets outside the address policy', () => {
   it('POST /api/crawls answers 400 naming every refused seed and why, and starts nothing', async () => {
     const urls = listenerUrls(listener.port);
-    const fine = site.url('hostile', '/fine');
-    const seeds = [urls.loopback!, urls.localhost!, urls['ipv6-loopback']!, urls['ipv4-mapped']!, urls.decimal!, urls.metadata!, `http://127.0.0.1:${new URL(api.config.s3.endpoint).port}/buckets/captures/`, fine];
+    const fine = live.site.url('hostile', '/fine');
+    const seeds = [urls.loopback!, urls.localhost!, urls['ipv6-loopback']!, urls['ipv4-mapped']!, urls.decimal!, urls.metadata!, `http://127.0.0.1:${new URL(live.api.config.s3.endpoint).port}/buckets/captures/`, fine];
     const res = await post({ seeds, maxDepth: 0 });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('seeds outside the address policy');
@@ -141,28 +93,28 @@ describe('seeds and targets outside the address policy', () => {
     expect(refused.map((r) => r.url)).toEqual(seeds.slice(0, -1));
     expect(refused.map((r) => r.code)).toEqual(['address', 'local-name', 'address', 'address', 'address', 'address', 'address']);
     for (const r of refused) expect(r.problem).toContain(r.url);
-    expect(await tdb.db.selectFrom('crawls').select('id').execute()).toEqual([]);
+    expect(await live.tdb.db.selectFrom('crawls').select('id').execute()).toEqual([]);
     expect(listener.connections).toEqual([]);
   });
 
   it('a target outside the policy is refused by targets add, and by POST fromTargets when it got in anyway', async () => {
     const err: string[] = [];
-    const policy = createAddressPolicy(api.config.capture.allow, api.config.capture.deniedPorts);
-    const code = await runTargets(tdb.db, ['add', ORG, `http://127.0.0.1:${listener.port}/t`], { out: () => {}, err: (l) => err.push(l) }, policy);
+    const policy = createAddressPolicy(live.api.config.capture.allow, live.api.config.capture.deniedPorts);
+    const code = await runTargets(live.tdb.db, ['add', ORG, `http://127.0.0.1:${listener.port}/t`], { out: () => {}, err: (l) => err.push(l) }, policy);
     expect(code).toBe(2);
     expect(err.join('\n')).toContain(`http://127.0.0.1:${listener.port}/t is outside the address policy`);
     // written behind the CLI's back (or before the policy existed)
-    await tdb.db.insertInto('capture_targets').values({ org_id: ORG, url: `http://169.254.169.254/latest/meta-data/` }).execute();
+    await live.tdb.db.insertInto('capture_targets').values({ org_id: ORG, url: `http://169.254.169.254/latest/meta-data/` }).execute();
     const res = await post({ fromTargets: { limit: 10 } });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('targets outside the address policy');
     expect((res.body.seeds as { url: string }[]).map((s) => s.url)).toEqual(['http://169.254.169.254/latest/meta-data/']);
-    await tdb.db.deleteFrom('capture_targets').execute();
+    await live.tdb.db.deleteFrom('capture_targets').execute();
   });
 
   it('20,000 seed rows go in (in chunks under the bind-parameter limit)', async () => {
     const seeds = Array.from({ length: 20_000 }, (_, i) => `https://t${i}.example/`);
-    const crawl = await insertCrawl(tdb.db, {
+    const crawl = await insertCrawl(live.tdb.db, {
       orgId: 'bulk',
       submittedBy: 'alice',
       seeds,
@@ -175,24 +127,24 @@ describe('seeds and targets outside the address policy', () => {
       signing: false,
       seedLevel: { take: seeds, cut: [] },
     });
-    const n = await tdb.db.selectFrom('crawl_pages').select((eb) => eb.fn.countAll<string>().as('n')).where('crawl_id', '=', crawl.id).executeTakeFirstOrThrow();
+    const n = await live.tdb.db.selectFrom('crawl_pages').select((eb) => eb.fn.countAll<string>().as('n')).where('crawl_id', '=', crawl.id).executeTakeFirstOrThrow();
     expect(Number(n.n)).toBe(20_000);
-    await finishCrawlRow(tdb.db, crawl.id, { state: 'failed', stopReason: 'failed', failure: 'test: rows only' });
+    await finishCrawlRow(live.tdb.db, crawl.id, { state: 'failed', stopReason: 'failed', failure: 'test: rows only' });
   });
 });
 
 describe('a crawl of a hostile site', () => {
   it('never connects to the listener, finishes succeeded, and shows the refusals in its decisions', async () => {
-    const home = site.url('hostile', '/');
+    const home = live.site.url('hostile', '/');
     const res = await post({ seeds: [home], maxDepth: 1, maxPages: 30, perHostDelayMs: 100, rules: [{ follow: 'any' }] });
     expect(res.status).toBe(202);
     const crawlId = res.body.crawlId as string;
-    const row = await waitForCrawlEnd(tdb.db, crawlId, 120_000);
+    const row = await waitForCrawlEnd(live.tdb.db, crawlId, 120_000);
     expect(row).toMatchObject({ state: 'succeeded', failure: null });
 
     expect(listener.connections).toEqual([]);
 
-    const pages = await tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state']).where('crawl_id', '=', crawlId).execute();
+    const pages = await live.tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state']).where('crawl_id', '=', crawlId).execute();
     const byUrl = new Map(pages.map((p) => [p.url, p]));
     // nothing aimed at the listener became a page; the long host never reached a table
     for (const p of pages) {
@@ -200,14 +152,14 @@ describe('a crawl of a hostile site', () => {
       expect(p.url).not.toMatch(/127\.0\.0\.1|localhost|\[::|169\.254|2130706433|0x7f/);
     }
     expect(byUrl.get(home)).toMatchObject({ depth: 0, state: 'captured' });
-    expect(byUrl.get(site.url('hostile', '/fine'))).toMatchObject({ depth: 1, state: 'captured' });
+    expect(byUrl.get(live.site.url('hostile', '/fine'))).toMatchObject({ depth: 1, state: 'captured' });
     // the redirects to the listener and the rebinding name: fetched up to the refusal, not beyond
-    for (const u of [site.url('hostile', '/go'), site.url('hostile', '/go-mapped')]) expect(byUrl.get(u)?.state, u).toBe('failed');
+    for (const u of [live.site.url('hostile', '/go'), live.site.url('hostile', '/go-mapped')]) expect(byUrl.get(u)?.state, u).toBe('failed');
     const rebind = pages.find((p) => p.url.startsWith('http://rebind.test:'));
     expect(rebind?.state).toBe('failed');
     expect(rebindLookups).toBeGreaterThanOrEqual(2);
     // robots.txt was asked for and redirected toward the listener; the hop was refused
-    expect(site.log.filter((r) => r.name === 'hostile' && r.path === '/robots.txt').map((r) => r.status)).toContain(302);
+    expect(live.site.log.filter((r) => r.name === 'hostile' && r.path === '/robots.txt').map((r) => r.status)).toContain(302);
 
     const refused = await refusedOf(crawlId);
     for (const r of refused) expect(r.hostname.length).toBeLessThanOrEqual(253);
@@ -227,29 +179,29 @@ describe('a crawl of a hostile site', () => {
 
 describe('a page with 100,000 links, Crawl-delay: 86400 and a dripping robots.txt', () => {
   it('each ends within the level deadline, and every page is accounted for', async () => {
-    const seeds = [site.url('big', '/'), site.url('slow', '/'), site.url('slow', '/2'), `${drip.url}/`];
+    const seeds = [live.site.url('big', '/'), live.site.url('slow', '/'), live.site.url('slow', '/2'), `${drip.url}/`];
     const started = Date.now();
     const res = await post({ seeds, maxDepth: 1, maxPages: 8, perHostDelayMs: 100, hostParallelism: 4, rules: [{ follow: 'same-origin' }] });
     expect(res.status).toBe(202);
     const crawlId = res.body.crawlId as string;
-    const row = await waitForCrawlEnd(tdb.db, crawlId, 3 * LEVEL_TIMEOUT_S * 1000);
+    const row = await waitForCrawlEnd(live.tdb.db, crawlId, 3 * LEVEL_TIMEOUT_S * 1000);
     expect(row).toMatchObject({ state: 'succeeded', failure: null });
     // two levels, each within its deadline
     expect(Date.now() - started).toBeLessThan(2 * LEVEL_TIMEOUT_S * 1000);
 
-    const pages = await tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).execute();
+    const pages = await live.tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).execute();
     const byUrl = new Map(pages.map((p) => [p.url, p]));
     expect(pages.filter((p) => p.state === 'pending')).toEqual([]);
     // the big page is captured, or (Chromium on a loaded machine takes minutes over 100,000
     // anchors) torn down at the level's deadline and reported failed: either way, reported
-    const big = byUrl.get(site.url('big', '/'));
+    const big = byUrl.get(live.site.url('big', '/'));
     expect(['captured', 'failed']).toContain(big?.state);
     expect(byUrl.get(`${drip.url}/`)?.state).toBe('captured');
     // one capture of the slow host; the second could not start before the deadline
-    const slow = [byUrl.get(site.url('slow', '/'))?.state, byUrl.get(site.url('slow', '/2'))?.state].sort();
+    const slow = [byUrl.get(live.site.url('slow', '/'))?.state, byUrl.get(live.site.url('slow', '/2'))?.state].sort();
     expect(slow).toEqual(['captured', 'failed']);
-    const report = await tdb.db.selectFrom('crawl_level_reports').select('body').where('crawl_id', '=', crawlId).where('depth', '=', 0).executeTakeFirstOrThrow();
-    const failedSlow = (report.body as LevelReportBody).pages.find((p) => p.url.startsWith(site.url('slow', '/')) && p.status === 'failed');
+    const report = await live.tdb.db.selectFrom('crawl_level_reports').select('body').where('crawl_id', '=', crawlId).where('depth', '=', 0).executeTakeFirstOrThrow();
+    const failedSlow = (report.body as LevelReportBody).pages.find((p) => p.url.startsWith(live.site.url('slow', '/')) && p.status === 'failed');
     expect(failedSlow?.manifestError).toMatch(/cannot start before the level's deadline/);
     // the dripping robots.txt was given up on at its own deadline, not the level's
     expect(drip.robots.length).toBeGreaterThanOrEqual(1);
@@ -264,7 +216,7 @@ describe('a page with 100,000 links, Crawl-delay: 86400 and a dripping robots.tx
       const refused = await refusedOf(crawlId);
       expect(refused).toContainEqual(expect.objectContaining({ depth: 0, hostname: '127.0.0.42', code: 'too-many-links', urls: BIG_LINKS - 10_000 }));
     } else {
-      const bigReport = (report.body as LevelReportBody).pages.find((p) => p.url === site.url('big', '/'));
+      const bigReport = (report.body as LevelReportBody).pages.find((p) => p.url === live.site.url('big', '/'));
       expect(bigReport?.status).toBe('failed');
       expect(level1).toEqual([]);
     }

@@ -35,7 +35,7 @@ export async function startLiveCrawlStack(opts: {
   /** submitter granted on this organization as `alice` */
   org: string;
   env?: Record<string, string>;
-  flow?: Partial<Pick<FlowOptions, 'heartbeatIntervalMs' | 'knobs'>>;
+  flow?: Partial<Pick<FlowOptions, 'heartbeatIntervalMs' | 'knobs' | 'resolve' | 'log'>>;
 }): Promise<LiveCrawlStack> {
   const [tdb, store, issuer] = await Promise.all([createTestDatabase(), createTestStore(), startTestIssuer()]);
   const site = await startSite({ hosts: opts.hosts });
