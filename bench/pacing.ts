@@ -9,7 +9,7 @@
 // Goal: ratio ≤ 1.10 with zero violations. Artifacts go to an in-memory store: uploads happen
 // after a capture finishes, off the host's clock, so S3 would change nothing measured here.
 //
-//   npx tsx bench/pacing.ts        (or via npm run bench, which calls run())
+//   node bench/pacing.ts        (or via npm run bench, which calls run())
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
