@@ -148,6 +148,11 @@ async function measure(opts: SearchBenchOptions & { pages: number }): Promise<Re
         .insertInto('crawl_pages')
         .values(chunk.map((r) => ({ crawl_id: r.crawlId, url: r.url, depth: 0, host: new URL(r.url).host, state: 'captured' as const, task_id: `task-${r.id}` })))
         .execute();
+      // what admission writes next to each archive (task -> crawl), which the search's scope reads
+      await bench.db
+        .insertInto('capture_submissions')
+        .values(chunk.map((r) => ({ task_id: `task-${r.id}`, org_id: `org${crawlIds.indexOf(r.crawlId)}`, submitted_by: 'bench', crawl_id: r.crawlId, url: r.url })))
+        .execute();
     }
     for (const r of rows) tuples.push(...archiveTuples(r.id, r.crawlId));
     for (let i = 0; i < tuples.length; i += 100) {

@@ -6,7 +6,8 @@
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../db/connect.ts';
 import type { Identity } from '../domain/identity.ts';
-import { viewableArchives } from '../fga/authorize.ts';
+import { reachableObjects, viewableArchives } from '../fga/authorize.ts';
+import { archivesWithin, type CandidateScope } from '../store/archives.ts';
 import type { SearchIndex } from './client.ts';
 import type { PageDocument } from './schema.ts';
 
@@ -125,6 +126,10 @@ export interface SearchDeps {
  * MAX_SEARCH_ROUNDS reads, so a page is full whenever enough visible hits exist in that reach.
  */
 export async function searchForCaller(deps: SearchDeps, identity: Identity, q: string, opts: SearchOptions): Promise<SearchAnswer> {
+  // as the listing does: for a caller who reaches few crawls, the ledger drops hits outside them
+  // and only the rest are checked; otherwise every hit is checked
+  const reach = await reachableObjects(deps.fga, identity);
+  const scope: CandidateScope = reach === undefined ? { kind: 'all' } : { kind: 'reachable', ...reach };
   const visible: SearchHit[] = [];
   // archive id -> its ledger row when the caller may view it and it exists, null otherwise
   const known = new Map<string, { object_key: string; captured_at: Date } | null>();
@@ -137,7 +142,7 @@ export async function searchForCaller(deps: SearchDeps, identity: Identity, q: s
     if (after === undefined) size = Math.min(size, Math.max(opts.size, MAX_RESULT_WINDOW - opts.from));
     const read = await queryIndex(deps.search, q, { size, from: opts.from, trackTotal: round === 0, ...(after !== undefined ? { searchAfter: after } : {}) });
     if (round === 0) total = read.total;
-    await learn(deps, identity, known, read.hits);
+    await learn(deps, identity, scope, known, read.hits);
     let kept = 0;
     for (let i = 0; i < read.hits.length; i++) {
       const h = read.hits[i]!;
@@ -161,12 +166,21 @@ export async function searchForCaller(deps: SearchDeps, identity: Identity, q: s
   return { hits: visible, total, nextOffset: opts.from + consumed };
 }
 
-/** Asks OpenFGA (one BatchCheck) and the ledger about the archives of `hits` not known yet. */
-async function learn(deps: SearchDeps, identity: Identity, known: Map<string, { object_key: string; captured_at: Date } | null>, hits: IndexHit[]): Promise<void> {
-  const ids = [...new Set(hits.map((h) => h.archiveId))].filter((id) => !known.has(id));
+/** Asks the ledger (within the scope) and then OpenFGA (one BatchCheck) about the archives of `hits` not known yet. */
+async function learn(
+  deps: SearchDeps,
+  identity: Identity,
+  scope: CandidateScope,
+  known: Map<string, { object_key: string; captured_at: Date } | null>,
+  hits: IndexHit[],
+): Promise<void> {
+  const ids = [...new Set(hits.map((h) => h.archiveId))].filter((id) => !known.has(id) && UUID.test(id));
+  for (const h of hits) if (!known.has(h.archiveId) && !UUID.test(h.archiveId)) known.set(h.archiveId, null);
   if (ids.length === 0) return;
-  const allowed = await viewableArchives(deps.fga, identity, ids);
-  const rows = allowed.size === 0 ? [] : await deps.db.selectFrom('archives').select(['id', 'object_key', 'captured_at']).where('id', 'in', [...allowed]).execute();
-  const ledger = new Map(rows.map((r) => [r.id, r]));
+  const rows = await archivesWithin(deps.db, ids, scope);
+  const allowed = await viewableArchives(deps.fga, identity, rows.map((r) => r.id));
+  const ledger = new Map(rows.filter((r) => allowed.has(r.id)).map((r) => [r.id, r]));
   for (const id of ids) known.set(id, ledger.get(id) ?? null);
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -9,6 +9,11 @@ export async function findArchive(db: Db, id: string): Promise<Archive | undefin
   return db.selectFrom('archives').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Where an archive's object is: all that signing needs (no provenance to parse on the hot path). */
+export async function archiveLocation(db: Db, id: string): Promise<Pick<Archive, 'bucket' | 'object_key'> | undefined> {
+  return db.selectFrom('archives').select(['bucket', 'object_key']).where('id', '=', id).executeTakeFirst();
+}
+
 /**
  * Which archives a candidate query reads: all of them (each filtered by a check afterwards), or
  * only those reachable from the authorization side — archives reported for one of these crawls
@@ -30,14 +35,22 @@ export async function archiveCandidates(db: Db, opts: { cursor?: PageCursor; lim
   if (c !== undefined) {
     q = c.id === undefined ? q.where('captured_at', '<', c.before) : q.where(sql<boolean>`(captured_at, id) < (${c.before}::timestamptz, ${c.id}::uuid)`);
   }
-  if (scope.kind === 'reachable') {
-    const jobs = [...scope.jobs];
-    const shared = [...scope.shared];
-    q = q.where(
-      sql<boolean>`(task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[])) OR id = ANY(${shared}::uuid[]))`,
-    );
-  }
+  if (scope.kind === 'reachable') q = q.where(reachableClause(scope));
   return q.orderBy('captured_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
+}
+
+function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) {
+  const jobs = [...scope.jobs];
+  const shared = [...scope.shared];
+  return sql<boolean>`(task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[])) OR id = ANY(${shared}::uuid[]))`;
+}
+
+/** Which of these archives are in the ledger and within the scope: their id, object key and capturedAt. */
+export async function archivesWithin(db: Db, ids: readonly string[], scope: CandidateScope): Promise<Pick<Archive, 'id' | 'object_key' | 'captured_at'>[]> {
+  if (ids.length === 0 || (scope.kind === 'reachable' && scope.jobs.length === 0 && scope.shared.length === 0)) return [];
+  let q = db.selectFrom('archives').select(['id', 'object_key', 'captured_at']).where('id', 'in', [...ids]);
+  if (scope.kind === 'reachable') q = q.where(reachableClause(scope));
+  return q.execute();
 }
 
 export interface ArchiveView {
