@@ -6,7 +6,7 @@ import { cursorQuery, cursorQuerySchema, parseCursor } from '../../domain/cursor
 import { NotFoundError } from '../../domain/errors.ts';
 import { scanPage } from '../../domain/list-scan.ts';
 import { canView, reachableObjects, viewableArchives } from '../../fga/authorize.ts';
-import { archiveCandidates, archiveView, findArchive, type CandidateScope } from '../../store/archives.ts';
+import { archiveCandidates, archiveLocation, archiveView, type CandidateScope } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorResponses, noBody, notFoundResponse, uuidParam } from '../schemas.ts';
@@ -67,7 +67,7 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
       const id = request.params.id.toLowerCase();
       // The decision and the row are both always asked for (concurrently): "not allowed" and "does
       // not exist" take the same path and the same time, and give the same 404.
-      const [allowed, archive] = await Promise.all([canView(fga, identity, id), findArchive(db, id)]);
+      const [allowed, archive] = await Promise.all([canView(fga, identity, id), archiveLocation(db, id)]);
       if (!allowed || archive === undefined) throw new NotFoundError();
       const url = await signUrl(archive.bucket, archive.object_key, SIGNED_URL_TTL_SECONDS);
       request.log.info({ archiveId: id, subject: identity.subject }, 'signed archive url');
