@@ -149,6 +149,13 @@ export interface CrawlRefusalsTable {
   samples: ColumnType<string[], string[] | undefined, string[]>;
 }
 
+/** a link the rules skipped at a level, by the sha256 of its URL (0009) */
+export interface CrawlSkippedLinksTable {
+  crawl_id: string;
+  depth: number;
+  url_hash: Buffer;
+}
+
 export interface Database {
   capture_targets: CaptureTargetsTable;
   crawls: CrawlsTable;
@@ -158,6 +165,7 @@ export interface Database {
   crawl_hosts: CrawlHostsTable;
   crawl_decisions: CrawlDecisionsTable;
   crawl_refusals: CrawlRefusalsTable;
+  crawl_skipped_links: CrawlSkippedLinksTable;
   capture_submissions: CaptureSubmissionsTable;
   archives: ArchivesTable;
   fga_outbox: FgaOutboxTable;

@@ -86,12 +86,12 @@ describe('selectLinks', () => {
       page('https://www.example.com/doc', ['/w'], 'https://www.example.com/pdf/doc'),
       page('https://www.example.com/bad', ['/v'], 'not a url'),
     ]);
-    expect(res).toEqual({ candidates: [], decisions: [], refused: [] });
+    expect(res).toEqual({ candidates: [], decisions: [], skipped: [], refused: [] });
   });
 
   it('a page the rules do not follow by its requested URL yields no links either', () => {
     const res = selectLinks(rules, seeds, [page('https://www.example.com/pdf/x', ['/a'], 'https://www.example.com/')]);
-    expect(res).toEqual({ candidates: [], decisions: [], refused: [] });
+    expect(res).toEqual({ candidates: [], decisions: [], skipped: [], refused: [] });
   });
 
   it('a redirect that stays followed is fine', () => {
@@ -107,7 +107,7 @@ describe('selectLinks', () => {
   });
 
   it('tolerates missing links', () => {
-    expect(selectLinks(rules, seeds, [{ url: 'https://www.example.com/' } as FollowPageLinks])).toEqual({ candidates: [], decisions: [], refused: [] });
+    expect(selectLinks(rules, seeds, [{ url: 'https://www.example.com/' } as FollowPageLinks])).toEqual({ candidates: [], decisions: [], skipped: [], refused: [] });
   });
 
   it('property: candidates are distinct, fragment-free http(s), never skip; tallies count exactly the decided links', () => {
@@ -134,6 +134,10 @@ describe('selectLinks', () => {
         const nonSkip = res.decisions.filter((d) => d.action !== 'skip').reduce((n, d) => n + d.links, 0);
         expect(nonSkip).toBe(urls.length);
         expect(counted).toBeGreaterThanOrEqual(urls.length);
+        // the skipped URLs are listed, each once, exactly as many as the skip tallies count
+        expect(new Set(res.skipped).size).toBe(res.skipped.length);
+        expect(res.skipped.length).toBe(counted - nonSkip);
+        for (const u of res.skipped) expect(urls).not.toContain(u);
         for (const d of res.decisions) expect(d.samples.length).toBe(Math.min(5, d.links));
       }),
       { numRuns: 1000 },

@@ -38,6 +38,8 @@ export interface SelectedLinks {
   /** distinct, in discovery order */
   candidates: { url: string; action: 'follow' | 'capture' }[];
   decisions: DecisionTally[];
+  /** distinct URLs the rules skipped (rule 0 included), in discovery order: pagesDiscovered counts them */
+  skipped: string[];
   /** what the address policy or the per-page cap kept out */
   refused: RefusalTally[];
 }
@@ -87,6 +89,7 @@ export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLin
   const follows = (url: string): boolean => compiled.decide(url).action === 'follow';
   const decided = new Map<string, { rule: number; action: RuleAction }>();
   const candidates: SelectedLinks['candidates'] = [];
+  const skipped: string[] = [];
   const tallies = new DecisionTallies();
 
   for (const page of pages) {
@@ -111,7 +114,8 @@ export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLin
       const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
       tallies.add(decision);
       if (d.action !== 'skip') candidates.push({ url, action: d.action });
+      else skipped.push(url);
     }
   }
-  return { candidates, decisions: tallies.toArray(), refused: refused.toArray() };
+  return { candidates, decisions: tallies.toArray(), skipped, refused: refused.toArray() };
 }

@@ -18,7 +18,7 @@ import { hostsToRecord } from '../domain/level-dispatch.ts';
 import { selectLinks } from '../domain/links.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
-import { replaceLevelDecisions, replaceLevelRefusals } from '../store/decisions.ts';
+import { replaceLevelDecisions, replaceLevelRefusals, replaceLevelSkipped } from '../store/decisions.ts';
 import { checkUrl, type AddressPolicy } from '../domain/address-policy.ts';
 import { ERROR_TYPE_ADDRESS_REFUSED } from '../domain/contract.ts';
 import { RefusalTallies } from '../domain/decisions.ts';
@@ -232,6 +232,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       nextLevelPages = cut.kept;
       cutPages = cut.cut + (selection.candidates.length - kept.length);
       await replaceLevelDecisions(trx, crawlId, depth, selection.decisions);
+      await replaceLevelSkipped(trx, crawlId, depth, selection.skipped);
     }
     await replaceLevelRefusals(trx, crawlId, depth, refusals.toArray());
     await markReportAdmitted(trx, crawlId, depth, report.report_id);

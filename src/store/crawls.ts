@@ -7,6 +7,7 @@ import { enqueueTuples } from '../fga/outbox.ts';
 import { jobTuples } from '../fga/tuples.ts';
 import { hostOf } from '../domain/crawl.ts';
 import type { PageCursor } from '../domain/cursor.ts';
+import { skippedLinksCount } from './decisions.ts';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
@@ -217,8 +218,8 @@ export interface CrawlCounts {
   waczCount: number;
 }
 
-/** pagesDiscovered is every distinct page the crawl recorded plus the links the rules skipped
- * (rule 0 included; distinct per level, as crawl_decisions counts them): the difference to
+/** pagesDiscovered is every distinct page the crawl recorded plus every distinct URL the rules
+ * skipped (rule 0 included; once per crawl, however many levels skipped it): the difference to
  * pagesCaptured is what failures, rules, robots and the caps threw away. */
 export async function crawlCounts(db: Q, crawlId: string): Promise<CrawlCounts> {
   const r = await db
@@ -234,11 +235,6 @@ export async function crawlCounts(db: Q, crawlId: string): Promise<CrawlCounts> 
       sql<number>`count(a.id)::int`.as('wacz'),
     ])
     .executeTakeFirstOrThrow();
-  const skipped = await db
-    .selectFrom('crawl_decisions')
-    .select(sql<number>`coalesce(sum(links), 0)::int`.as('n'))
-    .where('crawl_id', '=', crawlId)
-    .where('action', '=', 'skip')
-    .executeTakeFirstOrThrow();
-  return { pagesDiscovered: r.discovered + skipped.n, pagesCaptured: r.captured, pagesFailed: r.failed, pagesSkipped: r.skipped, pagesPending: r.pending, waczCount: r.wacz };
+  const skipped = await skippedLinksCount(db, crawlId);
+  return { pagesDiscovered: r.discovered + skipped, pagesCaptured: r.captured, pagesFailed: r.failed, pagesSkipped: r.skipped, pagesPending: r.pending, waczCount: r.wacz };
 }

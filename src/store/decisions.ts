@@ -24,6 +24,36 @@ export async function replaceLevelDecisions(trx: Q, crawlId: string, depth: numb
   }
 }
 
+/** URLs per INSERT of skipped links (one array parameter each, so only the statement's size bounds it). */
+const SKIPPED_CHUNK = 5000;
+
+/**
+ * Records the distinct URLs the rules skipped at one level (by their sha256, as crawl_pages keys
+ * its URLs), replacing what a previous report of the level had: pagesDiscovered counts each once
+ * per crawl, however many levels skipped it. Call it inside the level's admission transaction.
+ */
+export async function replaceLevelSkipped(trx: Q, crawlId: string, depth: number, urls: readonly string[]): Promise<void> {
+  await trx.deleteFrom('crawl_skipped_links').where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
+  for (let i = 0; i < urls.length; i += SKIPPED_CHUNK) {
+    await sql`
+      INSERT INTO crawl_skipped_links (crawl_id, depth, url_hash)
+      SELECT ${crawlId}, ${depth}, digest(u, 'sha256') FROM unnest(${urls.slice(i, i + SKIPPED_CHUNK)}::text[]) AS u
+      ON CONFLICT DO NOTHING
+    `.execute(trx);
+  }
+}
+
+/** Links the rules skipped anywhere in the crawl, each URL once, leaving out any the crawl took as a page. */
+export async function skippedLinksCount(db: Q, crawlId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM (
+      SELECT url_hash FROM crawl_skipped_links WHERE crawl_id = ${crawlId}
+      EXCEPT
+      SELECT url_hash FROM crawl_pages WHERE crawl_id = ${crawlId}
+    ) s`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
 /** Records one level's refusals (address policy, link cap), replacing what a previous report of it had. */
 export async function replaceLevelRefusals(trx: Q, crawlId: string, depth: number, tallies: readonly RefusalTally[]): Promise<void> {
   await trx.deleteFrom('crawl_refusals').where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();

@@ -146,6 +146,34 @@ describe('pagesDiscovered counts what the rules threw away (fix 2)', () => {
     // the seed and /a were taken; /ads/1 (rule 1) and elsewhere.test (rule 0) were thrown away
     expect(await detail(crawlId)).toMatchObject({ pagesDiscovered: 4, pagesCaptured: 2, pagesSkipped: 0 });
   });
+
+  it('a nav link skipped by a rule on the pages of two levels is discovered once', async () => {
+    const crawlId = await startCrawl({
+      seeds: ['http://n.test/'],
+      rules: [{ skip: 'http://n.test/nav' }, { follow: 'same-origin' }],
+      maxDepth: 2,
+      perHostDelayMs: 0,
+    });
+    // on every page: the nav link (rule 1) and an off-site one (rule 0)
+    const nav = [{ href: '/nav' }, { href: 'http://away.test/' }];
+    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    await report(crawlId, 0, [await writeCapture(s3, bucket, prefix(crawlId, 0), { url: 'http://n.test/', links: [{ href: '/a' }, ...nav] })]);
+    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 1);
+    await report(crawlId, 1, [await writeCapture(s3, bucket, prefix(crawlId, 1), { url: 'http://n.test/a', links: [{ href: '/c' }, ...nav] })]);
+    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 2);
+    await report(crawlId, 2, [await writeCapture(s3, bucket, prefix(crawlId, 2), { url: 'http://n.test/c' })]);
+    expect(await waitForCrawlEnd(tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
+    const decisions = (await (await fetch(`${api.url}/api/crawls/${crawlId}/decisions`, { headers: alice })).json()) as { decisions: { depth: number; action: string; links: number }[] };
+    // the rules did skip both links at both levels (crawl_decisions counts per level)...
+    expect(decisions.decisions.filter((d) => d.action === 'skip').map((d) => [d.depth, d.links])).toEqual([
+      [0, 1],
+      [0, 1],
+      [1, 1],
+      [1, 1],
+    ]);
+    // ...but the crawl discovered 3 pages and 2 skipped URLs, each once
+    expect(await detail(crawlId)).toMatchObject({ pagesDiscovered: 5, pagesCaptured: 3, pagesSkipped: 0 });
+  });
 });
 
 describe('a re-reported level replaces its frontier (fix 3)', () => {

@@ -42,6 +42,7 @@ function declaredSchema(): Map<string, Map<string, Column>> {
   const file = parse(path);
   const interfaces = new Map<string, ts.InterfaceDeclaration>();
   const aliases = new Map<string, ts.TypeNode>();
+  const consts = new Map<string, ts.Expression>();
   file.forEachChild((n) => {
     if (ts.isInterfaceDeclaration(n)) interfaces.set(n.name.text, n);
     if (ts.isTypeAliasDeclaration(n)) aliases.set(n.name.text, n.type);
@@ -50,6 +51,8 @@ function declaredSchema(): Map<string, Map<string, Column>> {
       const names = new Set(n.importClause?.namedBindings && ts.isNamedImports(n.importClause.namedBindings) ? n.importClause.namedBindings.elements.map((e) => e.name.text) : []);
       parse(new URL(n.moduleSpecifier.text, `file://${path}`).pathname).forEachChild((m) => {
         if (ts.isTypeAliasDeclaration(m) && names.has(m.name.text)) aliases.set(m.name.text, m.type);
+        // the `as const` lists such an alias may index ((typeof STOP_REASONS)[number])
+        if (ts.isVariableStatement(m)) for (const d of m.declarationList.declarations) if (ts.isIdentifier(d.name) && d.initializer) consts.set(d.name.text, d.initializer);
       });
     }
   });
@@ -68,6 +71,13 @@ function declaredSchema(): Map<string, Map<string, Column>> {
       const fams = new Set(t.types.map(family));
       if (fams.size !== 1) throw new Error(`mixed union ${t.getText()}`);
       return [...fams][0]!;
+    }
+    if (ts.isIndexedAccessTypeNode(t)) {
+      // (typeof LIST)[number] over a list of string literals `as const`
+      const list = ts.isParenthesizedTypeNode(t.objectType) ? t.objectType.type : t.objectType;
+      let init = ts.isTypeQueryNode(list) ? consts.get(list.exprName.getText()) : undefined;
+      if (init !== undefined && ts.isAsExpression(init)) init = init.expression;
+      if (init !== undefined && ts.isArrayLiteralExpression(init) && init.elements.every(ts.isStringLiteral)) return 'string';
     }
     if (ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal)) return 'string';
     if (t.kind === ts.SyntaxKind.StringKeyword) return 'string';
