@@ -1,13 +1,14 @@
-// The one place errors become HTTP answers.
+// The one place errors become HTTP answers; routes and hooks only throw.
 //   schema failures      → 400 {"error":"invalid request","details":[{"field":"body.maxDepth","message":"must be integer"}]}
-//   domain errors        → NotFound 404, Conflict 409, BadRequest 400, Unauthenticated 401 (src/domain/errors.ts)
+//   domain errors        → their own status, body and headers (src/domain/errors.ts: 400, 401, 403,
+//                          404, 405, 409, 503; a 503's cause is logged, never sent)
 //   Postgres codes       → 23505 unique violation 409; 23514 check, 22P02 invalid text, 23502 not null, 22007/22008 datetime 400
 //   fastify client errors (bad JSON, wrong content type, body too large) keep their 4xx status
 //   anything else        → 500 {"error":"internal error"}, logged with the request id
+// A path served for other methods than the one asked answers 405 with Allow, not 404.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import fp from 'fastify-plugin';
-import { BadRequestError, ConflictError, NotFoundError, UnauthenticatedError } from '../domain/errors.ts';
-import { IdentityProviderUnavailableError } from './identity.ts';
+import { DomainError, MethodNotAllowedError, NotFoundError } from '../domain/errors.ts';
 import { UUID_PATTERN } from './schemas.ts';
 
 export interface ValidationDetail {
@@ -55,13 +56,9 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
     request.log.info({ details }, 'invalid request');
     return reply.code(400).send({ error: 'invalid request', details });
   }
-  if (err instanceof UnauthenticatedError) return reply.code(401).send({ error: 'unauthenticated' });
-  if (err instanceof NotFoundError) return reply.code(404).send({ error: 'not found' });
-  if (err instanceof BadRequestError) return reply.code(400).send({ ...err.details, error: err.message });
-  if (err instanceof ConflictError) return reply.code(409).send({ ...err.details, error: err.message });
-  if (err instanceof IdentityProviderUnavailableError) {
-    request.log.error({ err }, 'identity provider unavailable');
-    return reply.code(503).send({ error: 'identity provider unavailable' });
+  if (err instanceof DomainError) {
+    if (err.status >= 500) request.log.error({ err }, err.body().error as string);
+    return reply.code(err.status).headers(err.headers()).send(err.body());
   }
   const code = pgCode(err);
   if (code !== undefined && PG_CONFLICT.has(code)) {
@@ -80,11 +77,45 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
   return reply.code(500).send({ error: 'internal error' });
 }
 
+/** The methods served per route path, to tell "no such path" (404) from "not this method" (405). */
+export class RouteMethods {
+  readonly #routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+
+  add(url: string, methods: string | string[]): void {
+    let route = this.#routes.get(url);
+    if (route === undefined) {
+      route = { pattern: pathPattern(url), methods: new Set() };
+      this.#routes.set(url, route);
+    }
+    for (const m of [methods].flat()) route.methods.add(m.toUpperCase());
+  }
+
+  /** Every method some route serves at this path (no query string), sorted. */
+  allowed(path: string): string[] {
+    const methods = new Set<string>();
+    for (const route of this.#routes.values()) if (route.pattern.test(path)) route.methods.forEach((m) => methods.add(m));
+    return [...methods].sort();
+  }
+}
+
+/** A route url (`/api/crawls/:id`, `/assets/*`) as a regular expression over request paths. */
+export function pathPattern(url: string): RegExp {
+  const parts = url.split(/(:[A-Za-z0-9_]+|\*)/).map((part) => {
+    if (part === '*') return '.*';
+    if (part.startsWith(':')) return '[^/]+';
+    return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  });
+  return new RegExp(`^${parts.join('')}$`);
+}
+
 export const errorHandlerPlugin = fp(
   async function errorHandlerPlugin(app: FastifyInstance) {
+    const routes = new RouteMethods();
+    app.addHook('onRoute', (route) => routes.add(route.url, route.method));
     app.setErrorHandler(errorHandler);
-    app.setNotFoundHandler((request, reply) => {
-      void reply.code(404).send({ error: 'not found' });
+    app.setNotFoundHandler(async (request) => {
+      const allow = routes.allowed(request.url.split('?')[0]!);
+      throw allow.length > 0 ? new MethodNotAllowedError(allow) : new NotFoundError();
     });
   },
   { name: 'error-handler' },

@@ -10,7 +10,7 @@ import fp from 'fastify-plugin';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Config } from '../config/env.ts';
 import { identityFromClaims, identityFromDevHeaders, IdentityClaimError } from '../config/identity.ts';
-import { UnauthenticatedError } from '../domain/errors.ts';
+import { ServiceUnavailableError, UnauthenticatedError } from '../domain/errors.ts';
 import type { Identity } from '../domain/identity.ts';
 
 export type IdentityMode = Config['identity']['mode'];
@@ -25,8 +25,11 @@ export const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 
 export const MAX_TOKEN_LENGTH = 8192;
 
 /** The identity provider could not be asked (discovery or JWKS unreachable): 503, not 401. */
-export class IdentityProviderUnavailableError extends Error {
+export class IdentityProviderUnavailableError extends ServiceUnavailableError {
   override name = 'IdentityProviderUnavailableError';
+  constructor(message: string, options?: ErrorOptions) {
+    super('identity provider unavailable', message, options);
+  }
 }
 
 /** Result of resolving one request: an identity, or null with the reason (logged, never sent). */

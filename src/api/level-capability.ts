@@ -10,9 +10,10 @@
 //
 // Runs as the route's onRequest hook, before the body is read: nothing of a refused call is parsed
 // or stored. Routes using it are `config: { public: true }` so the identity plugin lets them through.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.ts';
 import { CAPABILITY_HEADER } from '../domain/contract.ts';
+import { ForbiddenError, UnauthenticatedError } from '../domain/errors.ts';
 import { capabilityMatches } from '../ledger/capability.ts';
 import { getDispatch, type LevelDispatch } from '../store/level-dispatches.ts';
 import { UUID_PATTERN } from './schemas.ts';
@@ -46,7 +47,7 @@ export function decorateLevelDispatch(app: FastifyInstance): void {
 }
 
 export function levelCapabilityGate(opts: LevelGateOptions) {
-  return async function levelGate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return async function levelGate(request: FastifyRequest): Promise<void> {
     request.levelDispatch = null;
     const params = request.params as { id?: unknown; depth?: unknown };
     const crawlId = typeof params.id === 'string' && UUID.test(params.id) ? params.id.toLowerCase() : undefined;
@@ -58,13 +59,12 @@ export function levelCapabilityGate(opts: LevelGateOptions) {
     if (!matched) {
       if (request.identity === null) {
         request.log.info({ reason: request.identityRefusal }, 'unauthenticated');
-        return void reply.code(401).send({ error: 'unauthenticated' });
+        throw new UnauthenticatedError(request.identityRefusal ?? 'unauthenticated');
       }
       // malformed parameters: schema validation answers 400 naming them (the handler sees no dispatch)
       if (crawlId === undefined || depth === undefined) return;
       request.log.warn({ crawlId, depth, presented: presented !== undefined }, `level ${opts.what} refused: capability`);
-      return void reply.code(403).send({
-        error: 'capability refused',
+      throw new ForbiddenError('capability refused', {
         detail:
           presented === undefined
             ? `a level ${opts.what} must carry its dispatch's capability in the ${CAPABILITY_HEADER} header`
@@ -78,7 +78,7 @@ export function levelCapabilityGate(opts: LevelGateOptions) {
       if (opts.onTokenRefused !== undefined) {
         await opts.onTokenRefused(crawlId!, depth!, reason).catch((err: unknown) => request.log.error({ err, crawlId, depth }, 'could not tell the crawl its report was refused'));
       }
-      return void reply.code(401).send({ error: 'unauthenticated', detail: `the ${opts.what} carried level ${depth}'s capability but its token was refused (${reason}); the crawl fails` });
+      throw new UnauthenticatedError(reason, `the ${opts.what} carried level ${depth}'s capability but its token was refused (${reason}); the crawl fails`);
     }
     request.levelDispatch = dispatch;
   };

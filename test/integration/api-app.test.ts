@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.ts';
 import { createAppClients, type AppDeps } from '../../src/api/deps.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../../src/domain/errors.ts';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../src/domain/errors.ts';
 import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
@@ -60,6 +60,18 @@ describe('unknown routes', () => {
     expect(r.status).toBe(404);
     expect(await r.json()).toEqual({ error: 'not found' });
   });
+  it('a path served for other methods answers 405 with Allow, not 404', async () => {
+    const me = await fetch(`${api.url}/api/me`, { method: 'DELETE', headers: devHeaders('alice') });
+    expect(me.status).toBe(405);
+    expect(me.headers.get('allow')).toBe('GET, HEAD');
+    expect(await me.json()).toEqual({ error: 'method not allowed', allow: ['GET', 'HEAD'] });
+    const id = randomUUID();
+    const sign = await fetch(`${api.url}/api/archives/${id}/url`, { method: 'GET', headers: devHeaders('alice') });
+    expect(sign.status).toBe(405);
+    expect(sign.headers.get('allow')).toBe('POST');
+    // a path under a parameter that is not there stays 404
+    expect((await fetch(`${api.url}/api/archives/${id}/nothing`, { method: 'POST', headers: devHeaders('alice') })).status).toBe(404);
+  });
 });
 
 describe('error handler and validation split', () => {
@@ -105,6 +117,8 @@ describe('error handler and validation split', () => {
       if (kind === 'notfound') throw new NotFoundError('secret detail');
       if (kind === 'conflict') throw new ConflictError('a crawl is already running', { crawlId: 'c1' });
       if (kind === 'bad') throw new BadRequestError('give exactly one of seeds or fromTargets', { field: 'seeds' });
+      if (kind === 'forbidden') throw new ForbiddenError('capability refused', { detail: 'no capability' });
+      if (kind === 'unavailable') throw new ServiceUnavailableError('Temporal is unavailable', 'connect ECONNREFUSED 127.0.0.1:7233 (internal detail)');
       throw new Error('boom: internal detail');
     });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -148,6 +162,8 @@ describe('error handler and validation split', () => {
     expect(await post('/api/test/domain/notfound')).toEqual({ status: 404, body: { error: 'not found' } });
     expect(await post('/api/test/domain/conflict')).toEqual({ status: 409, body: { error: 'a crawl is already running', crawlId: 'c1' } });
     expect(await post('/api/test/domain/bad')).toEqual({ status: 400, body: { error: 'give exactly one of seeds or fromTargets', field: 'seeds' } });
+    expect(await post('/api/test/domain/forbidden')).toEqual({ status: 403, body: { error: 'capability refused', detail: 'no capability' } });
+    expect(await post('/api/test/domain/unavailable')).toEqual({ status: 503, body: { error: 'Temporal is unavailable' } });
     expect(await post('/api/test/domain/other')).toEqual({ status: 500, body: { error: 'internal error' } });
   });
   it('an unsupported content type is 415; a text body is not an object (400)', async () => {

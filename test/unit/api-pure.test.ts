@@ -1,8 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { validationDetails } from '../../src/api/error-handler.ts';
+import { pathPattern, RouteMethods, validationDetails } from '../../src/api/error-handler.ts';
 import { pickerView, replayLink } from '../../src/api/picker.ts';
 import { UUID_PATTERN } from '../../src/api/schemas.ts';
 import { grantDuration, parseShareDuration, shareSubject, ShareUsageError } from '../../src/cli/fga-share.ts';
+
+describe('RouteMethods (405 or 404)', () => {
+  it('matches a parameter to one path segment only, and literal parts literally', () => {
+    expect(pathPattern('/api/crawls/:id').test('/api/crawls/abc')).toBe(true);
+    expect(pathPattern('/api/crawls/:id').test('/api/crawls/abc/decisions')).toBe(false);
+    expect(pathPattern('/api/crawls/:id').test('/api/crawls/')).toBe(false);
+    expect(pathPattern('/a.b').test('/aXb')).toBe(false);
+    expect(pathPattern('/assets/*').test('/assets/x/y.js')).toBe(true);
+  });
+  it('collects every method served at a path, sorted; none for an unknown path', () => {
+    const routes = new RouteMethods();
+    routes.add('/api/crawls', 'post');
+    routes.add('/api/crawls', ['GET', 'HEAD']);
+    routes.add('/api/crawls/:id', 'GET');
+    routes.add('/api/crawls/:id/levels/:depth', 'POST');
+    expect(routes.allowed('/api/crawls')).toEqual(['GET', 'HEAD', 'POST']);
+    expect(routes.allowed('/api/crawls/x')).toEqual(['GET']);
+    expect(routes.allowed('/api/crawls/x/levels/2')).toEqual(['POST']);
+    expect(routes.allowed('/api/nothing')).toEqual([]);
+  });
+});
 
 describe('validationDetails', () => {
   it('names the field for type, required and additionalProperties errors', () => {

@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { crawlWorkflowId, QUERIES, SIGNALS } from '../../../temporal.config.ts';
 import type { HeartbeatBody } from '../../domain/contract.ts';
 import { CRAWL_LIMITS, type CrawlProgress } from '../../domain/crawl.ts';
-import { BadRequestError, ConflictError } from '../../domain/errors.ts';
+import { BadRequestError, ConflictError, ForbiddenError, ServiceUnavailableError } from '../../domain/errors.ts';
 import type { LevelHeartbeat } from '../../domain/liveness.ts';
 import { busiestHosts, progressView } from '../../domain/progress.ts';
 import { getCrawl } from '../../store/crawls.ts';
@@ -158,7 +158,7 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
     async (request, reply) => {
       requireIdentity(request);
       const dispatch = request.levelDispatch;
-      if (dispatch === null) return reply.code(403).send({ error: 'capability refused' });
+      if (dispatch === null) throw new ForbiddenError('capability refused');
       const depth = request.params.depth;
       if (request.body.depth !== depth) {
         throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
@@ -171,10 +171,10 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
         await temporal.withDeadline(Date.now() + WORKFLOW_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(dispatch.crawlId)).signal(SIGNALS.levelHeartbeat, beat));
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw new ConflictError('the crawl is not running');
-        request.log.error({ err, crawlId: dispatch.crawlId, depth }, 'could not signal a heartbeat');
-        return reply.code(503).send({ error: 'Temporal is unavailable; the heartbeat was not passed on' });
+        throw new ServiceUnavailableError('Temporal is unavailable; the heartbeat was not passed on', `could not signal crawl ${dispatch.crawlId} a heartbeat of level ${depth}`, { cause: err });
       }
-      return reply.code(202).send({ accepted: true });
+      void reply.code(202);
+      return { accepted: true };
     },
   );
 

@@ -12,7 +12,7 @@
 // The capture flow's level report, bound to its dispatch rather than to a grant, is in
 // level-reports.ts.
 import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { crawlWorkflowId, CRAWL_WORKFLOW } from '../../../temporal.config.ts';
 import type { Config } from '../../config/env.ts';
 import { createAddressPolicy, refusedUrls } from '../../domain/address-policy.ts';
@@ -26,7 +26,7 @@ import {
   STOP_REASONS,
   type CrawlRequestBody,
 } from '../../domain/crawl.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../../domain/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../domain/errors.ts';
 import type { Identity } from '../../domain/identity.ts';
 import { cursorQuerySchema, parseCursor } from '../../domain/cursor.ts';
 import { checkCrawlRules, RULES_JSON_SCHEMA, type RuleInput } from '../../domain/rules/index.ts';
@@ -200,10 +200,6 @@ export async function startCrawlWorkflow(temporal: TemporalClient, config: Confi
   );
 }
 
-function unavailable(reply: FastifyReply, message: string): FastifyReply {
-  return reply.code(503).send({ error: message });
-}
-
 export default async function crawlRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
   const { db, fga, config } = opts.deps;
   // the flow applies the same policy to the address it connects to; here only the text can be checked
@@ -272,9 +268,12 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
         raw = body.seeds!;
       }
       const check = checkCrawlRules(raw, body.rules as RuleInput[] | undefined);
-      if (!check.ok) return reply.code(400).send(check.body);
+      if (!check.ok) {
+        const { error, ...details } = check.body;
+        throw new BadRequestError(error, details);
+      }
       const refused = refusedUrls(addressPolicy, raw);
-      if (refused.length > 0) return reply.code(400).send({ error: `${source === 'fromTargets' ? 'targets' : 'seeds'} outside the address policy`, seeds: refused });
+      if (refused.length > 0) throw new BadRequestError(`${source === 'fromTargets' ? 'targets' : 'seeds'} outside the address policy`, { seeds: refused });
       const seeds = [...new Set(raw.map((s) => normalizeSeed(s)!))];
       const limits = resolveLimits(body, source, seeds.length);
 
@@ -307,12 +306,12 @@ export default async function crawlRoutes(app: FastifyInstance, opts: { deps: Ap
         await startCrawlWorkflow(temporal, config, crawl.id, orgId);
       } catch (err) {
         // No workflow, so no running row either: the next crawl must not be blocked by this one.
-        request.log.error({ err, crawlId: crawl.id }, 'could not start the crawl workflow');
         await finishCrawlRow(db, crawl.id, { state: 'failed', stopReason: 'failed', failure: `the workflow could not be started: ${(err as Error).message}`.slice(0, 1000) });
-        return unavailable(reply, 'the crawl could not be started: Temporal is unavailable');
+        throw new ServiceUnavailableError('the crawl could not be started: Temporal is unavailable', `could not start the workflow of crawl ${crawl.id}`, { cause: err });
       }
       request.log.info({ crawlId: crawl.id, orgId, seeds: seeds.length, ...limits }, 'crawl started');
-      return reply.code(202).send({ crawlId: crawl.id });
+      void reply.code(202);
+      return { crawlId: crawl.id };
     },
   );
 

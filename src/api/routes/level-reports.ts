@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { crawlWorkflowId, SIGNALS } from '../../../temporal.config.ts';
 import type { LevelReportBody } from '../../domain/contract.ts';
 import { CRAWL_LIMITS } from '../../domain/crawl.ts';
-import { BadRequestError, ConflictError } from '../../domain/errors.ts';
+import { BadRequestError, ConflictError, ForbiddenError, ServiceUnavailableError } from '../../domain/errors.ts';
 import { MAX_REPORTS_PER_LEVEL, MAX_RECORDED_DELAY_MS, misplacedManifests } from '../../domain/level-dispatch.ts';
 import { getCrawl, upsertLevelReport } from '../../store/crawls.ts';
 import { takeReportSlot } from '../../store/level-dispatches.ts';
@@ -111,7 +111,7 @@ export default async function levelReportRoutes(app: FastifyInstance, opts: { de
     async (request, reply) => {
       const identity = requireIdentity(request);
       const dispatch = request.levelDispatch;
-      if (dispatch === null) return reply.code(403).send({ error: 'capability refused' });
+      if (dispatch === null) throw new ForbiddenError('capability refused');
       const id = dispatch.crawlId;
       const depth = request.params.depth;
       const body = request.body;
@@ -141,11 +141,11 @@ export default async function levelReportRoutes(app: FastifyInstance, opts: { de
         await temporal.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(id)).signal(SIGNALS.levelReported, signal));
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw new ConflictError('the crawl is not running');
-        request.log.error({ err, crawlId: id, depth }, 'could not signal the crawl workflow');
-        return reply.code(503).send({ error: 'the report was stored but the crawl could not be told: Temporal is unavailable; report again' });
+        throw new ServiceUnavailableError('the report was stored but the crawl could not be told: Temporal is unavailable; report again', `could not signal crawl ${id} that level ${depth} was reported`, { cause: err });
       }
       request.log.info({ crawlId: id, depth, reportId: stored.reportId, pages: body.pages.length, reportedBy: identity.subject }, 'level reported');
-      return reply.code(202).send({ reportId: stored.reportId });
+      void reply.code(202);
+      return { reportId: stored.reportId };
     },
   );
 }

@@ -84,7 +84,8 @@ export default async function searchRoutes(app: FastifyInstance, opts: { deps: A
         id,
       );
       request.log.info({ crawlId: id, ...result }, 'indexed crawl');
-      return reply.code(202).send(result);
+      void reply.code(202);
+      return result;
     },
   );
 
