@@ -51,7 +51,7 @@ export async function run(opts: { requests?: number; concurrency?: number } = {}
     const job = await insertJob(api.deps.db, { orgId: 'acme', submittedBy: 'alice' });
     const ids = await insertManyArchives(api.deps.db, job, api.deps.config.s3.bucket, 1000);
     await drain(api.deps.db, api.deps.fga);
-    const headers = { 'x-capture-ledger-subject': 'bob', 'x-capture-ledger-organizations': 'acme' };
+    const headers = await api.headersFor('bob', ['acme']);
     const sign = async () => {
       const res = await fetch(`${api.url}/api/archives/${ids[Math.floor(Math.random() * ids.length)]!}/url`, { method: 'POST', headers });
       await res.arrayBuffer();

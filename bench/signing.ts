@@ -28,7 +28,7 @@ async function measure(opts: { requests?: number; concurrency?: number; archives
     await drain(api.deps.db, api.deps.fga);
     // a member of the owning organization: the contextual-tuple path, the common one
     const identity = { subject: 'bob', organizations: ['acme'] };
-    const headers = { 'x-capture-ledger-subject': 'bob', 'x-capture-ledger-organizations': 'acme' };
+    const headers = await api.headersFor('bob', ['acme']);
     const pick = () => ids[Math.floor(Math.random() * ids.length)]!;
     const bare = () => canView(api.deps.fga, identity, pick());
     const viaApi = async () => {

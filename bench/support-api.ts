@@ -1,10 +1,14 @@
 // Shared by the API benchmarks: a fresh migrated database and OpenFGA store, the API as its own
-// process (`src/api/main.ts`, exactly as `npm run api` runs it, with dev identity) on a free
-// loopback port, a closed loop of concurrent callers, and latency summaries.
+// process (`src/api/main.ts`, exactly as `npm run api` runs it) on a free loopback port, a closed
+// loop of concurrent callers, and latency summaries. Identity is the real path by default: Bearer
+// JWTs from a dev issuer started here (discovery and JWKS fetched by the API as in production);
+// `identity: 'dev'` trusts the dev headers instead.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createAppClients, type AppDeps } from '../src/api/deps.ts';
+import { ORGANIZATIONS_HEADER, SUBJECT_HEADER } from '../src/api/identity.ts';
+import { startIssuer, type RunningIssuer } from '../src/issuer/issuer.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, round, type BenchDatabase } from './support-crawl.ts';
 
@@ -16,6 +20,8 @@ export interface ApiBench {
   /** the same database, store and bucket the API process uses, for fixtures */
   deps: AppDeps;
   url: string;
+  /** the request headers that make a caller this subject in these organizations */
+  headersFor(subject: string, organizations: string[]): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -30,18 +36,20 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** `npm run api` in a child process with dev identity, its own database and store; no crawls. */
-export async function startBenchApi(opts: { nodeArgs?: string[] } = {}): Promise<ApiBench> {
+/** `npm run api` in a child process with its own database and store; no crawls. */
+export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt' | 'dev' } = {}): Promise<ApiBench> {
   const base = benchConfig();
   const [bench, store] = await Promise.all([createBenchDatabase(base.databaseUrl), createTestStore()]);
   const port = await freePort();
+  const issuer: RunningIssuer | undefined = (opts.identity ?? 'jwt') === 'jwt' ? await startIssuer({ port: 0 }) : undefined;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     CAPTURE_LEDGER_DATABASE_URL: bench.url,
     CAPTURE_LEDGER_FGA_STORE_ID: store.storeId,
     CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId,
-    CAPTURE_LEDGER_OIDC_ISSUER: '',
-    CAPTURE_LEDGER_DEV_IDENTITY: '1',
+    CAPTURE_LEDGER_OIDC_ISSUER: issuer?.url ?? '',
+    CAPTURE_LEDGER_OIDC_AUDIENCE: issuer?.audience ?? '',
+    CAPTURE_LEDGER_DEV_IDENTITY: issuer === undefined ? '1' : '',
     CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '',
     CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '',
     CAPTURE_LEDGER_API_HOST: '127.0.0.1',
@@ -66,12 +74,17 @@ export async function startBenchApi(opts: { nodeArgs?: string[] } = {}): Promise
     store,
     deps,
     url,
+    async headersFor(subject, organizations) {
+      if (issuer === undefined) return { [SUBJECT_HEADER]: subject, [ORGANIZATIONS_HEADER]: organizations.join(',') } as Record<string, string>;
+      return { authorization: `Bearer ${await issuer.mint({ subject, organizations, ttlSeconds: 3600 })}` };
+    },
     async close() {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
       if (child.exitCode === null) child.kill('SIGKILL');
       deps.s3.destroy();
+      await issuer?.close();
       await bench.drop();
     },
   };

@@ -12,6 +12,7 @@ import type { Config } from '../config/env.ts';
 import { identityFromClaims, identityFromDevHeaders, IdentityClaimError } from '../config/identity.ts';
 import { ServiceUnavailableError, UnauthenticatedError } from '../domain/errors.ts';
 import type { Identity } from '../domain/identity.ts';
+import { verifiedTokens } from './verified-tokens.ts';
 
 export type IdentityMode = Config['identity']['mode'];
 
@@ -20,6 +21,9 @@ export const ORGANIZATIONS_HEADER = 'x-capture-ledger-organizations';
 
 /** Only asymmetric algorithms: `none` and HMAC (which a public key could be abused as) are refused. */
 export const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** Leeway on exp and nbf, in seconds. */
+const CLOCK_TOLERANCE_S = 5;
 
 /** Tokens longer than this are refused before any parsing. */
 export const MAX_TOKEN_LENGTH = 8192;
@@ -93,6 +97,7 @@ export function oidcResolver(opts: { issuer: string; audience: string; fetchImpl
     });
     return discovery;
   };
+  const verified = verifiedTokens(CLOCK_TOLERANCE_S * 1000);
   return {
     mode: 'oidc',
     async resolve(headers) {
@@ -103,15 +108,19 @@ export function oidcResolver(opts: { issuer: string; audience: string; fetchImpl
       const token = m[1]!;
       if (token.length > MAX_TOKEN_LENGTH) return { identity: null, reason: 'token too long' };
       const { jwks } = await getDiscovery();
+      const known = verified.get(token);
+      if (known !== undefined) return { identity: known };
       try {
         const { payload } = await jwtVerify(token, jwks, {
           issuer: opts.issuer,
           audience: opts.audience,
           algorithms: ALLOWED_ALGORITHMS,
           requiredClaims: ['sub', 'exp'],
-          clockTolerance: 5,
+          clockTolerance: CLOCK_TOLERANCE_S,
         });
-        return { identity: identityFromClaims(payload) };
+        const identity = identityFromClaims(payload);
+        verified.remember(token, identity, payload.exp!);
+        return { identity };
       } catch (err) {
         if (err instanceof joseErrors.JWKSTimeout) throw new IdentityProviderUnavailableError(`JWKS fetch timed out: ${err.message}`, { cause: err });
         if (err instanceof joseErrors.JOSEError || err instanceof IdentityClaimError) {

@@ -4,21 +4,23 @@
 // appearing in a list grants nothing, fetching still passes the strongly consistent check.
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
+import { checkEndpointOf } from './check.ts';
 import { archiveRef, checkContext, membershipTuples, orgRef, userRef } from './tuples.ts';
 
 export async function canView(fga: OpenFgaClient, identity: Identity, archiveId: string): Promise<boolean> {
-  const res = await fga.check(
-    { user: userRef(identity.subject), relation: 'can_view', object: archiveRef(archiveId), contextualTuples: membershipTuples(identity), context: checkContext() },
-    { consistency: ConsistencyPreference.HigherConsistency },
-  );
-  return res.allowed === true;
+  return strongCheck(fga, identity, 'can_view', archiveRef(archiveId));
 }
 
 export async function canSubmit(fga: OpenFgaClient, identity: Identity, orgId: string): Promise<boolean> {
-  const res = await fga.check(
-    { user: userRef(identity.subject), relation: 'can_submit', object: orgRef(orgId), contextualTuples: membershipTuples(identity), context: checkContext() },
-    { consistency: ConsistencyPreference.HigherConsistency },
-  );
+  return strongCheck(fga, identity, 'can_submit', orgRef(orgId));
+}
+
+/** One Check at HIGHER_CONSISTENCY: over the lean endpoint (check.ts) when the client allows it. */
+async function strongCheck(fga: OpenFgaClient, identity: Identity, relation: string, object: string): Promise<boolean> {
+  const question = { user: userRef(identity.subject), relation, object, contextualTuples: membershipTuples(identity), context: checkContext() };
+  const lean = checkEndpointOf(fga);
+  if (lean !== null) return lean.check(question);
+  const res = await fga.check(question, { consistency: ConsistencyPreference.HigherConsistency });
   return res.allowed === true;
 }
 

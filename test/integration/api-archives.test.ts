@@ -8,6 +8,7 @@ import { createTestStore, type TestStore } from '../support/fga.ts';
 import { drain, insertArchive, insertJob, insertManyArchives, makeWacz, reportedFor } from '../support/ledger.ts';
 import type { Archive } from '../../src/db/types.ts';
 import { createUrlSigner } from '../../src/api/presign.ts';
+import { checkEndpointOf } from '../../src/fga/check.ts';
 import { MAX_EXAMINED } from '../../src/api/routes/archives.ts';
 import { share, unshare } from '../../src/cli/fga-share.ts';
 import { sql } from 'kysely';
@@ -110,7 +111,7 @@ describe('POST /api/archives/:id/url', () => {
   });
 
   it('a non-UUID id is 400 naming params.id, before any authorization runs', async () => {
-    const check = vi.spyOn(api.deps.fga, 'check');
+    const check = vi.spyOn(checkEndpointOf(api.deps.fga)!, 'check');
     try {
       for (const id of ['not-a-uuid', '123', `${acmeArchive.id}x`, `urn:uuid:${acmeArchive.id}`, 'x'.repeat(900), '%00', `${acmeArchive.id.slice(0, -1)}g`]) {
         const r = await sign(encodeURIComponent(id), devHeaders('alice'));
@@ -142,14 +143,20 @@ describe('POST /api/archives/:id/url', () => {
   });
 
   it('checks at HIGHER_CONSISTENCY with the caller organizations as contextual tuples and current_time', async () => {
-    const check = vi.spyOn(api.deps.fga, 'check');
+    // the lean check (src/fga/check.ts) asks it; what it sends is what requestBody builds
+    const endpoint = checkEndpointOf(api.deps.fga)!;
+    const check = vi.spyOn(endpoint, 'check');
     try {
-      await sign(acmeArchive.id, devHeaders('bob', ['acme']));
+      expect((await sign(acmeArchive.id, devHeaders('bob', ['acme']))).status).toBe(200);
       expect(check).toHaveBeenCalledTimes(1);
-      const [req, opts] = check.mock.calls[0]!;
-      expect(opts).toMatchObject({ consistency: 'HIGHER_CONSISTENCY' });
-      expect(req.contextualTuples).toEqual([{ user: 'user:bob', relation: 'member', object: 'organization:acme' }]);
-      expect(Math.abs(Date.parse((req.context as { current_time: string }).current_time) - Date.now())).toBeLessThan(5000);
+      const sent = JSON.parse(endpoint.requestBody(check.mock.calls[0]![0])) as Record<string, unknown> & { context: { current_time: string } };
+      expect(sent).toMatchObject({
+        tuple_key: { user: 'user:bob', relation: 'can_view', object: `archive:${acmeArchive.id}` },
+        contextual_tuples: { tuple_keys: [{ user: 'user:bob', relation: 'member', object: 'organization:acme' }] },
+        authorization_model_id: store.modelId,
+        consistency: 'HIGHER_CONSISTENCY',
+      });
+      expect(Math.abs(Date.parse(sent.context.current_time) - Date.now())).toBeLessThan(5000);
     } finally {
       check.mockRestore();
     }
