@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
-export const CHROMIUM_PATH = process.env.CAPTURE_LEDGER_CHROMIUM ?? '/usr/bin/chromium';
+/** Debian's chromium (design.md): npm start, npm test and .ci/run install it when it is missing. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
 /** viewport width of every capture (screenshots are this wide) */
 export const VIEWPORT = { width: 1280, height: 800 } as const;
 
