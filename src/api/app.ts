@@ -13,6 +13,7 @@ import type { AppDeps } from './deps.ts';
 import { errorHandlerPlugin } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { pickerRoutes } from './picker.ts';
+import { createCrawlService } from './services/crawls.ts';
 import archiveRoutes from './routes/archives.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
 import crawlProgressRoutes from './routes/crawl-progress.ts';
@@ -112,7 +113,8 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   // none of the crawl routes exist unless both webhook settings are set (loadConfig: both or
   // neither); main.ts connects Temporal exactly then
   if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) {
-    await app.register(crawlRoutes, { deps });
+    const crawls = deps.crawls ?? createCrawlService({ ...deps, temporal: deps.temporal });
+    await app.register(crawlRoutes, { deps: { ...deps, crawls } });
     await app.register(levelReportRoutes, { deps });
     await app.register(crawlProgressRoutes, { deps });
   }

@@ -1,5 +1,6 @@
 // The crawl routes: what a caller may send, who may start and see crawls, one crawl at a time,
 // and the row/workflow invariant when Temporal is unreachable or a workflow is gone.
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { Client, Connection } from '@temporalio/client';
@@ -87,6 +88,21 @@ describe('POST /api/crawls: what a caller may send', () => {
     expect(both).toEqual({ status: 400, body: { error: BOTH_SOURCES_MESSAGE } });
     expect(neither).toEqual({ status: 400, body: { error: NO_SOURCE_MESSAGE } });
     expect(both.body.error).not.toBe(neither.body.error);
+  });
+
+  it('the OpenAPI document states the rule as oneOf, so a request valid by the document is not refused for its source', async () => {
+    const doc = (await (await fetch(`${api.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Json }> } }>> };
+    const body = doc.paths['/api/crawls']!.post!.requestBody.content['application/json']!.schema;
+    expect(body.oneOf).toEqual([{ required: ['seeds'] }, { required: ['fromTargets'] }]);
+    expect(body.additionalProperties).toBe(false);
+    // with the rule kept, any other schema failure is the schema's own 400 naming the field
+    expect(await post({ seeds: ['https://a.test/'], maxDepth: 'deep' })).toMatchObject({ status: 400, body: { error: 'invalid request', details: [{ field: 'body.maxDepth' }] } });
+  });
+
+  it('a method the path does not serve is 405 with Allow', async () => {
+    const res = await fetch(`${api.url}/api/crawls/${randomUUID()}`, { method: 'DELETE', headers: devHeaders('alice', [ORG]) });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('an unknown key is 400, not dropped — capture formats included', async () => {
