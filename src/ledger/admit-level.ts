@@ -26,7 +26,7 @@ import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '
 import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
 import { getDispatch, recordHosts } from '../store/level-dispatches.ts';
 import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
-import { recordSubmissions, registerCaptures } from './register.ts';
+import { recordSubmissions, registerCaptures, type Registration } from './register.ts';
 
 export interface AdmitDeps {
   db: Db;
@@ -84,6 +84,13 @@ export interface AdmitLevelResult {
   /** where the time went, in ms: reading manifests and links, choosing links, writing */
   timings: { readMs: number; selectMs: number; writeMs: number };
 }
+
+/**
+ * Rows per multi-row INSERT: Postgres takes at most 65,535 parameters in one statement, and an
+ * archive row is 9 of them (a 10,000-page level in one INSERT was refused: "bind message has 4464
+ * parameter formats but 0 parameters").
+ */
+export const ROWS_PER_INSERT = 2000;
 
 /** Candidates past the page budget still inserted (as cut rows); beyond them they are only counted. */
 const CUT_ROWS_KEPT = 1000;
@@ -189,26 +196,31 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   for (const t of selection?.refused ?? []) refusals.addTally(t);
   const t3 = performance.now();
 
+  // one row per task (the last report of it wins, as one INSERT would have it), written in chunks
+  const submissions = lastPerTask(
+    reported
+      .filter((p) => p.taskId !== undefined)
+      .map((p) => ({
+        taskId: p.taskId!,
+        orgId: crawl.org_id,
+        submittedBy: crawl.submitted_by,
+        crawlId,
+        url: p.url,
+        manifestKey: p.manifestKey ?? null,
+        manifestError: failureOf.get(p.url) ?? p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
+      })),
+    (s) => s.taskId,
+  );
+  const captures = lastPerTask(
+    admissions.filter((a) => a.archive !== null).map((a) => ({ archive: a.archive!, crawlId })),
+    (c) => c.archive.taskId,
+  );
+
   const result = await db.transaction().execute(async (trx) => {
-    await recordSubmissions(
-      trx,
-      reported
-        .filter((p) => p.taskId !== undefined)
-        .map((p) => ({
-          taskId: p.taskId!,
-          orgId: crawl.org_id,
-          submittedBy: crawl.submitted_by,
-          crawlId,
-          url: p.url,
-          manifestKey: p.manifestKey ?? null,
-          manifestError: failureOf.get(p.url) ?? p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
-        })),
-    );
+    for (const chunk of chunks(submissions, ROWS_PER_INSERT)) await recordSubmissions(trx, chunk);
     await recordHosts(trx, crawlId, hostsToRecord(body, new Set(dispatched.map((p) => p.host)), crawl.per_host_delay_ms, now));
-    const registrations = await registerCaptures(
-      trx,
-      admissions.filter((a) => a.archive !== null).map((a) => ({ archive: a.archive!, crawlId })),
-    );
+    const registrations: Registration[] = [];
+    for (const chunk of chunks(captures, ROWS_PER_INSERT)) registrations.push(...(await registerCaptures(trx, chunk)));
     await applyPageAdmissions(trx, crawlId, depth, admissions);
     const unreported = await failUnreported(trx, crawlId, depth, reported.map((p) => p.url));
 
@@ -270,6 +282,15 @@ async function placedManifest(source: S3Client | ObjectReader, bucket: string, a
   const keyProblem = manifestKeyProblem(at);
   if (keyProblem !== null) return { kind: 'refused', error: keyProblem };
   return checkPlacement(checkManifestTask(await readManifest(source, bucket, at.manifestKey), at.taskId), { ...at, bucket });
+}
+
+/** One item per key, the last one given for it (in the order of their first appearance). */
+function lastPerTask<T>(items: readonly T[], key: (item: T) => string): T[] {
+  return [...new Map(items.map((i) => [key(i), i])).values()];
+}
+
+function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
 /** The last report of a URL wins when a report names it twice. */

@@ -134,6 +134,21 @@ describe('admitLevel', () => {
     expect(await states()).toEqual(['captured', 'captured', 'skipped']);
   });
 
+  it('a 10,000-page level is written in chunks: more rows than one INSERT may carry parameters for (65,535)', async () => {
+    // every page names a manifest that was never written (left to reconcile): each becomes a
+    // submission row, 7 parameters each, 70,000 in one INSERT, which Postgres refused
+    const seeds = Array.from({ length: 10_000 }, (_, i) => `https://a.test/big/${i}`);
+    const crawlId = await crawlWith(seeds, { maxDepth: 0, maxPages: 10_000 });
+    const pages: PageReport[] = seeds.map((url, i) => ({ url, status: 'captured', taskId: `big-${crawlId}-${i}`, manifestKey: `adm/${crawlId}/big-${crawlId}-${i}.result.json` }));
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages }, 'capture-flow');
+    const r = await admitLevel({ ...deps, readConcurrency: 64 }, { crawlId, depth: 0, expand: true });
+    expect(r).toMatchObject({ pages: 10_000, archivesCreated: 0 });
+    const rows = await tdb.db.selectFrom('capture_submissions').select(['task_id', 'manifest_key']).where('crawl_id', '=', crawlId).orderBy('task_id').execute();
+    expect(rows).toHaveLength(10_000);
+    expect(new Set(rows.map((x) => x.task_id)).size).toBe(10_000);
+    expect(rows.every((x) => x.manifest_key === `adm/${crawlId}/${x.task_id}.result.json`)).toBe(true);
+  });
+
   it('seeds beyond maxPages are recorded as cut, never dispatched', async () => {
     const crawlId = await crawlWith(['https://a.test/s1', 'https://a.test/s2', 'https://a.test/s3'], { maxDepth: 0, maxPages: 2 });
     const pages = await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).orderBy('id').execute();
