@@ -12,7 +12,8 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const notAllowedInWorkflows = `^(?!${WORKFLOW_VALUE_IMPORTS.map((p) => (p.endsWith('/') ? escape(p) : `${escape(p)}$`)).join('|')})`;
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tools/', '.stack/', 'dist/', 'coverage/'] },
+  // dot directories hold tools, stack data and scratch work (.tools/, .stack/ ...), not the project's code
+  { ignores: ['node_modules/', '.*/', 'dist/', 'coverage/'] },
   ...tseslint.configs.recommended,
   {
     rules: {
