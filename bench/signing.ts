@@ -1,6 +1,8 @@
 // Benchmark: POST /api/archives/:id/url at 32 concurrent callers, beside a bare OpenFGA Check (the
-// same can_view question at HIGHER_CONSISTENCY, same contextual tuples) measured in the same run,
-// at two ledger sizes (the second 10× the first), each request for a random archive.
+// same can_view question at HIGHER_CONSISTENCY, same contextual tuples, sent as the API sends it:
+// one keep-alive HTTP call, src/fga/check.ts) measured in the same run, at two ledger sizes (the
+// second 10× the first), each request for a random archive. Callers present a JWT from a dev
+// issuer, as in production (one token per caller, reused as a client would for its lifetime).
 // Goals (issue 14): the API's throughput ≥ 0.8× the bare check's, and it adds < 25% to its p99.
 //
 //   node bench/signing.ts     (or npm run bench -- signing)
