@@ -16,7 +16,7 @@ import { CAPABILITY_HEADER } from '../domain/contract.ts';
 import { ForbiddenError, UnauthenticatedError } from '../domain/errors.ts';
 import { capabilityMatches } from '../ledger/capability.ts';
 import { getDispatch, type LevelDispatch } from '../store/level-dispatches.ts';
-import { UUID_PATTERN } from './schemas.ts';
+import { UUID_PATTERN } from './schemas/common.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

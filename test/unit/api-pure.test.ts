@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pathPattern, RouteMethods, validationDetails } from '../../src/api/error-handler.ts';
 import { pickerView, replayLink } from '../../src/api/picker.ts';
-import { UUID_PATTERN } from '../../src/api/schemas.ts';
+import { UUID_PATTERN } from '../../src/api/schemas/common.ts';
 import { grantDuration, parseShareDuration, shareSubject, ShareUsageError } from '../../src/cli/fga-share.ts';
 
 describe('RouteMethods (405 or 404)', () => {

@@ -1,62 +1,38 @@
 // The two archive endpoints. Signing is the only enforcement point: can_view at
 // HIGHER_CONSISTENCY immediately before the URL is signed. The list only decides what is shown
 // (one BatchCheck per chunk of candidates at MINIMIZE_LATENCY, so OpenFGA's caches may answer).
-import type { FastifyInstance } from 'fastify';
-import { cursorQuery, cursorQuerySchema, parseCursor } from '../../domain/cursor.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { cursorQuery, parseCursor } from '../../domain/cursor.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { scanPage } from '../../domain/list-scan.ts';
 import { canView, reachableObjects, viewableArchives } from '../../fga/authorize.ts';
 import { archiveCandidates, archiveLocation, archiveView, type CandidateScope } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { errorResponses, noBody, notFoundResponse, uuidParam } from '../schemas.ts';
+import { ArchiveList, ArchiveListQuery, DEFAULT_PAGE, MAX_EXAMINED, SignedUrl } from '../schemas/archives.ts';
+import { errorResponses, NoBody, notFoundResponse, UuidParams } from '../schemas/common.ts';
+
+export { DEFAULT_PAGE, MAX_EXAMINED, MAX_PAGE } from '../schemas/archives.ts';
 
 /** A signed URL cannot be revoked: its lifetime is the gap between removing access and access ending. */
 export const SIGNED_URL_TTL_SECONDS = 300;
-export const DEFAULT_PAGE = 50;
-export const MAX_PAGE = 200;
-/** Candidates one list request examines at most (issue 12: a caller who sees little cannot walk the table). */
-export const MAX_EXAMINED = 1000;
 
-export const archiveSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    taskId: { type: 'string' },
-    url: { type: 'string' },
-    finalUrl: { type: ['string', 'null'] },
-    bucket: { type: 'string' },
-    objectKey: { type: 'string' },
-    sha256: { type: ['string', 'null'] },
-    size: { type: ['integer', 'null'] },
-    capturedAt: { type: 'string', format: 'date-time' },
-    indexedAt: { type: ['string', 'null'], format: 'date-time' },
-  },
-  required: ['id', 'taskId', 'url', 'finalUrl', 'bucket', 'objectKey', 'sha256', 'size', 'capturedAt', 'indexedAt'],
-  additionalProperties: false,
-} as const;
-
-export default async function archiveRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
+const archiveRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
   const { db, fga } = opts.deps;
   // a presigned GET signing only `host`, so a plain HTTP client can use it
   const signUrl = opts.deps.signer;
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/api/archives/:id/url',
     {
       schema: {
         summary: 'A short-lived signed URL for one archive',
         description: 'can_view is checked at HIGHER_CONSISTENCY right before signing. An unknown id and one you may not see give the same 404.',
         tags: ['archives'],
-        params: uuidParam,
-        body: noBody,
+        params: UuidParams,
+        body: NoBody,
         response: {
-          200: {
-            type: 'object',
-            properties: { url: { type: 'string' }, expiresIn: { type: 'integer' } },
-            required: ['url', 'expiresIn'],
-            additionalProperties: false,
-          },
+          200: SignedUrl,
           ...errorResponses,
           ...notFoundResponse,
         },
@@ -75,7 +51,7 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
     },
   );
 
-  app.get<{ Querystring: { before?: string; beforeId?: string; limit: number } }>(
+  app.get(
     '/api/archives',
     {
       schema: {
@@ -85,35 +61,14 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
           `One request examines at most ${MAX_EXAMINED} candidates: a page can hold fewer rows than \`limit\` with more to come, and then \`X-Stopped-Early: true\` says so and \`Link\` continues where it stopped. ` +
           'Unknown query parameters are dropped.',
         tags: ['archives'],
-        querystring: {
-          type: 'object',
-          properties: {
-            ...cursorQuerySchema('capturedAt'),
-            limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          200: {
-            type: 'array',
-            items: archiveSchema,
-            headers: {
-              link: { type: 'string', description: 'rel="next": this list from where this page ended (before, beforeId, limit); absent when nothing is left' },
-              'x-stopped-early': {
-                type: 'string',
-                enum: ['true', 'false'],
-                description: `true when the page ended because ${MAX_EXAMINED} candidates were examined (or OpenFGA could not answer for the next ones in time), not because it was full or the list ended: follow Link for more`,
-              },
-            },
-          },
-          ...errorResponses,
-        },
+        querystring: ArchiveListQuery,
+        response: { 200: ArchiveList, ...errorResponses },
       },
     },
     async (request, reply) => {
       const identity = requireIdentity(request);
       const cursor = parseCursor(request.query);
-      const { limit } = request.query;
+      const { limit = DEFAULT_PAGE } = request.query;
       // Callers who reach few crawls: candidates from OpenFGA (ListObjects), intersected in SQL;
       // otherwise every archive is a candidate. Either way each chunk is checked (can_view,
       // cached), so the list shows exactly what OpenFGA allows.
@@ -133,4 +88,6 @@ export default async function archiveRoutes(app: FastifyInstance, opts: { deps: 
       return page.rows.map(archiveView);
     },
   );
-}
+};
+
+export default archiveRoutes;

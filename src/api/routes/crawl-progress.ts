@@ -11,10 +11,9 @@
 //        the gaps that fell short.
 // The two GETs answer as GET /api/crawls/:id does: 404 unless you may submit for its organization.
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { crawlWorkflowId, QUERIES, SIGNALS } from '../../../temporal.config.ts';
-import type { HeartbeatBody } from '../../domain/contract.ts';
-import { CRAWL_LIMITS, type CrawlProgress } from '../../domain/crawl.ts';
+import type { CrawlProgress } from '../../domain/crawl.ts';
 import { BadRequestError, ConflictError, ForbiddenError, ServiceUnavailableError } from '../../domain/errors.ts';
 import type { LevelHeartbeat } from '../../domain/liveness.ts';
 import { busiestHosts, progressView } from '../../domain/progress.ts';
@@ -24,117 +23,20 @@ import { submittableCrawl } from '../crawl-access.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.ts';
-import { errorBody, errorResponses, notFoundResponse, uuidParam } from '../schemas.ts';
+import { errorAnswer, errorResponses, notFoundResponse, UuidParams } from '../schemas/common.ts';
+import { Pacing, Progress } from '../schemas/crawl-progress.ts';
+import { Heartbeat, HeartbeatAccepted, LevelParams } from '../schemas/levels.ts';
 
 /** How long asking or signalling the workflow may take. */
 export const WORKFLOW_DEADLINE_MS = 5_000;
-const MAX_HOSTS = 10_000;
-const MAX_PAGES = 1_000_000;
 
-const count = { type: 'integer', minimum: 0, maximum: MAX_PAGES } as const;
-const hostProgressSchema = {
-  type: 'object',
-  properties: {
-    host: { type: 'string', minLength: 1, maxLength: 260 },
-    queued: count,
-    inFlight: { type: 'integer', minimum: 0, maximum: 1 },
-    nextAllowedAt: { type: ['string', 'null'], format: 'date-time' },
-  },
-  required: ['host', 'queued', 'inFlight', 'nextAllowedAt'],
-  additionalProperties: false,
-} as const;
-
-/** HeartbeatBody (src/domain/contract.ts). */
-export const heartbeatSchema = {
-  type: 'object',
-  properties: {
-    depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth },
-    pagesTotal: count,
-    pagesDone: count,
-    pagesInFlight: count,
-    hosts: { type: 'array', maxItems: MAX_HOSTS, items: hostProgressSchema },
-  },
-  required: ['depth', 'pagesTotal', 'pagesDone', 'pagesInFlight', 'hosts'],
-  additionalProperties: false,
-} as const;
-
-const levelParams = {
-  type: 'object',
-  properties: { id: uuidParam.properties.id, depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth } },
-  required: ['id', 'depth'],
-  additionalProperties: false,
-} as const;
-
-const levelViewSchema = {
-  type: 'object',
-  properties: {
-    depth: { type: 'integer' },
-    pages: { type: 'integer' },
-    captured: { type: 'integer' },
-    failed: { type: 'integer' },
-    skipped: { type: 'integer' },
-    pending: { type: 'integer' },
-    cut: { type: 'integer' },
-    dispatched: { type: ['integer', 'null'] },
-    redispatches: { type: 'integer' },
-    heartbeat: {
-      type: ['object', 'null'],
-      properties: { receivedAt: { type: 'string' }, pagesTotal: { type: 'integer' }, pagesDone: { type: 'integer' }, pagesInFlight: { type: 'integer' } },
-      required: ['receivedAt', 'pagesTotal', 'pagesDone', 'pagesInFlight'],
-    },
-  },
-  required: ['depth', 'pages', 'captured', 'failed', 'skipped', 'pending', 'cut', 'dispatched', 'redispatches', 'heartbeat'],
-} as const;
-
-const progressSchema = {
-  type: 'object',
-  properties: {
-    crawlId: { type: 'string' },
-    state: { type: 'string', enum: ['running', 'succeeded', 'failed'] },
-    stopReason: { type: ['string', 'null'] },
-    failure: { type: ['string', 'null'] },
-    phase: { type: ['string', 'null'], description: 'starting, dispatching, waiting, admitting, finishing, done; null when the workflow was not asked' },
-    depth: { type: ['integer', 'null'] },
-    maxDepth: { type: 'integer' },
-    source: { type: 'string', enum: ['workflow', 'ledger'] },
-    levels: { type: 'array', items: levelViewSchema },
-    hosts: { type: 'array', items: hostProgressSchema },
-  },
-  required: ['crawlId', 'state', 'stopReason', 'failure', 'phase', 'depth', 'maxDepth', 'source', 'levels', 'hosts'],
-} as const;
-
-const pacingSchema = {
-  type: 'object',
-  properties: {
-    crawlId: { type: 'string' },
-    perHostDelayMs: { type: 'integer' },
-    violations: { type: 'integer', description: 'gaps shorter than their host is owed, over all hosts (expected 0)' },
-    hosts: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          host: { type: 'string' },
-          pages: { type: 'integer' },
-          minGapMs: { type: ['integer', 'null'], description: "from one capture's finish to the next submit on the host, rounded down" },
-          effectiveDelayMs: { type: 'integer' },
-          violations: { type: 'integer' },
-          overlaps: { type: 'integer', description: 'negative gaps: two captures on the host at once' },
-        },
-        required: ['host', 'pages', 'minGapMs', 'effectiveDelayMs', 'violations', 'overlaps'],
-      },
-    },
-  },
-  required: ['crawlId', 'perHostDelayMs', 'violations', 'hosts'],
-} as const;
-
-export default async function crawlProgressRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
+const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
   const { db, fga } = opts.deps;
   const temporal = opts.deps.temporal;
   if (temporal === undefined) throw new Error('the crawl progress routes need a Temporal client (AppDeps.temporal)');
   decorateLevelDispatch(app);
 
-  app.post<{ Params: { id: string; depth: number }; Body: HeartbeatBody }>(
+  app.post(
     '/api/crawls/:id/levels/:depth/heartbeat',
     {
       config: { public: true },
@@ -144,14 +46,14 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
         description:
           "Same credentials as the level's report: a Bearer token of any identity and the level's capability in x-capture-capability. Once a level has had a heartbeat, silence longer than the liveness window (60 s) dispatches it again.",
         tags: ['crawls'],
-        params: levelParams,
-        body: heartbeatSchema,
+        params: LevelParams,
+        body: Heartbeat,
         response: {
-          202: { type: 'object', properties: { accepted: { type: 'boolean' } }, required: ['accepted'], additionalProperties: false },
+          202: HeartbeatAccepted,
           ...errorResponses,
-          403: { description: 'the capability is missing or matches no dispatch of this level', ...errorBody },
-          409: { description: 'the crawl is not running', ...errorBody },
-          503: { description: 'Temporal could not be reached', ...errorBody },
+          403: errorAnswer('the capability is missing or matches no dispatch of this level'),
+          409: errorAnswer('the crawl is not running'),
+          503: errorAnswer('Temporal could not be reached'),
         },
       },
     },
@@ -178,7 +80,7 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/api/crawls/:id/progress',
     {
       schema: {
@@ -186,8 +88,8 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
         description:
           "Per level: pages by state (the ledger), pages dispatched, re-dispatches and the flow's latest heartbeat (the workflow); per host of the level in flight: queue length, pages in flight and the next allowed start. A finished crawl (or one whose workflow cannot be asked) is answered from the ledger alone, source \"ledger\". 404 unless you may submit for its organization.",
         tags: ['crawls'],
-        params: uuidParam,
-        response: { 200: progressSchema, ...errorResponses, ...notFoundResponse },
+        params: UuidParams,
+        response: { 200: Progress, ...errorResponses, ...notFoundResponse },
       },
     },
     async (request) => {
@@ -205,7 +107,7 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/api/crawls/:id/pacing',
     {
       schema: {
@@ -213,8 +115,8 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
         description:
           "Per host, over every level: pages with both timestamps, the smallest gap from the previous capture's finish to the next submit, the delay the host was owed (perHostDelayMs, or the robots.txt Crawl-delay the flow reported when longer) and how many gaps fell short (expected 0). 404 unless you may submit for its organization.",
         tags: ['crawls'],
-        params: uuidParam,
-        response: { 200: pacingSchema, ...errorResponses, ...notFoundResponse },
+        params: UuidParams,
+        response: { 200: Pacing, ...errorResponses, ...notFoundResponse },
       },
     },
     async (request) => {
@@ -223,4 +125,6 @@ export default async function crawlProgressRoutes(app: FastifyInstance, opts: { 
       return { crawlId: crawl.id, perHostDelayMs: crawl.per_host_delay_ms, violations: hosts.reduce((n, h) => n + h.violations, 0), hosts };
     },
   );
-}
+};
+
+export default crawlProgressRoutes;

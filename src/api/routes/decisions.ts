@@ -6,104 +6,20 @@
 //   GET /api/decisions?domain=&days=90&action=skip — across crawls, for a host and its subdomains
 //     at a label boundary, newest crawl first, cut at 500 rows. Only crawls of organizations the
 //     caller may submit for (asked once per distinct organization, before the cut).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { groupRobots } from '../../domain/decisions.ts';
 import { BadRequestError } from '../../domain/errors.ts';
-import { describePattern, type RuleAction } from '../../domain/rules/index.ts';
+import { describePattern } from '../../domain/rules/index.ts';
 import { parsePattern } from '../../domain/rules/patterns.ts';
 import { canSubmit } from '../../fga/authorize.ts';
 import { submittableCrawl } from '../crawl-access.ts';
 import { crawlDecisions, crawlRefusals, decisionOrgs, findDecisions, robotsSkippedUrls } from '../../store/decisions.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { errorResponses, notFoundResponse } from '../schemas.ts';
+import { errorResponses, fixedRules, notFoundResponse, UuidParams } from '../schemas/common.ts';
+import { AcrossCrawls, CrawlDecisions, DEFAULT_DAYS, DecisionsQuery, MAX_DECISION_ROWS } from '../schemas/decisions.ts';
 
-export const MAX_DECISION_ROWS = 500;
-export const DEFAULT_DAYS = 90;
-export const MAX_DAYS = 36_500;
-
-const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-const actionEnum = ['follow', 'capture', 'skip'] as const;
-const samples = { type: 'array', items: { type: 'string' }, maxItems: 5 } as const;
-
-const crawlDecisionsSchema = {
-  type: 'object',
-  properties: {
-    rules: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } }, description: 'as fixed on the crawl' },
-    decisions: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          depth: { type: 'integer', description: 'the level whose pages the links were read from' },
-          rule: { type: 'integer', description: 'numbered from 1; 0 = no rule matched' },
-          action: { type: 'string', enum: actionEnum },
-          hostname: { type: 'string', description: 'port dropped' },
-          links: { type: 'integer', description: 'distinct URLs' },
-          samples,
-        },
-        required: ['depth', 'rule', 'action', 'hostname', 'links', 'samples'],
-        additionalProperties: false,
-      },
-    },
-    robots: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { hostname: { type: 'string' }, pages: { type: 'integer' }, samples },
-        required: ['hostname', 'pages', 'samples'],
-        additionalProperties: false,
-      },
-    },
-    refused: {
-      type: 'array',
-      description: 'what the address policy kept out (a local, private or link-local address, a port, a host over 253 or a URL over 8 KiB: refused as a link; fetch-refused: the flow refused the address a page resolved to, a redirect hop or its robots.txt host) and links past the per-page cap (too-many-links)',
-      items: {
-        type: 'object',
-        properties: {
-          depth: { type: 'integer', description: 'the level whose pages the links were read from, or whose page was refused' },
-          hostname: { type: 'string', description: 'port dropped, cut to 253 characters' },
-          code: { type: 'string' },
-          urls: { type: 'integer' },
-          samples,
-        },
-        required: ['depth', 'hostname', 'code', 'urls', 'samples'],
-        additionalProperties: false,
-      },
-    },
-  },
-  required: ['rules', 'decisions', 'robots', 'refused'],
-  additionalProperties: false,
-} as const;
-
-const acrossCrawlsSchema = {
-  type: 'object',
-  properties: {
-    decisions: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          crawlId: { type: 'string' },
-          orgId: { type: 'string' },
-          startedAt: { type: 'string', format: 'date-time' },
-          seeds: { type: 'array', items: { type: 'string' } },
-          depth: { type: 'integer' },
-          rule: { type: 'integer' },
-          action: { type: 'string', enum: actionEnum },
-          pattern: { type: ['string', 'null'], description: 'the rule’s pattern as fixed on the crawl; null for rule 0 (no rule matched)' },
-          hostname: { type: 'string' },
-          links: { type: 'integer', description: 'distinct URLs at that depth' },
-        },
-        required: ['crawlId', 'orgId', 'startedAt', 'seeds', 'depth', 'rule', 'action', 'pattern', 'hostname', 'links'],
-        additionalProperties: false,
-      },
-    },
-    truncated: { type: 'boolean', description: `the answer was cut at ${MAX_DECISION_ROWS} rows` },
-  },
-  required: ['decisions', 'truncated'],
-  additionalProperties: false,
-} as const;
+export { DEFAULT_DAYS, MAX_DAYS, MAX_DECISION_ROWS } from '../schemas/decisions.ts';
 
 /** The pattern of rule n (1-based) in rules as fixed on a crawl row; null for rule 0 or anything unexpected. */
 export function patternOf(rules: unknown, rule: number): string | null {
@@ -120,23 +36,18 @@ export function domainQuery(domain: string): string | null {
   return p.kind === 'domain' ? p.ascii : null;
 }
 
-export default async function decisionRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
+const decisionRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
   const { db, fga } = opts.deps;
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/api/crawls/:id/decisions',
     {
       schema: {
         summary: 'What the rules of one crawl decided, per depth, rule and host name',
         description: 'Also lists the pages robots.txt kept out. Requires can_submit on the crawl’s organization; otherwise 404.',
         tags: ['crawls'],
-        params: {
-          type: 'object',
-          properties: { id: { type: 'string', format: 'uuid', pattern: UUID_PATTERN } },
-          required: ['id'],
-          additionalProperties: false,
-        },
-        response: { 200: crawlDecisionsSchema, ...errorResponses, ...notFoundResponse },
+        params: UuidParams,
+        response: { 200: CrawlDecisions, ...errorResponses, ...notFoundResponse },
       },
     },
     async (request) => {
@@ -144,11 +55,11 @@ export default async function decisionRoutes(app: FastifyInstance, opts: { deps:
       const id = request.params.id.toLowerCase();
       const crawl = await submittableCrawl(db, fga, identity, id);
       const [decisions, robots, refused] = await Promise.all([crawlDecisions(db, id), robotsSkippedUrls(db, id), crawlRefusals(db, id)]);
-      return { rules: crawl.rules, decisions, robots: groupRobots(robots), refused };
+      return { rules: fixedRules(crawl.rules), decisions, robots: groupRobots(robots), refused };
     },
   );
 
-  app.get<{ Querystring: { domain: string; days: number; action: RuleAction } }>(
+  app.get(
     '/api/decisions',
     {
       schema: {
@@ -157,22 +68,13 @@ export default async function decisionRoutes(app: FastifyInstance, opts: { deps:
           `Newest crawl first; crawls started in the last \`days\` days (default ${DEFAULT_DAYS}); \`action\` defaults to skip. ` +
           `Cut at ${MAX_DECISION_ROWS} rows (truncated: true). Only crawls of organizations you may submit for.`,
         tags: ['crawls'],
-        querystring: {
-          type: 'object',
-          properties: {
-            domain: { type: 'string', minLength: 1, maxLength: 253, description: 'a host name: matches it and its subdomains at a label boundary' },
-            days: { type: 'integer', minimum: 1, maximum: MAX_DAYS, default: DEFAULT_DAYS },
-            action: { type: 'string', enum: actionEnum, default: 'skip' },
-          },
-          required: ['domain'],
-          additionalProperties: false,
-        },
-        response: { 200: acrossCrawlsSchema, ...errorResponses },
+        querystring: DecisionsQuery,
+        response: { 200: AcrossCrawls, ...errorResponses },
       },
     },
     async (request) => {
       const identity = requireIdentity(request);
-      const { days, action } = request.query;
+      const { days = DEFAULT_DAYS, action = 'skip' } = request.query;
       const domain = domainQuery(request.query.domain);
       if (domain === null) {
         const why = describePattern(request.query.domain).reason ?? 'not a host name';
@@ -187,7 +89,7 @@ export default async function decisionRoutes(app: FastifyInstance, opts: { deps:
         decisions: rows.slice(0, MAX_DECISION_ROWS).map((r) => ({
           crawlId: r.crawl_id,
           orgId: r.org_id,
-          startedAt: r.started_at,
+          startedAt: r.started_at.toISOString(),
           seeds: r.seeds,
           depth: r.depth,
           rule: r.rule,
@@ -200,4 +102,6 @@ export default async function decisionRoutes(app: FastifyInstance, opts: { deps:
       };
     },
   );
-}
+};
+
+export default decisionRoutes;

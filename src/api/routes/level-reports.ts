@@ -4,67 +4,25 @@
 // Stored in crawl_level_reports (a level reported again replaces its outcome, at most
 // MAX_REPORTS_PER_LEVEL times) and the workflow is signalled with a reference.
 import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { crawlWorkflowId, SIGNALS } from '../../../temporal.config.ts';
-import type { LevelReportBody } from '../../domain/contract.ts';
-import { CRAWL_LIMITS } from '../../domain/crawl.ts';
 import { BadRequestError, ConflictError, ForbiddenError, ServiceUnavailableError } from '../../domain/errors.ts';
-import { MAX_REPORTS_PER_LEVEL, MAX_RECORDED_DELAY_MS, misplacedManifests } from '../../domain/level-dispatch.ts';
+import { MAX_REPORTS_PER_LEVEL, misplacedManifests } from '../../domain/level-dispatch.ts';
 import { getCrawl, upsertLevelReport } from '../../store/crawls.ts';
 import { takeReportSlot } from '../../store/level-dispatches.ts';
 import type { LevelReported, ReportRefused } from '../../workflows/crawl.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.ts';
-import { errorBody, errorResponses, uuidParam } from '../schemas.ts';
+import { errorAnswer, errorResponses } from '../schemas/common.ts';
+import { LevelParams, LevelReport, ReportAccepted } from '../schemas/levels.ts';
 
-export const MAX_REPORT_PAGES = 100_000;
+export { MAX_REPORT_PAGES } from '../schemas/levels.ts';
+
 /** How long signalling the workflow may take before the reporter gets 503. */
 export const SIGNAL_DEADLINE_MS = 10_000;
-const MAX_URL = 8192;
 /** misplaced pages named in a 400 (the count says how many there were) */
 const NAMED_IN_ERROR = 20;
-
-const pageReportSchema = {
-  type: 'object',
-  properties: {
-    url: { type: 'string', minLength: 1, maxLength: MAX_URL },
-    status: { type: 'string', enum: ['captured', 'failed', 'skipped'] },
-    skipReason: { type: 'string', enum: ['robots'] },
-    taskId: { type: 'string', minLength: 1, maxLength: 512 },
-    manifestKey: { type: 'string', minLength: 1, maxLength: 1024 },
-    manifestError: { type: 'string', minLength: 1, maxLength: 4096 },
-    finalUrl: { type: 'string', minLength: 1, maxLength: MAX_URL },
-    submittedAt: { type: 'string', format: 'date-time' },
-    finishedAt: { type: 'string', format: 'date-time' },
-  },
-  required: ['url', 'status'],
-  additionalProperties: false,
-} as const;
-
-const hostReportSchema = {
-  type: 'object',
-  properties: {
-    // host name (≤ 253) with a port
-    host: { type: 'string', minLength: 1, maxLength: 260 },
-    delayMs: { type: 'integer', minimum: 0, maximum: MAX_RECORDED_DELAY_MS },
-    lastFinishedAt: { type: 'string', format: 'date-time' },
-  },
-  required: ['host', 'delayMs'],
-  additionalProperties: false,
-} as const;
-
-/** The report route's body: LevelReportBody (src/domain/contract.ts). */
-export const levelReportSchema = {
-  type: 'object',
-  properties: {
-    depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth },
-    pages: { type: 'array', maxItems: MAX_REPORT_PAGES, items: pageReportSchema },
-    hosts: { type: 'array', maxItems: MAX_REPORT_PAGES, items: hostReportSchema, description: 'per host: the delay the flow kept (perHostDelayMs or a longer Crawl-delay) and its last finish' },
-  },
-  required: ['depth', 'pages'],
-  additionalProperties: false,
-} as const;
 
 /** Tells the workflow that a report carrying the level's capability had its token refused. */
 export async function signalReportRefused(temporal: TemporalClient, crawlId: string, depth: number, reason: string): Promise<void> {
@@ -72,13 +30,13 @@ export async function signalReportRefused(temporal: TemporalClient, crawlId: str
   await temporal.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(crawlId)).signal(SIGNALS.reportRefused, refused));
 }
 
-export default async function levelReportRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
+const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
   const { db } = opts.deps;
   const temporal = opts.deps.temporal;
   if (temporal === undefined) throw new Error('the level report route needs a Temporal client (AppDeps.temporal)');
   decorateLevelDispatch(app);
 
-  app.post<{ Params: { id: string; depth: number }; Body: LevelReportBody }>(
+  app.post(
     '/api/crawls/:id/levels/:depth',
     {
       bodyLimit: 64 * 1024 * 1024,
@@ -91,20 +49,15 @@ export default async function levelReportRoutes(app: FastifyInstance, opts: { de
           `Every manifestKey must be the dispatched artifactPrefix + taskId + ".result.json". Stored in crawl_level_reports (a level reported again replaces its outcome, at most ${MAX_REPORTS_PER_LEVEL} times) and the workflow is signalled with a reference. ` +
           `A report with the capability but a refused token fails the crawl at once (401).`,
         tags: ['crawls'],
-        params: {
-          type: 'object',
-          properties: { id: uuidParam.properties.id, depth: { type: 'integer', minimum: 0, maximum: CRAWL_LIMITS.maxDepth } },
-          required: ['id', 'depth'],
-          additionalProperties: false,
-        },
-        body: levelReportSchema,
+        params: LevelParams,
+        body: LevelReport,
         response: {
-          202: { type: 'object', properties: { reportId: { type: 'string' } }, required: ['reportId'], additionalProperties: false },
+          202: ReportAccepted,
           ...errorResponses,
-          401: { description: 'no valid token; with the right capability the crawl also fails at once', ...errorBody },
-          403: { description: 'the capability is missing or matches no dispatch of this level', ...errorBody },
-          409: { description: 'the crawl is not running, the level deadline has passed, or the level was reported too often', ...errorBody },
-          503: { description: 'Temporal could not be reached; report again', ...errorBody },
+          401: errorAnswer('no valid token; with the right capability the crawl also fails at once'),
+          403: errorAnswer('the capability is missing or matches no dispatch of this level'),
+          409: errorAnswer('the crawl is not running, the level deadline has passed, or the level was reported too often'),
+          503: errorAnswer('Temporal could not be reached; report again'),
         },
       },
     },
@@ -148,4 +101,6 @@ export default async function levelReportRoutes(app: FastifyInstance, opts: { de
       return { reportId: stored.reportId };
     },
   );
-}
+};
+
+export default levelReportRoutes;

@@ -1,12 +1,13 @@
 // GET /api/me: only about the caller — who the token (or headers) say they are, and canSubmit,
 // the same question the crawl routes ask. Never 404: "may not" is canSubmit false.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { canSubmit } from '../../fga/authorize.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, NoQuery } from '../schemas/common.ts';
+import { Me } from '../schemas/me.ts';
 
-export default async function meRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
+const meRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
   const { fga } = opts.deps;
   app.get(
     '/api/me',
@@ -15,20 +16,8 @@ export default async function meRoutes(app: FastifyInstance, opts: { deps: AppDe
         summary: 'Who you are, and whether you may start crawls',
         description: 'canSubmit is can_submit on your first organization (crawls are attributed to it), at HIGHER_CONSISTENCY; false when you have none.',
         tags: ['identity'],
-        querystring: { type: 'object', properties: {}, additionalProperties: false },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              subject: { type: 'string' },
-              organizations: { type: 'array', items: { type: 'string' } },
-              canSubmit: { type: 'boolean' },
-            },
-            required: ['subject', 'organizations', 'canSubmit'],
-            additionalProperties: false,
-          },
-          ...errorResponses,
-        },
+        querystring: NoQuery,
+        response: { 200: Me, ...errorResponses },
       },
     },
     async (request) => {
@@ -38,4 +27,6 @@ export default async function meRoutes(app: FastifyInstance, opts: { deps: AppDe
       return { subject: identity.subject, organizations: identity.organizations, canSubmit: submit };
     },
   );
-}
+};
+
+export default meRoutes;

@@ -26,6 +26,11 @@ export function Nullable<T extends TSchema>(schema: T) {
 /** Rules as fixed on a crawl: [{"follow": "same-site"}, …] */
 export const FixedRules = Type.Array(Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } }));
 
+/** A crawl row's rules (jsonb), which insertCrawl writes in their fixed form (checkCrawlRules(...).fixed). */
+export function fixedRules(rules: unknown[]): Static<typeof FixedRules> {
+  return rules as Static<typeof FixedRules>;
+}
+
 /** A query with no parameters (unknown ones are dropped). */
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 

@@ -28,6 +28,7 @@ import { enabledTargetUrls } from '../../store/targets.ts';
 import { CRAWL_ID_KEY, CRAWL_ORG_KEY, CRAWL_STATE_KEY } from '../../temporal/search-attributes.ts';
 import type { CrawlWorkflowInput, crawl as crawlWorkflow } from '../../workflows/crawl.ts';
 import { submittableCrawl } from '../crawl-access.ts';
+import { fixedRules } from '../schemas/common.ts';
 import type { CrawlSummary as CrawlSummarySchema, CrawlView as CrawlViewSchema } from '../schemas/crawls.ts';
 
 /** A running row younger than this is never taken for dead: its workflow may be starting now. */
@@ -74,8 +75,7 @@ export function crawlView(c: Crawl, counts: CrawlCounts): CrawlView {
     finishedAt: iso(c.finished_at),
     waczCount: counts.waczCount,
     submittedBy: c.submitted_by,
-    // stored in their fixed form: insertCrawl writes checkCrawlRules(...).fixed
-    rules: c.rules as CrawlView['rules'],
+    rules: fixedRules(c.rules),
     maxDepth: c.max_depth,
     maxPages: c.max_pages,
     perHostDelayMs: c.per_host_delay_ms,

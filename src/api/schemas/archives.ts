@@ -1,0 +1,43 @@
+// POST /api/archives/:id/url and GET /api/archives
+import Type from 'typebox';
+import { CursorQuery, Nullable } from './common.ts';
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 200;
+/** Candidates one list request examines at most (issue 12: a caller who sees little cannot walk the table). */
+export const MAX_EXAMINED = 1000;
+
+export const SignedUrl = Type.Object({ url: Type.String(), expiresIn: Type.Integer() }, { additionalProperties: false });
+
+export const Archive = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    taskId: Type.String(),
+    url: Type.String(),
+    finalUrl: Nullable(Type.String()),
+    bucket: Type.String(),
+    objectKey: Type.String(),
+    sha256: Nullable(Type.String()),
+    size: Nullable(Type.Integer()),
+    capturedAt: Type.String({ format: 'date-time' }),
+    indexedAt: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ArchiveListQuery = Type.Object(
+  { ...CursorQuery('capturedAt'), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE })) },
+  { additionalProperties: false },
+);
+
+/** The list, with the headers that continue it. */
+export const ArchiveList = Type.Array(Archive, {
+  headers: {
+    link: { type: 'string', description: 'rel="next": this list from where this page ended (before, beforeId, limit); absent when nothing is left' },
+    'x-stopped-early': {
+      type: 'string',
+      enum: ['true', 'false'],
+      description: `true when the page ended because ${MAX_EXAMINED} candidates were examined (or OpenFGA could not answer for the next ones in time), not because it was full or the list ended: follow Link for more`,
+    },
+  },
+});
