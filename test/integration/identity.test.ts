@@ -180,6 +180,17 @@ describe('OIDC (JWT) identity', () => {
     expect(await post(api, '/api/archives/00000000-0000-4000-8000-000000000000/url', headers)).toMatchObject(UNAUTH);
   });
 
+  it('a token accepted (and remembered as verified) is no pass for a tampered copy of it', async () => {
+    const token = await issuer.mint({ subject: 'alice', organizations: [] });
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    expect(await get(api, '/api/me', { authorization: `Bearer ${token}` })).toMatchObject({ status: 200, body: { subject: 'alice', organizations: [] } });
+    const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
+    const widened = `${h}.${base64url.encode(JSON.stringify({ ...claims, organizations: ['acme'] }))}.${sig}`;
+    const resigned = `${h}.${p}.${sig.slice(0, -4)}${sig.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    for (const forged of [widened, resigned]) expect(await get(api, '/api/me', { authorization: `Bearer ${forged}` })).toMatchObject(UNAUTH);
+    expect(await get(api, '/api/me', { authorization: `Bearer ${token}` })).toMatchObject({ status: 200, body: { subject: 'alice', organizations: [] } });
+  });
+
   it.each([['Basic YWxpY2U6eA=='], ['Bearer'], ['Bearer '], ['bearer x y'], ['Token abc']])('refuses authorization %j with 401', async (auth) => {
     expect(await get(api, '/api/me', { authorization: auth })).toMatchObject(UNAUTH);
   });
