@@ -13,6 +13,7 @@ import type { AppDeps } from './deps.ts';
 import { errorHandlerPlugin } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { pickerRoutes } from './picker.ts';
+import { NoQuery } from './schemas/common.ts';
 import { createCrawlService } from './services/crawls.ts';
 import archiveRoutes from './routes/archives.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
@@ -99,7 +100,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   // 3. routes
   app.get(
     '/api/openapi.json',
-    { config: { public: true }, schema: { hide: true, querystring: { type: 'object', properties: {}, additionalProperties: false }, response: { 200: { type: 'object', additionalProperties: true } } } },
+    { config: { public: true }, schema: { hide: true, querystring: NoQuery, response: { 200: { type: 'object', additionalProperties: true } } } },
     async () => app.swagger(),
   );
   app.get(

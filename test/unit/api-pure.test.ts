@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { pathPattern, RouteMethods, validationDetails } from '../../src/api/error-handler.ts';
 import { pickerView, replayLink } from '../../src/api/picker.ts';
-import { UUID_PATTERN } from '../../src/api/schemas/common.ts';
+import { Nullable, RuleActionSchema, UUID_PATTERN } from '../../src/api/schemas/common.ts';
+import Type from 'typebox';
 import { grantDuration, parseShareDuration, shareSubject, ShareUsageError } from '../../src/cli/fga-share.ts';
+
+describe('Nullable', () => {
+  it('adds null to the type (and to an enum), keeping every other keyword', () => {
+    expect(JSON.parse(JSON.stringify(Nullable(Type.String({ format: 'date-time' }))))).toEqual({ type: ['string', 'null'], format: 'date-time' });
+    expect(JSON.parse(JSON.stringify(Nullable(RuleActionSchema)))).toEqual({ type: ['string', 'null'], enum: ['follow', 'capture', 'skip', null] });
+  });
+});
 
 describe('RouteMethods (405 or 404)', () => {
   it('matches a parameter to one path segment only, and literal parts literally', () => {

@@ -12,7 +12,7 @@ import { seedSource } from '../../domain/crawl.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorResponses, notFoundResponse, UuidParams } from '../schemas/common.ts';
-import { crawlConflict, CrawlListQuery, CrawlRequest, CrawlStarted, CrawlSummary, crawlUnavailable, CrawlView } from '../schemas/crawls.ts';
+import { crawlConflict, CrawlListQuery, DEFAULT_CRAWL_PAGE, CrawlRequest, CrawlStarted, CrawlSummary, crawlUnavailable, CrawlView } from '../schemas/crawls.ts';
 
 /**
  * Only the body's oneOf (seeds xor fromTargets) failed: the spec's messages for "both" and
@@ -66,8 +66,8 @@ const crawlRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, op
       },
     },
     async (request) => {
-      const { state, limit } = request.query;
-      return crawls.list(requireIdentity(request), { state, cursor: parseCursor(request.query), limit: limit ?? 50 });
+      const { state, limit = DEFAULT_CRAWL_PAGE } = request.query;
+      return crawls.list(requireIdentity(request), { state, cursor: parseCursor(request.query), limit });
     },
   );
 

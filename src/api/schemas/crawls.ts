@@ -38,11 +38,13 @@ export const CrawlRequest = Type.Object(
 
 export const CrawlStarted = Type.Object({ crawlId: Type.String() }, { additionalProperties: false });
 
+export const DEFAULT_CRAWL_PAGE = 50;
+
 export const CrawlListQuery = Type.Object(
   {
     state: Type.Optional(CrawlStateSchema),
     ...CursorQuery('startedAt'),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_CRAWL_PAGE })),
   },
   { additionalProperties: false },
 );
