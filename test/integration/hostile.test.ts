@@ -192,10 +192,10 @@ describe('a page with 100,000 links, Crawl-delay: 86400 and a dripping robots.tx
     const pages = await live.tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).execute();
     const byUrl = new Map(pages.map((p) => [p.url, p]));
     expect(pages.filter((p) => p.state === 'pending')).toEqual([]);
-    // the big page is captured, or (Chromium on a loaded machine takes minutes over 100,000
-    // anchors) torn down at the level's deadline and reported failed: either way, reported
+    // the big page is captured: Chromium lays it out with a break opportunity everywhere once it
+    // is past the links cap (src/flow/browser/layout-guard.ts), so it no longer takes minutes
     const big = byUrl.get(live.site.url('big', '/'));
-    expect(['captured', 'failed']).toContain(big?.state);
+    expect(big?.state).toBe('captured');
     expect(byUrl.get(`${drip.url}/`)?.state).toBe('captured');
     // one capture of the slow host; the second could not start before the deadline
     const slow = [byUrl.get(live.site.url('slow', '/'))?.state, byUrl.get(live.site.url('slow', '/2'))?.state].sort();
@@ -207,18 +207,12 @@ describe('a page with 100,000 links, Crawl-delay: 86400 and a dripping robots.tx
     expect(drip.robots.length).toBeGreaterThanOrEqual(1);
     expect(drip.robots[0]!.closedAt! - drip.robots[0]!.startedAt).toBeLessThan(20_000);
 
+    // level 1: the budget's four pages of the big host, the next thousand kept as cut rows; the
+    // links past the 10,000 a page keeps are counted
     const level1 = pages.filter((p) => p.depth === 1);
-    if (big?.state === 'captured') {
-      // level 1: the budget's four pages of the big host, the next thousand kept as cut rows; the
-      // links past the 10,000 a page keeps are counted
-      expect(level1.filter((p) => p.skip_reason !== 'max_pages')).toHaveLength(4);
-      expect(level1.filter((p) => p.skip_reason === 'max_pages')).toHaveLength(1000);
-      const refused = await refusedOf(crawlId);
-      expect(refused).toContainEqual(expect.objectContaining({ depth: 0, hostname: '127.0.0.42', code: 'too-many-links', urls: BIG_LINKS - 10_000 }));
-    } else {
-      const bigReport = (report.body as LevelReportBody).pages.find((p) => p.url === live.site.url('big', '/'));
-      expect(bigReport?.status).toBe('failed');
-      expect(level1).toEqual([]);
-    }
+    expect(level1.filter((p) => p.skip_reason !== 'max_pages')).toHaveLength(4);
+    expect(level1.filter((p) => p.skip_reason === 'max_pages')).toHaveLength(1000);
+    const refused = await refusedOf(crawlId);
+    expect(refused).toContainEqual(expect.objectContaining({ depth: 0, hostname: '127.0.0.42', code: 'too-many-links', urls: BIG_LINKS - 10_000 }));
   }, 240_000);
 });

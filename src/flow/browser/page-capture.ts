@@ -10,7 +10,8 @@ import type { HttpExchange } from '../../domain/wacz/warc.ts';
 import type { Fetcher } from '../fetcher.ts';
 import type { CaptureBrowser } from './launch.ts';
 import { DEFAULT_RECORDER_LIMITS, MAX_REDIRECTS, Recorder, type MainFailure, type RecorderLimits } from './recorder.ts';
-import { readRendered, renderArtifacts, type RenderedArtifacts, type RenderedPage } from './render.ts';
+import { breakAnywherePastCap } from './layout-guard.ts';
+import { MAX_LINKS, readRendered, renderArtifacts, type RenderedArtifacts, type RenderedPage } from './render.ts';
 
 export interface PageCaptureOptions {
   userAgent: string;
@@ -94,6 +95,8 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
       },
     });
     await context.route('**/*', recorder.handle);
+    // a page past the links cap gets a break opportunity everywhere (layout-guard.ts)
+    await page.addInitScript(breakAnywherePastCap, opts.maxLinks ?? MAX_LINKS);
 
     let response;
     const visited = new Set<string>();
