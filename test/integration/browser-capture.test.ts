@@ -14,6 +14,7 @@ import { selectLinks } from '../../src/domain/links.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { parseHttpResponse } from '../../src/domain/wacz/warc.ts';
 import { CaptureBrowser, CHROMIUM_PATH } from '../../src/flow/browser/launch.ts';
+import { breakAnywherePastCap } from '../../src/flow/browser/layout-guard.ts';
 import { ERROR_TYPES, packageCapture, visitPage } from '../../src/flow/capture.ts';
 import { createGuardedFetcher } from '../../src/flow/fetch.ts';
 import { FLOW_USER_AGENT, startFlow, type Flow } from '../../src/flow/server.ts';
@@ -300,6 +301,22 @@ describe('bounds', { timeout: 120_000 }, () => {
     const at = new Date();
     const packaged = await packageCapture(v, { taskId: 't', url: s.url('a', '/'), follow: true, formats: ['wacz'], prefix: 'p', software: 'test', startedAt: at, finishedAt: at, userAgent: FLOW_USER_AGENT }, 'bucket');
     expect(packaged.manifest.dropped).toEqual({ resources: 0, refused: 0, links: 5 });
+  });
+
+  it('a page past the links cap is laid out with a break opportunity everywhere; a page at the cap as it is', async () => {
+    const page = await viewer.newPage();
+    try {
+      await page.addInitScript(breakAnywherePastCap, 3);
+      const wordBreak = async (anchors: number): Promise<[string, number]> => {
+        const html = `<p>${Array.from({ length: anchors }, (_, i) => `<a href="/l${i}">${i}</a>`).join('')}</p>`;
+        await page.goto(`data:text/html,${encodeURIComponent(html)}`);
+        return page.evaluate(() => [getComputedStyle(document.querySelector('a')!).wordBreak, document.adoptedStyleSheets.length] as [string, number]);
+      };
+      expect(await wordBreak(3)).toEqual(['normal', 0]);
+      expect(await wordBreak(4)).toEqual(['break-all', 1]);
+    } finally {
+      await page.close();
+    }
   });
 
   it('a document over the byte budget fails the page as too large', async () => {
