@@ -370,7 +370,7 @@ describe('faults: nothing is lost', () => {
           pages1: await tdb.db.selectFrom('crawl_pages').select(['id', 'url', 'depth', 'host', 'action', 'discovered_at']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute(),
           submissions: await tdb.db.selectFrom('capture_submissions').selectAll().where('task_id', 'in', tasks0).orderBy('task_id').execute(),
           archives,
-          decisions: await tdb.db.selectFrom('crawl_decisions').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy(['rule', 'hostname']).execute(),
+          decisions: await tdb.db.selectFrom('crawl_decisions').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy('rule').orderBy('hostname').execute(),
           outbox: await tdb.db
             .selectFrom('fga_outbox')
             .select(['tuple_user', 'relation', 'object'])

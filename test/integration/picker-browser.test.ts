@@ -19,7 +19,7 @@ import { testConfig } from '../support/config.ts';
 import { grant } from '../support/crawls.ts';
 import { Client, Connection } from '@temporalio/client';
 import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
-import { replaceLevelDecisions } from '../../src/store/decisions.ts';
+import { replaceLevelDecisions, replaceLevelSkipped } from '../../src/store/decisions.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -197,7 +197,10 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
         .where('url', '=', url)
         .execute();
     }
-    await replaceLevelDecisions(tdb.db, finished.id, 0, [{ rule: 0, action: 'skip', hostname: 'elsewhere.test', links: 3, samples: ['https://elsewhere.test/'] }]);
+    const skipped = ['https://elsewhere.test/', 'https://elsewhere.test/a', 'https://elsewhere.test/b'];
+    await replaceLevelDecisions(tdb.db, finished.id, 0, [{ rule: 0, action: 'skip', hostname: 'elsewhere.test', links: 3, samples: skipped.slice(0, 1) }]);
+    // pagesDiscovered counts each skipped URL once per crawl, from what admission records
+    await replaceLevelSkipped(tdb.db, finished.id, 0, skipped);
     await finishCrawlRow(tdb.db, finished.id, { state: 'succeeded', stopReason: 'max_depth' });
     const running = await crawlRow(['https://b.test/', 'https://b.test/2'], 0, 0);
     await tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', running.id).execute();
