@@ -4,17 +4,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, isLoopbackHost, loadConfig, redactUrlPasswords } from './env.ts';
+import { MINIMAL_ENV } from './env.fixture.ts';
 
-const BASE: Record<string, string> = {
-  CAPTURE_LEDGER_DATABASE_URL: 'postgres://u:p@127.0.0.1:55432/capture_ledger',
-  CAPTURE_LEDGER_FGA_API_URL: 'http://127.0.0.1:8080',
-  CAPTURE_LEDGER_FGA_STORE_ID: '01HSTORE',
-  CAPTURE_LEDGER_FGA_MODEL_ID: '01HMODEL',
-  CAPTURE_LEDGER_S3_ENDPOINT: 'http://127.0.0.1:8333',
-  CAPTURE_LEDGER_S3_ACCESS_KEY_ID: 'key',
-  CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY: 'secret',
-  CAPTURE_LEDGER_S3_BUCKET: 'captures',
-};
+const BASE = MINIMAL_ENV;
 
 function refusal(overrides: Record<string, string | undefined>): ConfigError {
   try {
