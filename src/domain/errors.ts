@@ -4,6 +4,10 @@
 /** The base of every error that is an answer: a status, a body and any headers it needs. */
 export abstract class DomainError extends Error {
   abstract readonly status: number;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
   /** what the caller is told: {"error": "...", ...details} */
   abstract body(): Record<string, unknown>;
   /** headers the answer carries (405's Allow) */
@@ -26,13 +30,11 @@ abstract class DetailedError extends DomainError {
 
 /** 400 with a body that names the problem: { error: message, ...details } */
 export class BadRequestError extends DetailedError {
-  override name = 'BadRequestError';
   readonly status = 400;
 }
 
 /** 401 { error: 'unauthenticated' } (with a detail only where the caller must learn more) */
 export class UnauthenticatedError extends DomainError {
-  override name = 'UnauthenticatedError';
   readonly status = 401;
   /** why, for the log; never sent */
   readonly reason: string;
@@ -49,13 +51,11 @@ export class UnauthenticatedError extends DomainError {
 
 /** 403 { error: message, ...details } */
 export class ForbiddenError extends DetailedError {
-  override name = 'ForbiddenError';
   readonly status = 403;
 }
 
 /** 404: also what a caller gets when they may not see the thing — the two must look the same. */
 export class NotFoundError extends DomainError {
-  override name = 'NotFoundError';
   readonly status = 404;
   constructor(message = 'not found') {
     super(message);
@@ -67,7 +67,6 @@ export class NotFoundError extends DomainError {
 
 /** 405 with the methods the path does serve in Allow. */
 export class MethodNotAllowedError extends DomainError {
-  override name = 'MethodNotAllowedError';
   readonly status = 405;
   readonly allow: readonly string[];
   constructor(allow: readonly string[]) {
@@ -84,7 +83,6 @@ export class MethodNotAllowedError extends DomainError {
 
 /** 409 */
 export class ConflictError extends DetailedError {
-  override name = 'ConflictError';
   readonly status = 409;
 }
 
@@ -93,7 +91,6 @@ export class ConflictError extends DetailedError {
  * (and the cause) say more and are only logged.
  */
 export class ServiceUnavailableError extends DomainError {
-  override name = 'ServiceUnavailableError';
   readonly status = 503;
   readonly answer: string;
   constructor(answer: string, message: string = answer, options?: ErrorOptions) {
