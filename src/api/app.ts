@@ -14,6 +14,7 @@ import { errorHandlerPlugin } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { pickerRoutes } from './picker.ts';
 import { NoQuery } from './schemas/common.ts';
+import { createCrawlLevelService } from './services/crawl-levels.ts';
 import { createCrawlService } from './services/crawls.ts';
 import archiveRoutes from './routes/archives.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
@@ -116,8 +117,9 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) {
     const crawls = deps.crawls ?? createCrawlService({ ...deps, temporal: deps.temporal });
     await app.register(crawlRoutes, { deps: { ...deps, crawls } });
-    await app.register(levelReportRoutes, { deps });
-    await app.register(crawlProgressRoutes, { deps });
+    const levels = deps.levels ?? createCrawlLevelService({ ...deps, temporal: deps.temporal });
+    await app.register(levelReportRoutes, { deps, levels });
+    await app.register(crawlProgressRoutes, { deps, levels });
   }
   // what the rules decided: with the crawl routes; checking rules needs no crawl machinery at all
   if (deps.config.crawl.webhook !== undefined) await app.register(decisionRoutes, { deps });

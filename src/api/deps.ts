@@ -6,6 +6,7 @@ import type { Db } from '../db/connect.ts';
 import { createS3 } from '../s3/client.ts';
 import { createSearchIndex, type SearchIndex } from '../search/client.ts';
 import { createUrlSigner, type UrlSigner } from './presign.ts';
+import type { CrawlLevelService } from './services/crawl-levels.ts';
 import type { CrawlService } from './services/crawls.ts';
 
 /** Everything the API's routes use, built once by main.ts (or by a test) and passed down. */
@@ -22,6 +23,8 @@ export interface AppDeps {
   temporal?: TemporalClient;
   /** starting, listing and viewing crawls; built from the rest when Temporal is given without it */
   crawls?: CrawlService;
+  /** a level's report and heartbeats, progress and pacing; built like crawls when not given */
+  levels?: CrawlLevelService;
 }
 
 export type AppClients = Pick<AppDeps, 's3' | 'signer' | 'search'>;

@@ -10,30 +10,19 @@
 //        (the spec's lag() query), the delay owed (perHostDelayMs or a longer Crawl-delay), and
 //        the gaps that fell short.
 // The two GETs answer as GET /api/crawls/:id does: 404 unless you may submit for its organization.
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { crawlWorkflowId, QUERIES, SIGNALS } from '../../../temporal.config.ts';
-import type { CrawlProgress } from '../../domain/crawl.ts';
-import { BadRequestError, ConflictError, ForbiddenError, ServiceUnavailableError } from '../../domain/errors.ts';
-import type { LevelHeartbeat } from '../../domain/liveness.ts';
-import { busiestHosts, progressView } from '../../domain/progress.ts';
-import { getCrawl } from '../../store/crawls.ts';
-import { levelCounts, pacingAudit } from '../../store/progress.ts';
-import { submittableCrawl } from '../crawl-access.ts';
+import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.ts';
 import { errorAnswer, errorResponses, notFoundResponse, UuidParams } from '../schemas/common.ts';
 import { Pacing, Progress } from '../schemas/crawl-progress.ts';
 import { Heartbeat, HeartbeatAccepted, LevelParams } from '../schemas/levels.ts';
+import type { CrawlLevelService } from '../services/crawl-levels.ts';
 
-/** How long asking or signalling the workflow may take. */
-export const WORKFLOW_DEADLINE_MS = 5_000;
-
-const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
-  const { db, fga } = opts.deps;
-  const temporal = opts.deps.temporal;
-  if (temporal === undefined) throw new Error('the crawl progress routes need a Temporal client (AppDeps.temporal)');
+const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: CrawlLevelService }> = async (app, opts) => {
+  const { db } = opts.deps;
+  const { levels } = opts;
   decorateLevelDispatch(app);
 
   app.post(
@@ -65,16 +54,7 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
       if (request.body.depth !== depth) {
         throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
       }
-      const crawl = await getCrawl(db, dispatch.crawlId);
-      if (crawl === undefined || crawl.state !== 'running') throw new ConflictError('the crawl is not running', { state: crawl?.state ?? null });
-      // every signal stays in the workflow's history: only the busiest hosts are passed on
-      const beat: LevelHeartbeat = { ...request.body, hosts: busiestHosts(request.body.hosts), receivedAt: new Date().toISOString() };
-      try {
-        await temporal.withDeadline(Date.now() + WORKFLOW_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(dispatch.crawlId)).signal(SIGNALS.levelHeartbeat, beat));
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new ConflictError('the crawl is not running');
-        throw new ServiceUnavailableError('Temporal is unavailable; the heartbeat was not passed on', `could not signal crawl ${dispatch.crawlId} a heartbeat of level ${depth}`, { cause: err });
-      }
+      await levels.heartbeat(dispatch, request.body);
       void reply.code(202);
       return { accepted: true };
     },
@@ -93,17 +73,7 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
       },
     },
     async (request) => {
-      const crawl = await submittableCrawl(db, fga, requireIdentity(request), request.params.id);
-      let live: CrawlProgress | null = null;
-      if (crawl.state === 'running') {
-        try {
-          live = await temporal.withDeadline(Date.now() + WORKFLOW_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(crawl.id)).query<CrawlProgress>(QUERIES.progress));
-        } catch (err) {
-          request.log.warn({ err, crawlId: crawl.id }, 'progress query failed; answering from the ledger');
-        }
-      }
-      const facts = { id: crawl.id, state: crawl.state, stopReason: crawl.stop_reason, failure: crawl.failure, maxDepth: crawl.max_depth, depthReached: crawl.depth_reached };
-      return progressView(facts, await levelCounts(db, crawl.id), live);
+      return levels.progress(requireIdentity(request), request.params.id, request.log);
     },
   );
 
@@ -120,9 +90,7 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
       },
     },
     async (request) => {
-      const crawl = await submittableCrawl(db, fga, requireIdentity(request), request.params.id);
-      const hosts = await pacingAudit(db, crawl.id, crawl.per_host_delay_ms);
-      return { crawlId: crawl.id, perHostDelayMs: crawl.per_host_delay_ms, violations: hosts.reduce((n, h) => n + h.violations, 0), hosts };
+      return levels.pacing(requireIdentity(request), request.params.id);
     },
   );
 };

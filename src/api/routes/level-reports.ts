@@ -3,37 +3,24 @@
 // identity (levelCapabilityGate); the reporter needs no grant on the crawl's organization.
 // Stored in crawl_level_reports (a level reported again replaces its outcome, at most
 // MAX_REPORTS_PER_LEVEL times) and the workflow is signalled with a reference.
-import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { crawlWorkflowId, SIGNALS } from '../../../temporal.config.ts';
-import { BadRequestError, ConflictError, ForbiddenError, ServiceUnavailableError } from '../../domain/errors.ts';
+import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
 import { MAX_REPORTS_PER_LEVEL, misplacedManifests } from '../../domain/level-dispatch.ts';
-import { getCrawl, upsertLevelReport } from '../../store/crawls.ts';
-import { takeReportSlot } from '../../store/level-dispatches.ts';
-import type { LevelReported, ReportRefused } from '../../workflows/crawl.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.ts';
 import { errorAnswer, errorResponses } from '../schemas/common.ts';
 import { LevelParams, LevelReport, ReportAccepted } from '../schemas/levels.ts';
+import type { CrawlLevelService } from '../services/crawl-levels.ts';
 
 export { MAX_REPORT_PAGES } from '../schemas/levels.ts';
 
-/** How long signalling the workflow may take before the reporter gets 503. */
-export const SIGNAL_DEADLINE_MS = 10_000;
 /** misplaced pages named in a 400 (the count says how many there were) */
 const NAMED_IN_ERROR = 20;
 
-/** Tells the workflow that a report carrying the level's capability had its token refused. */
-export async function signalReportRefused(temporal: TemporalClient, crawlId: string, depth: number, reason: string): Promise<void> {
-  const refused: ReportRefused = { depth, reason };
-  await temporal.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(crawlId)).signal(SIGNALS.reportRefused, refused));
-}
-
-const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
+const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: CrawlLevelService }> = async (app, opts) => {
   const { db } = opts.deps;
-  const temporal = opts.deps.temporal;
-  if (temporal === undefined) throw new Error('the level report route needs a Temporal client (AppDeps.temporal)');
+  const { levels } = opts;
   decorateLevelDispatch(app);
 
   app.post(
@@ -41,7 +28,7 @@ const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (a
     {
       bodyLimit: 64 * 1024 * 1024,
       config: { public: true },
-      onRequest: levelCapabilityGate({ db, what: 'report', onTokenRefused: (crawlId, depth, reason) => signalReportRefused(temporal, crawlId, depth, reason) }),
+      onRequest: levelCapabilityGate({ db, what: 'report', onTokenRefused: (crawlId, depth, reason) => levels.reportRefused(crawlId, depth, reason) }),
       schema: {
         summary: "The capture flow's report of one level",
         description:
@@ -79,23 +66,7 @@ const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (a
           pages: misplaced.slice(0, NAMED_IN_ERROR),
         });
       }
-      const crawl = await getCrawl(db, id);
-      if (crawl === undefined || crawl.state !== 'running') throw new ConflictError('the crawl is not running', { state: crawl?.state ?? null });
-      if (Date.now() > dispatch.deadline.getTime()) throw new ConflictError(`level ${depth} is past its deadline (${dispatch.deadline.toISOString()})`);
-
-      const stored = await db.transaction().execute(async (trx) => {
-        const n = await takeReportSlot(trx, id, depth, MAX_REPORTS_PER_LEVEL);
-        if (n === null) return null;
-        return upsertLevelReport(trx, id, depth, body, identity.subject);
-      });
-      if (stored === null) throw new ConflictError(`level ${depth} was already reported ${MAX_REPORTS_PER_LEVEL} times; no more reports of it are taken`);
-      const signal: LevelReported = { depth, reportId: stored.reportId };
-      try {
-        await temporal.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(id)).signal(SIGNALS.levelReported, signal));
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new ConflictError('the crawl is not running');
-        throw new ServiceUnavailableError('the report was stored but the crawl could not be told: Temporal is unavailable; report again', `could not signal crawl ${id} that level ${depth} was reported`, { cause: err });
-      }
+      const stored = await levels.report(dispatch, identity, body);
       request.log.info({ crawlId: id, depth, reportId: stored.reportId, pages: body.pages.length, reportedBy: identity.subject }, 'level reported');
       void reply.code(202);
       return { reportId: stored.reportId };
