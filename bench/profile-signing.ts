@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { drain, insertJob, insertManyArchives } from '../test/support/ledger.ts';
 import { printLines, round } from './support-crawl.ts';
-import { closedLoop, startBenchApi } from './support-api.ts';
+import { closedLoop, keepAlivePost, startBenchApi } from './support-api.ts';
 
 interface ProfileNode {
   id: number;
@@ -52,13 +52,11 @@ export async function run(opts: { requests?: number; concurrency?: number } = {}
     const ids = await insertManyArchives(api.deps.db, job, api.deps.config.s3.bucket, 1000);
     await drain(api.deps.db, api.deps.fga);
     const headers = await api.headersFor('bob', ['acme']);
-    const sign = async () => {
-      const res = await fetch(`${api.url}/api/archives/${ids[Math.floor(Math.random() * ids.length)]!}/url`, { method: 'POST', headers });
-      await res.arrayBuffer();
-      return res.status === 200;
-    };
+    const post = keepAlivePost(concurrency);
+    const sign = async () => (await post(`${api.url}/api/archives/${ids[Math.floor(Math.random() * ids.length)]!}/url`, headers)).status === 200;
     await closedLoop(300, concurrency, sign);
     load = await closedLoop(requests, concurrency, sign);
+    post.close();
   } finally {
     await api.close();
   }

@@ -4,6 +4,7 @@
 // JWTs from a dev issuer started here (discovery and JWKS fetched by the API as in production);
 // `identity: 'dev'` trusts the dev headers instead.
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createAppClients, type AppDeps } from '../src/api/deps.ts';
@@ -127,4 +128,24 @@ export async function closedLoop(requests: number, concurrency: number, fn: () =
     p99Ms: round(percentile(latencies, 99), 2),
     errors,
   };
+}
+
+/**
+ * A POST with no body over node:http with keep-alive (`sockets` connections), the client the lean
+ * OpenFGA check uses too, so an API bench and its bare side pay the same client cost.
+ */
+export function keepAlivePost(sockets: number): ((url: string, headers: Record<string, string>) => Promise<{ status: number; body: string }>) & { close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const post = (url: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': 0 } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  return Object.assign(post, { close: () => agent.destroy() });
 }

@@ -4,7 +4,7 @@
 // appearing in a list grants nothing, fetching still passes the strongly consistent check.
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
-import { checkEndpointOf } from './check.ts';
+import { checkEndpointOf, type CheckQuestion } from './check.ts';
 import { archiveRef, checkContext, membershipTuples, orgRef, userRef } from './tuples.ts';
 
 export async function canView(fga: OpenFgaClient, identity: Identity, archiveId: string): Promise<boolean> {
@@ -15,13 +15,21 @@ export async function canSubmit(fga: OpenFgaClient, identity: Identity, orgId: s
   return strongCheck(fga, identity, 'can_submit', orgRef(orgId));
 }
 
-/** One Check at HIGHER_CONSISTENCY: over the lean endpoint (check.ts) when the client allows it. */
+/**
+ * One Check at HIGHER_CONSISTENCY: over the lean endpoint (check.ts), batched with the other
+ * questions in flight, when the client allows it.
+ */
 async function strongCheck(fga: OpenFgaClient, identity: Identity, relation: string, object: string): Promise<boolean> {
-  const question = { user: userRef(identity.subject), relation, object, contextualTuples: membershipTuples(identity), context: checkContext() };
+  const question = checkQuestion(identity, relation, object);
   const lean = checkEndpointOf(fga);
-  if (lean !== null) return lean.check(question);
+  if (lean !== null) return lean.decide(question);
   const res = await fga.check(question, { consistency: ConsistencyPreference.HigherConsistency });
   return res.allowed === true;
+}
+
+/** The question a strong check asks: the caller, memberships as contextual tuples, the time now. */
+export function checkQuestion(identity: Identity, relation: string, object: string): CheckQuestion {
+  return { user: userRef(identity.subject), relation, object, contextualTuples: membershipTuples(identity), context: checkContext() };
 }
 
 /** How long a list's answer may be served from OpenFGA's caches (their TTL). */

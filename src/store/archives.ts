@@ -9,9 +9,13 @@ export async function findArchive(db: Db, id: string): Promise<Archive | undefin
   return db.selectFrom('archives').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Where an archive's object is: all that signing needs (no provenance to parse on the hot path). */
-export async function archiveLocation(db: Db, id: string): Promise<Pick<Archive, 'bucket' | 'object_key'> | undefined> {
-  return db.selectFrom('archives').select(['bucket', 'object_key']).where('id', '=', id).executeTakeFirst();
+/**
+ * Where archives' objects are: all that signing needs (no provenance to parse on the hot path), for
+ * several ids in one query; ids not in the ledger are absent from the map.
+ */
+export async function archiveLocations(db: Db, ids: readonly string[]): Promise<Map<string, Pick<Archive, 'bucket' | 'object_key'>>> {
+  const rows = await db.selectFrom('archives').select(['id', 'bucket', 'object_key']).where('id', '=', sql<string>`any(${[...ids]}::uuid[])`).execute();
+  return new Map(rows.map((r) => [r.id, { bucket: r.bucket, object_key: r.object_key }]));
 }
 
 /**

@@ -143,9 +143,10 @@ describe('POST /api/archives/:id/url', () => {
   });
 
   it('checks at HIGHER_CONSISTENCY with the caller organizations as contextual tuples and current_time', async () => {
-    // the lean check (src/fga/check.ts) asks it; what it sends is what requestBody builds
+    // the lean check (src/fga/check.ts) asks it, batched with others in flight; what it sends is
+    // what requestBody builds
     const endpoint = checkEndpointOf(api.deps.fga)!;
-    const check = vi.spyOn(endpoint, 'check');
+    const check = vi.spyOn(endpoint, 'decide');
     try {
       expect((await sign(acmeArchive.id, devHeaders('bob', ['acme']))).status).toBe(200);
       expect(check).toHaveBeenCalledTimes(1);

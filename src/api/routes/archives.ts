@@ -3,10 +3,11 @@
 // (one BatchCheck per chunk of candidates at MINIMIZE_LATENCY, so OpenFGA's caches may answer).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { cursorQuery, parseCursor } from '../../domain/cursor.ts';
+import { createCoalescer } from '../../domain/coalescer.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { scanPage } from '../../domain/list-scan.ts';
 import { canView, reachableObjects, viewableArchives } from '../../fga/authorize.ts';
-import { archiveCandidates, archiveLocation, archiveView, type CandidateScope } from '../../store/archives.ts';
+import { archiveCandidates, archiveLocations, archiveView, type CandidateScope } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { ArchiveList, ArchiveListQuery, DEFAULT_PAGE, MAX_EXAMINED, SignedUrl } from '../schemas/archives.ts';
@@ -16,11 +17,22 @@ export { DEFAULT_PAGE, MAX_EXAMINED, MAX_PAGE } from '../schemas/archives.ts';
 
 /** A signed URL cannot be revoked: its lifetime is the gap between removing access and access ending. */
 export const SIGNED_URL_TTL_SECONDS = 300;
+const SIGNING_ROWS_PER_QUERY = 50;
 
 const archiveRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
   const { db, fga } = opts.deps;
   // a presigned GET signing only `host`, so a plain HTTP client can use it
   const signUrl = opts.deps.signer;
+  // Each signing request's row, looked up in one query with the others in flight (as its decision
+  // is asked in one BatchCheck): read after the request arrived, never cached, so an archive
+  // deleted a moment ago is not found.
+  const archiveLocation = createCoalescer(
+    async (ids: string[]) => {
+      const found = await archiveLocations(db, ids);
+      return ids.map((id) => found.get(id));
+    },
+    { maxBatch: SIGNING_ROWS_PER_QUERY, maxInFlight: 2 },
+  );
 
   app.post(
     '/api/archives/:id/url',
@@ -43,7 +55,7 @@ const archiveRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, 
       const id = request.params.id.toLowerCase();
       // The decision and the row are both always asked for (concurrently): "not allowed" and "does
       // not exist" take the same path and the same time, and give the same 404.
-      const [allowed, archive] = await Promise.all([canView(fga, identity, id), archiveLocation(db, id)]);
+      const [allowed, archive] = await Promise.all([canView(fga, identity, id), archiveLocation(id)]);
       if (!allowed || archive === undefined) throw new NotFoundError();
       const url = await signUrl(archive.bucket, archive.object_key, SIGNED_URL_TTL_SECONDS);
       request.log.info({ archiveId: id, subject: identity.subject }, 'signed archive url');

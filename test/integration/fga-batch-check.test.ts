@@ -1,0 +1,231 @@
+// Strong checks asked together (src/fga/check.ts `decide`, src/domain/coalescer.ts) against the
+// real OpenFGA, through a forwarding proxy that counts what reaches it: questions in flight together
+// go as one BatchCheck, and each still gets its own answer — allowed and denied mixed, a caller
+// whose identity OpenFGA refuses, one whose item OpenFGA answers with an error, a batch refused as
+// a whole. A server that drops every connection fails every waiting question, and through the API
+// every waiting signing request gets the answer a failed single check gives. Signing under
+// concurrent load still refuses a revoked share at once.
+import http from 'node:http';
+import { createServer } from 'node:net';
+import { OpenFgaClient } from '@openfga/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { share, unshare } from '../../src/cli/fga-share.ts';
+import { createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
+import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { createTestStore, type TestStore } from '../support/fga.ts';
+import { drain, insertArchive, insertJob } from '../support/ledger.ts';
+
+let store: TestStore;
+const job = 'capture_job:9b2f1c7e-0000-4000-8000-000000000b01';
+const archive = 'archive:9b2f1c7e-0000-4000-8000-000000000ba1';
+const NOW = '2026-01-01T00:00:00Z';
+
+beforeAll(async () => {
+  store = await createTestStore();
+  await store.client.write({
+    writes: [
+      { user: 'user:olga', relation: 'owner', object: job },
+      { user: 'organization:acme', relation: 'parent', object: job },
+      { user: job, relation: 'parent', object: archive },
+    ],
+  });
+});
+
+const q = (user: string, orgs: string[], relation = 'can_view'): CheckQuestion => ({
+  user: `user:${user}`,
+  relation,
+  object: archive,
+  contextualTuples: orgs.map((o) => ({ user: `user:${user}`, relation: 'member', object: `organization:${o}` })),
+  context: { current_time: NOW },
+});
+
+/** A proxy in front of OpenFGA that counts requests by path and can refuse batch checks itself. */
+async function countingProxy(opts: { refuseBatches?: number } = {}) {
+  const upstream = new URL(store.apiUrl);
+  const seen: { path: string; checks: number }[] = [];
+  let refusals = opts.refuseBatches ?? 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const path = req.url!.replace(/^\/stores\/[^/]+/, '');
+      const parsed = JSON.parse(body.toString('utf8')) as { checks?: unknown[] };
+      seen.push({ path, checks: parsed.checks?.length ?? 1 });
+      if (path === '/batch-check' && refusals > 0) {
+        refusals--;
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'validation_error', message: 'refused by the test' }));
+        return;
+      }
+      const up = http.request({ hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      up.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, seen, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** A server that accepts connections and drops each at once, counting them. */
+async function droppingServer() {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, connections: () => connections, close: () => server.close() };
+}
+
+/** The first question goes alone; the rest, asked while it is out, go together as the next batch. */
+async function askBehindOne(decide: (q: CheckQuestion) => Promise<boolean>, questions: CheckQuestion[]): Promise<(boolean | Error)[]> {
+  const first = decide(q('olga', []));
+  const rest = questions.map((x) => decide(x).catch((e: unknown) => e as Error));
+  expect(await first).toBe(true);
+  return Promise.all(rest);
+}
+
+describe('checks asked together', () => {
+  it('go as one BatchCheck, allowed and denied mixed, each with its own answer (as its single Check gives)', async () => {
+    const proxy = await countingProxy();
+    try {
+      const lean = createCheckEndpoint({ apiUrl: proxy.url, storeId: store.storeId, modelId: store.modelId, batchesInFlight: 1 });
+      const questions = [q('bob', ['acme']), q('eve', []), q('olga', []), q('bob', ['other']), q('carol', ['other', 'acme']), q('eve', ['acmex'])];
+      const expected = [true, false, true, false, true, false];
+      expect(await askBehindOne(lean.decide, questions)).toEqual(expected);
+      expect(proxy.seen).toEqual([
+        { path: '/check', checks: 1 },
+        { path: '/batch-check', checks: 6 },
+      ]);
+      for (const [i, question] of questions.entries()) expect(await lean.check(question)).toBe(expected[i]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a caller whose identity OpenFGA refuses does not spoil the batch: it alone gets the single check’s 400', async () => {
+    const proxy = await countingProxy();
+    try {
+      const lean = createCheckEndpoint({ apiUrl: proxy.url, storeId: store.storeId, modelId: store.modelId, batchesInFlight: 1 });
+      const tooMany = Array.from({ length: 101 }, (_, i) => `org${i}`);
+      const answers = await askBehindOne(lean.decide, [q('bob', ['acme']), q('bob', ['a b']), q('eve', []), q('bob', tooMany), q('x'.repeat(600), [])]);
+      expect(answers.slice(0, 1)).toEqual([true]);
+      expect(answers[2]).toBe(false);
+      for (const i of [1, 3, 4]) {
+        expect(answers[i]).toBeInstanceOf(FgaCheckError);
+        expect((answers[i] as FgaCheckError).statusCode).toBe(400);
+      }
+      expect((answers[1] as Error).message).toMatch(/\(400\).*TupleKey\.Object/);
+      expect((answers[3] as Error).message).toMatch(/\(400\).*no more than 100/);
+      // the two good ones went as one batch; the three refused identities each as a single check
+      expect(proxy.seen.filter((s) => s.path === '/batch-check')).toEqual([{ path: '/batch-check', checks: 2 }]);
+      expect(proxy.seen.filter((s) => s.path === '/check')).toHaveLength(4);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('an item OpenFGA answers with an error gets its single Check’s error; the others their answers', async () => {
+    const lean = createCheckEndpoint({ apiUrl: store.apiUrl, storeId: store.storeId, modelId: store.modelId, batchesInFlight: 1 });
+    const answers = await askBehindOne(lean.decide, [q('bob', ['acme']), q('bob', [], 'no_such_relation'), q('eve', [])]);
+    expect(answers[0]).toBe(true);
+    expect(answers[2]).toBe(false);
+    expect(answers[1]).toBeInstanceOf(FgaCheckError);
+    expect((answers[1] as FgaCheckError).statusCode).toBe(400);
+    expect((answers[1] as Error).message).toMatch(/OpenFGA check failed \(400\).*no_such_relation/);
+  });
+
+  it('a batch refused as a whole is asked again question by question', async () => {
+    const proxy = await countingProxy({ refuseBatches: 1 });
+    try {
+      const lean = createCheckEndpoint({ apiUrl: proxy.url, storeId: store.storeId, modelId: store.modelId, batchesInFlight: 1 });
+      expect(await askBehindOne(lean.decide, [q('bob', ['acme']), q('eve', []), q('olga', [])])).toEqual([true, false, true]);
+      expect(proxy.seen.map((s) => s.path)).toEqual(['/check', '/batch-check', '/check', '/check', '/check']);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a server that drops every connection fails every waiting question with the same error', async () => {
+    const dropping = await droppingServer();
+    try {
+      const lean = createCheckEndpoint({ apiUrl: dropping.url, storeId: store.storeId, modelId: store.modelId, batchesInFlight: 1 });
+      const answers = await Promise.all([q('olga', []), q('bob', ['acme']), q('eve', []), q('ann', [])].map((x) => lean.decide(x).catch((e: unknown) => e)));
+      for (const a of answers) {
+        expect(a).toBeInstanceOf(FgaCheckError);
+        expect((a as FgaCheckError).statusCode).toBeUndefined();
+        expect((a as Error).message).toMatch(/socket hang up|ECONNRESET/);
+      }
+      // the lone first question and the batch of three: each asked 4 times (3 retries), no more
+      expect(dropping.connections()).toBe(8);
+    } finally {
+      dropping.close();
+    }
+  });
+});
+
+describe('signing with its checks batched', () => {
+  let tdb: TestDatabase;
+  let api: TestApi;
+  let archiveId: string;
+  const sign = async (subject: string, orgs: string[] = []) => (await fetch(`${api.url}/api/archives/${archiveId}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    api = await startTestApi({ tdb, store, identity: 'dev' });
+    const crawl = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    archiveId = (await insertArchive(tdb.db, { crawlId: crawl, bucket: api.config.s3.bucket })).id;
+    await drain(tdb.db, store.client);
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    await tdb?.drop();
+  });
+
+  it('under concurrent load a share signs while it stands and is refused (404) at once after unshare', async () => {
+    const deps = { db: tdb.db, fga: store.client };
+    await share(deps, archiveId, 'olivia', '1h');
+    // 40 requests at once: olivia's, a member's and an outsider's interleaved in the same batches
+    const round = () => Promise.all(Array.from({ length: 40 }, (_, i) => sign(...([['olivia'], ['bob', ['acme']], ['mallory']] as [string, string[]?][])[i % 3]!)));
+    const before = await round();
+    expect(before.filter((_, i) => i % 3 === 0).every((s) => s === 200)).toBe(true);
+    expect(before.filter((_, i) => i % 3 === 1).every((s) => s === 200)).toBe(true);
+    expect(before.filter((_, i) => i % 3 === 2).every((s) => s === 404)).toBe(true);
+    await unshare(deps, archiveId, 'olivia');
+    const after = await round();
+    expect(after.filter((_, i) => i % 3 === 0).every((s) => s === 404)).toBe(true);
+    expect(after.filter((_, i) => i % 3 === 1).every((s) => s === 200)).toBe(true);
+  });
+
+  it('a deleted archive is not found at once, while others sign in the same batches', async () => {
+    const crawl = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    const gone = (await insertArchive(tdb.db, { crawlId: crawl, bucket: api.config.s3.bucket })).id;
+    await drain(tdb.db, store.client);
+    const signId = async (id: string) => (await fetch(`${api.url}/api/archives/${id}/url`, { method: 'POST', headers: devHeaders('alice') })).status;
+    expect(await Promise.all([signId(gone), signId(archiveId), signId(gone)])).toEqual([200, 200, 200]);
+    await tdb.db.deleteFrom('archives').where('id', '=', gone).execute();
+    expect(await Promise.all([signId(gone), signId(archiveId), signId(gone), signId(archiveId)])).toEqual([404, 200, 404, 200]);
+  });
+
+  it('OpenFGA unreachable: every waiting signing request gets the failed check’s answer (500, internal error)', async () => {
+    const dropping = await droppingServer();
+    const down = { ...store, client: new OpenFgaClient({ apiUrl: dropping.url, storeId: store.storeId, authorizationModelId: store.modelId }) };
+    const broken = await startTestApi({ tdb, store: down, identity: 'dev' });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, async () => {
+          const res = await fetch(`${broken.url}/api/archives/${archiveId}/url`, { method: 'POST', headers: devHeaders('bob', ['acme']) });
+          return { status: res.status, body: await res.json() };
+        }),
+      );
+      expect(answers).toEqual(Array.from({ length: 5 }, () => ({ status: 500, body: { error: 'internal error' } })));
+    } finally {
+      await broken.close();
+      dropping.close();
+    }
+  });
+});
