@@ -1,17 +1,15 @@
 // A lean reader for the small JSON objects admission reads by the thousand (manifests and links
-// artifacts): one GET signed by the AWS SDK's own SigV4 signer (@smithy/signature-v4, configured
-// as the S3 client configures it: service s3, path not re-escaped, payload hash header), sent
-// path-style (as src/s3/client.ts is configured) over a keep-alive agent. The SDK client's
+// artifacts): one GET signed with SigV4 as the SDK's own signer signs it (src/s3/sign-get.ts:
+// service s3, path not re-escaped, payload hash header; the same Authorization byte for byte),
+// sent path-style (as src/s3/client.ts is configured) over a keep-alive agent. The SDK client's
 // middleware stack costs ~2 ms of CPU per request, four times what the request itself does; at
 // 2,000 reads per 1,000-page level that was most of admission's time. Everything else keeps
 // using the SDK client.
 import http from 'node:http';
 import https from 'node:https';
-import { Sha256 } from '@smithy/core/checksum';
-import { HttpRequest } from '@smithy/core/protocols';
-import { SignatureV4 } from '@smithy/signature-v4';
 import type { Config } from '../config/env.ts';
 import { objectPath } from '../s3/object-path.ts';
+import { createGetSigner } from '../s3/sign-get.ts';
 
 /** 'too-large': the object is bigger than the read allows; reading it again will not help. */
 export type ObjectRead = { kind: 'ok'; text: string } | { kind: 'missing' } | { kind: 'unreadable'; error: string } | { kind: 'too-large'; error: string };
@@ -34,14 +32,8 @@ export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number;
   const port = endpoint.port ? Number(endpoint.port) : secure ? 443 : 80;
   const agent = new transport.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64 });
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const signer = new SignatureV4({
-    service: 's3',
-    region: s3.region,
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    sha256: Sha256,
-    uriEscapePath: false,
-    applyChecksum: true,
-  });
+  const sign = createGetSigner(s3);
+  const basePath = endpoint.pathname;
 
   const get = (bucket: string, key: string, path: string, headers: Record<string, string>, maxBytes: number): Promise<ObjectRead> =>
     new Promise<ObjectRead>((resolve) => {
@@ -79,15 +71,9 @@ export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number;
 
   return {
     async read(bucket, key, maxBytes = MAX_OBJECT_BYTES) {
-      const request = new HttpRequest({ method: 'GET', protocol: endpoint.protocol, hostname: endpoint.hostname, port, path: objectPath(endpoint.pathname, bucket, key), headers: { host: endpoint.host } });
-      let signed;
-      try {
-        signed = await signer.sign(request);
-      } catch (err) {
-        return { kind: 'unreadable', error: `S3 GET ${bucket}/${key}: signing failed: ${(err as Error).message}` };
-      }
       // exactly what was signed: the path as built (S3 is not re-escaped) and every header
-      return get(bucket, key, signed.path, signed.headers, maxBytes);
+      const path = objectPath(basePath, bucket, key);
+      return get(bucket, key, path, sign(endpoint.host, path), maxBytes);
     },
     close() {
       agent.destroy();

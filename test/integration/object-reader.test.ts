@@ -1,6 +1,6 @@
 // The lean signed-GET reader admission uses, against the real SeaweedFS (which verifies
-// signatures): what it reads must be exactly what the SDK wrote, under any key. The signing is
-// the SDK's own SigV4 signer; these tests pin that the path it signs is the path sent, encoded
+// signatures): what it reads must be exactly what the SDK wrote, under any key. The signing must
+// be what the SDK's own SigV4 signer produces; these tests pin that the path signed is the path sent, encoded
 // once (S3 does not re-escape), so awkward keys neither 403 (signature mismatch) nor 404
 // (a double-encoded key names a different object).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
