@@ -11,6 +11,7 @@
 //   node bench/capture.ts --pages 2000  10× size
 //   node bench/capture.ts --pages 40    a quick run
 import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +32,13 @@ export interface CaptureBenchResult {
   hostParallelism: number;
   seconds?: number;
   pagesPerSecond?: number;
+  /** CPU seconds of this process and its Chromium (the site server included, as in both modes) */
+  cpuSeconds?: number;
+  /** the machine's 1-minute load average when the mode started (other work stretches the figures) */
+  load1?: number;
   ratio?: number;
+  /** bare's CPU seconds / the flow's: the ratio the CPU work alone gives */
+  cpuRatio?: number;
   /** peak of the private memory of flow + Chromium, shared parts counted once */
   peakMiB?: number;
   /** peak of the processes' RSS summed (shared pages counted once per process: an upper bound) */
@@ -43,6 +50,8 @@ export interface CaptureBenchResult {
 const HOSTS = ['h1', 'h2', 'h3', 'h4'];
 const PARALLELISM = 4;
 const SUBRESOURCES = 10;
+/** USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux) */
+const CLOCK_TICKS = 100;
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 function hostPages(perHost: number): Record<string, SitePage | string> {
@@ -56,14 +65,8 @@ function hostPages(perHost: number): Record<string, SitePage | string> {
   return pages;
 }
 
-/**
- * Memory of this process and every process below it (Chromium and its renderers), in bytes, from
- * /proc/<pid>/status (cheap: smaps_rollup's PSS costs the kernel a walk of Chromium's huge address
- * space, more CPU than the flow being measured). `rss` sums every process's RSS, an upper bound
- * that counts the browser binary and shared memory once per process; `unique` sums the private
- * anonymous memory and adds the largest file-backed and shared-memory parts once.
- */
-function treeMemory(): { rss: number; unique: number } {
+/** This process and every process below it (Chromium and its renderers). */
+function treePids(): number[] {
   const pids: number[] = [];
   const walk = (pid: number): void => {
     pids.push(pid);
@@ -84,11 +87,22 @@ function treeMemory(): { rss: number; unique: number } {
     }
   };
   walk(process.pid);
+  return pids;
+}
+
+/**
+ * Memory of the process tree, in bytes, from /proc/<pid>/status (cheap: smaps_rollup's PSS costs
+ * the kernel a walk of Chromium's huge address space, more CPU than the flow being measured).
+ * `rss` sums every process's RSS, an upper bound that counts the browser binary and shared memory
+ * once per process; `unique` sums the private anonymous memory and adds the largest file-backed
+ * and shared-memory parts once.
+ */
+function treeMemory(): { rss: number; unique: number } {
   let rss = 0;
   let anon = 0;
   let file = 0;
   let shmem = 0;
-  for (const pid of pids) {
+  for (const pid of treePids()) {
     let status = '';
     try {
       status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -104,7 +118,34 @@ function treeMemory(): { rss: number; unique: number } {
   return { rss, unique: anon + file + shmem };
 }
 
-async function flowRun(urls: string[]): Promise<{ seconds: number; peak: { rss: number; unique: number } }> {
+/**
+ * CPU seconds the process tree used so far, the finished children its processes reaped included
+ * (Chromium's renderers end with their contexts): the work a mode cost, which a busy machine
+ * stretches less than it stretches wall time. The difference of two readings is that work.
+ */
+function treeCpuSeconds(): number {
+  let ticks = 0;
+  for (const pid of treePids()) {
+    let stat = '';
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14]
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  }
+  return ticks / CLOCK_TICKS;
+}
+
+interface ModeRun {
+  seconds: number;
+  cpuSeconds: number;
+  load1: number;
+}
+
+async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
   const receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(202).end('{}'));
@@ -132,15 +173,18 @@ async function flowRun(urls: string[]): Promise<{ seconds: number; peak: { rss: 
   }, 500);
   try {
     const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })) };
+    const load1 = loadavg()[0]!;
+    const cpu0 = treeCpuSeconds();
     const started = Date.now();
     const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
     const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
     const seconds = (Date.now() - started) / 1000;
+    const cpuSeconds = treeCpuSeconds() - cpu0;
     const failed = run.report!.pages.filter((p) => p.status !== 'captured');
     if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
     if (stored === 0) throw new Error('nothing was stored');
-    return { seconds, peak };
+    return { seconds, cpuSeconds, load1, peak };
   } finally {
     clearInterval(sampler);
     await flow.close();
@@ -148,9 +192,11 @@ async function flowRun(urls: string[]): Promise<{ seconds: number; peak: { rss: 
   }
 }
 
-async function bareRun(byHost: string[][]): Promise<number> {
+async function bareRun(byHost: string[][]): Promise<ModeRun> {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS });
   try {
+    const load1 = loadavg()[0]!;
+    const cpu0 = treeCpuSeconds();
     const started = Date.now();
     await Promise.all(
       byHost.map(async (urls) => {
@@ -163,7 +209,7 @@ async function bareRun(byHost: string[][]): Promise<number> {
         }
       }),
     );
-    return (Date.now() - started) / 1000;
+    return { seconds: (Date.now() - started) / 1000, cpuSeconds: treeCpuSeconds() - cpu0, load1 };
   } finally {
     await browser.close();
   }
@@ -178,16 +224,16 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     for (let j = 0; j < perHost; j++) for (const list of byHost) interleaved.push(list[j]!);
     const total = interleaved.length;
     const base = { bench: 'capture' as const, pages: total, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM };
-    const bareSeconds = await bareRun(byHost);
+    const bare = await bareRun(byHost);
     const flow = await flowRun(interleaved);
     const flowPps = total / flow.seconds;
-    const barePps = total / bareSeconds;
+    const barePps = total / bare.seconds;
     const ratio = flowPps / barePps;
     const peakMiB = flow.peak.unique / 1024 / 1024;
     return [
-      { ...base, mode: 'bare', seconds: Number(bareSeconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)) },
-      { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)) },
-      { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
+      { ...base, mode: 'bare', seconds: Number(bare.seconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)), cpuSeconds: Number(bare.cpuSeconds.toFixed(1)), load1: Number(bare.load1.toFixed(2)) },
+      { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), load1: Number(flow.load1.toFixed(2)) },
+      { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
       { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
     ];
   } finally {

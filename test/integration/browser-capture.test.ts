@@ -53,6 +53,23 @@ afterAll(async () => {
   s3?.destroy();
 });
 
+/** A TCP listener on 127.0.0.1 (which the policy refuses) counting connections: any at all is an escape. */
+async function countingListener(): Promise<{ target: string; readonly connections: number; close(): Promise<void> }> {
+  let connections = 0;
+  const listener = createNetServer((sock) => {
+    connections++;
+    sock.destroy();
+  });
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
+  return {
+    target: `127.0.0.1:${(listener.address() as AddressInfo).port}`,
+    get connections() {
+      return connections;
+    },
+    close: () => new Promise<void>((r) => listener.close(() => r())),
+  };
+}
+
 async function site(hosts: Parameters<typeof startSite>[0]['hosts']): Promise<Site> {
   const s = await startSite({ hosts });
   sites.push(s);
@@ -337,13 +354,8 @@ describe('bounds', { timeout: 120_000 }, () => {
   });
 
   it('nothing the page does reaches an address the policy refuses: fetch, beacon, iframe, websocket, EventSource, service worker', async () => {
-    let connections = 0;
-    const listener = createNetServer((sock) => {
-      connections++;
-      sock.destroy();
-    });
-    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
-    const target = `127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    const listener = await countingListener();
+    const target = listener.target;
     try {
       const s = await site({
         a: {
@@ -368,9 +380,38 @@ describe('bounds', { timeout: 120_000 }, () => {
       expect(v.exchanges.every((x) => !x.url.includes(target))).toBe(true);
       // the websocket never passes route(): the backstop proxy refused it (with Chromium's own background requests)
       expect(await browser.proxyRefused()).toBeGreaterThanOrEqual(1);
-      expect(connections).toBe(0);
+      expect(listener.connections).toBe(0);
     } finally {
-      await new Promise((r) => listener.close(r));
+      await listener.close();
+    }
+  });
+
+  it("a cross-site iframe's and a dedicated worker's requests go through the fetcher: recorded when allowed, refused when not", async () => {
+    const listener = await countingListener();
+    const target = listener.target;
+    try {
+      const s = await site({
+        a: {
+          pages: {
+            '/': `<title>nested</title><iframe src="{{b}}/frame"></iframe><script>
+              const w = new Worker('/w.js');
+              w.onmessage = (e) => { document.title = 'worker said ' + e.data; };
+            </script>`,
+            '/w.js': { contentType: 'text/javascript', body: `fetch('http://${target}/from-worker').catch(() => {}); fetch('/from-worker').then((r) => r.text()).then((t) => postMessage(t));` },
+            '/from-worker': { contentType: 'text/plain', body: 'hello' },
+          },
+        },
+        b: { pages: { '/frame': `<title>frame</title><img src="/f.png"><script>fetch('http://${target}/from-frame').catch(() => {});</script>`, '/f.png': { body: Buffer.alloc(5), contentType: 'image/png' } } },
+      });
+      const v = await visit(s.url('a', '/'), { extraMs: 1000 });
+      expect(v.kind).toBe('rendered');
+      if (v.kind !== 'rendered') return;
+      expect(v.page.title).toBe('worker said hello');
+      expect(v.exchanges.map((x) => x.url).sort()).toEqual([s.url('a', '/'), s.url('a', '/from-worker'), s.url('a', '/w.js'), s.url('b', '/f.png'), s.url('b', '/frame')].sort());
+      expect(v.refused).toBe(2);
+      expect(listener.connections).toBe(0);
+    } finally {
+      await listener.close();
     }
   });
 

@@ -64,22 +64,20 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
   try {
     context = await browser.newContext({ userAgent: opts.userAgent });
     if (ac.signal.aborted) return { ok: false, hostDoneAt: Date.now(), ...cancelled() };
-    const page: Page = await context.newPage();
-    context.on('page', (p) => {
-      if (p !== page) void p.close().catch(() => {});
-    });
-    page.on('dialog', (d) => void d.dismiss().catch(() => {}));
+    // the page is opened after the route and the init script are in place: set on the context,
+    // they travel with the page's own start-up instead of costing two more round trips each time
+    let page: Page | undefined;
     // a worker's or a pop-up's first request has no frame of this page: frame() throws or differs
     const isOwn = (r: Request): boolean => {
       try {
-        return r.frame().page() === page;
+        return page !== undefined && r.frame().page() === page;
       } catch {
         return false;
       }
     };
     const isMain = (r: Request): boolean => {
       try {
-        return r.isNavigationRequest() && r.frame() === page.mainFrame();
+        return page !== undefined && r.isNavigationRequest() && r.frame() === page.mainFrame();
       } catch {
         return false;
       }
@@ -94,9 +92,14 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
         if (isMain(r)) mainHops.push(x);
       },
     });
-    await context.route('**/*', recorder.handle);
     // a page past the links cap gets a break opportunity everywhere (layout-guard.ts)
-    await page.addInitScript(breakAnywherePastCap, opts.maxLinks ?? MAX_LINKS);
+    await Promise.all([context.route('**/*', recorder.handle), context.addInitScript(breakAnywherePastCap, opts.maxLinks ?? MAX_LINKS)]);
+    const opened = await context.newPage();
+    page = opened;
+    context.on('page', (p) => {
+      if (p !== opened) void p.close().catch(() => {});
+    });
+    opened.on('dialog', (d) => void d.dismiss().catch(() => {}));
 
     let response;
     const visited = new Set<string>();
