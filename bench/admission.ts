@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Manifest } from '../src/domain/contract.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
-import { admitLevel } from '../src/ledger/admit-level.ts';
+import { admitLevel, DEFAULT_READ_CONCURRENCY } from '../src/ledger/admit-level.ts';
 import { createObjectReader } from '../src/ledger/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../src/store/crawls.ts';
@@ -24,6 +24,8 @@ export interface AdmissionBenchOptions {
   around?: <T>(fn: () => Promise<T>) => Promise<T>;
   linksPerPage?: number;
   hosts?: number;
+  /** S3 reads in flight (admission's readConcurrency, and the bare reads'); default admission's own */
+  readConcurrency?: number;
 }
 
 export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<string, unknown>[]> {
@@ -89,10 +91,11 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     // worker's reader lives as long as the worker, its connections open from earlier levels: they
     // are opened here before the clock starts (48 new connections cost ~0.35 s on this machine,
     // which the bare reads below, run after admission, would not pay either).
-    reader = createObjectReader(config.s3);
+    const inFlight = opts.readConcurrency ?? DEFAULT_READ_CONCURRENCY;
+    reader = createObjectReader(config.s3, { maxSockets: inFlight });
     const r0 = reader;
-    await mapLimit(reported.slice(0, 48), 48, (p) => r0.read(bucket, p.manifestKey));
-    const deps = { db: bench.db, s3, bucket, reader };
+    await mapLimit(reported.slice(0, inFlight), inFlight, (p) => r0.read(bucket, p.manifestKey));
+    const deps = { db: bench.db, s3, bucket, reader, readConcurrency: inFlight };
     const t0 = performance.now();
     const first = await (opts.around ?? ((fn) => fn()))(() => admitLevel(deps, { crawlId, depth: 0, expand: true }));
     const seconds = (performance.now() - t0) / 1000;
@@ -102,7 +105,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
 
     // the bare backend: every manifest and links read admission makes, and nothing else
     const t2 = performance.now();
-    await mapLimit(reported, 48, async (p) => {
+    await mapLimit(reported, inFlight, async (p) => {
       await r0.read(bucket, p.manifestKey);
       await r0.read(bucket, p.manifestKey.replace(/\.result\.json$/, '.links.json'));
     });
@@ -117,6 +120,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
         pages,
         linksPerPage,
         hosts,
+        readConcurrency: inFlight,
         seconds: round(seconds, 3),
         pagesPerSecond: round(pps),
         bareReadSeconds: round(bareSeconds, 3),

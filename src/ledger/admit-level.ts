@@ -35,7 +35,7 @@ export interface AdmitDeps {
   bucket: string;
   /** a lean signed-GET reader (object-reader.ts); without it, reads go through the SDK client */
   reader?: ObjectReader;
-  /** concurrent S3 reads (default 32) */
+  /** concurrent S3 reads (default DEFAULT_READ_CONCURRENCY) */
   readConcurrency?: number;
   log?: { warn(msg: string, meta?: Record<string, unknown>): void };
   /** the address policy links are held to (src/domain/address-policy.ts); without it, only the length limits */
@@ -92,6 +92,12 @@ export interface AdmitLevelResult {
  */
 export const ROWS_PER_INSERT = 2000;
 
+/** S3 reads in flight while a level is admitted */
+export const DEFAULT_READ_CONCURRENCY = 48;
+
+/** Pages whose rows are written together while the level is still being read */
+const WRITE_CHUNK = 250;
+
 /** Candidates past the page budget still inserted (as cut rows); beyond them they are only counted. */
 const CUT_ROWS_KEPT = 1000;
 
@@ -131,7 +137,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const { db, bucket } = deps;
   const source: S3Client | ObjectReader = deps.reader ?? deps.s3;
   const { crawlId, depth } = input;
-  const concurrency = deps.readConcurrency ?? 48;
+  const concurrency = deps.readConcurrency ?? DEFAULT_READ_CONCURRENCY;
   const crawl = await getCrawl(db, crawlId);
   if (crawl === undefined) throw new AdmissionError(`crawl ${crawlId} does not exist`);
   const report = await getLevelReport(db, crawlId, depth);
@@ -150,78 +156,82 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const expand = input.expand && depth < crawl.max_depth;
   const readText = (bucket: string, key: string): Promise<ObjectRead> => (deps.reader !== undefined ? deps.reader.read(bucket, key) : readObjectText(deps.s3, bucket, key));
 
-  // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
-  const t0 = performance.now();
-  const perPage = await mapLimit(reported, concurrency, async (p) => {
-    const read: ManifestRead = p.taskId !== undefined && p.manifestKey !== undefined ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) }) : { kind: 'absent' };
-    const admission = admitPage(p, read, now);
-    let links: ManifestLink[] | undefined;
-    let linksError: string | undefined;
-    if (expand && admission.state === 'captured' && admission.links !== null && readsLinks(actionOf.get(p.url) ?? 'capture', depth, crawl.max_depth)) {
-      const r = await readText(admission.links.bucket, admission.links.key);
-      if (r.kind !== 'ok') linksError = r.kind === 'missing' ? 'missing' : r.error;
-      else {
-        try {
-          links = parseLinksArtifact(r.text).links;
-        } catch (err) {
-          linksError = (err as Error).message;
+  // Pages whose task the report names more than once are written last, together, so the last
+  // report of a task wins as it would in one INSERT; every other page's rows can go on their own.
+  const taskUses = new Map<string, number>();
+  for (const p of reported) if (p.taskId !== undefined) taskUses.set(p.taskId, (taskUses.get(p.taskId) ?? 0) + 1);
+  const sharesTask = (p: ReportedPage): boolean => p.taskId !== undefined && taskUses.get(p.taskId)! > 1;
+
+  return db.transaction().execute(async (trx) => {
+    // The rows of one page (its submission, archive and page state) need only that page's reads:
+    // they are written in chunks of WRITE_CHUNK while the rest is still being read, one chunk at a
+    // time on the transaction's connection, so Postgres works while S3 answers.
+    const registrations: Registration[] = [];
+    let writing: Promise<void> = Promise.resolve();
+    let pending: Admitted[] = [];
+    const flush = (): void => {
+      const rows = pending;
+      pending = [];
+      writing = writing.then(async () => {
+        registrations.push(...(await writePageRows(trx, crawl, crawlId, depth, rows)));
+      });
+      // awaited after the reads; until then a failure must not count as unhandled
+      writing.catch(() => undefined);
+    };
+
+    // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
+    const t0 = performance.now();
+    const perPage = await mapLimit(reported, concurrency, async (p) => {
+      const read: ManifestRead = p.taskId !== undefined && p.manifestKey !== undefined ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) }) : { kind: 'absent' };
+      const admission = admitPage(p, read, now);
+      if (!sharesTask(p)) {
+        pending.push({ page: p, admission });
+        if (pending.length >= WRITE_CHUNK) flush();
+      }
+      let links: ManifestLink[] | undefined;
+      let linksError: string | undefined;
+      if (expand && admission.state === 'captured' && admission.links !== null && readsLinks(actionOf.get(p.url) ?? 'capture', depth, crawl.max_depth)) {
+        const r = await readText(admission.links.bucket, admission.links.key);
+        if (r.kind !== 'ok') linksError = r.kind === 'missing' ? 'missing' : r.error;
+        else {
+          try {
+            links = parseLinksArtifact(r.text).links;
+          } catch (err) {
+            linksError = (err as Error).message;
+          }
         }
       }
+      return { read, admission, links, linksError };
+    });
+    pending.push(...reported.flatMap((p, i) => (sharesTask(p) ? [{ page: p, admission: perPage[i]!.admission }] : [])));
+    flush();
+    const admissions: PageAdmission[] = perPage.map((x) => x.admission);
+    const unreadable = perPage.filter((x) => x.read.kind === 'unreadable').length;
+    if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
+    const refusedPages = admissions.filter((a) => a.notAdmitted === 'refused');
+    if (refusedPages.length > 0) deps.log?.warn('manifests outside the level prefix or bucket: pages failed, nothing registered', { crawlId, depth, refused: refusedPages.length, first: refusedPages[0]!.failure });
+    const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
+    for (const x of perPage) {
+      if (x.links !== undefined) followPages.push({ url: x.admission.url, ...(x.admission.finalUrl !== null ? { finalUrl: x.admission.finalUrl } : {}), links: x.links });
+      else if (x.linksError !== undefined) deps.log?.warn('links artifact unreadable', { crawlId, depth, url: x.admission.url, error: x.linksError });
     }
-    return { read, admission, links, linksError };
-  });
-  const admissions: PageAdmission[] = perPage.map((x) => x.admission);
-  const unreadable = perPage.filter((x) => x.read.kind === 'unreadable').length;
-  if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
-  const refusedPages = admissions.filter((a) => a.notAdmitted === 'refused');
-  if (refusedPages.length > 0) deps.log?.warn('manifests outside the level prefix or bucket: pages failed, nothing registered', { crawlId, depth, refused: refusedPages.length, first: refusedPages[0]!.failure });
-  const failureOf = new Map(refusedPages.map((a) => [a.url, a.failure]));
-  const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
-  for (const x of perPage) {
-    if (x.links !== undefined) followPages.push({ url: x.admission.url, ...(x.admission.finalUrl !== null ? { finalUrl: x.admission.finalUrl } : {}), links: x.links });
-    else if (x.linksError !== undefined) deps.log?.warn('links artifact unreadable', { crawlId, depth, url: x.admission.url, error: x.linksError });
-  }
-  const t1 = performance.now();
-  const t2 = t1;
-  const policy = deps.policy;
-  const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages, policy !== undefined ? { refuse: (u) => checkUrl(policy, u) } : {}) : null;
-  // pages the flow refused to fetch (the address they resolved to, a redirect hop, robots.txt's host)
-  const refusals = new RefusalTallies();
-  for (const x of perPage) if (x.read.kind === 'ok' && x.read.manifest.error?.type === ERROR_TYPE_ADDRESS_REFUSED) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'fetch-refused');
-  // links the capturer itself left out past its own cap (manifest.dropped.links) are counted too
-  for (const x of perPage) {
-    const dropped = x.read.kind === 'ok' ? (x.read.manifest as { dropped?: { links?: unknown } }).dropped?.links : undefined;
-    if (typeof dropped === 'number' && Number.isInteger(dropped) && dropped > 0) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'too-many-links', dropped);
-  }
-  for (const t of selection?.refused ?? []) refusals.addTally(t);
-  const t3 = performance.now();
+    const t1 = performance.now();
+    const t2 = t1;
+    const policy = deps.policy;
+    const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages, policy !== undefined ? { refuse: (u) => checkUrl(policy, u) } : {}) : null;
+    // pages the flow refused to fetch (the address they resolved to, a redirect hop, robots.txt's host)
+    const refusals = new RefusalTallies();
+    for (const x of perPage) if (x.read.kind === 'ok' && x.read.manifest.error?.type === ERROR_TYPE_ADDRESS_REFUSED) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'fetch-refused');
+    // links the capturer itself left out past its own cap (manifest.dropped.links) are counted too
+    for (const x of perPage) {
+      const dropped = x.read.kind === 'ok' ? (x.read.manifest as { dropped?: { links?: unknown } }).dropped?.links : undefined;
+      if (typeof dropped === 'number' && Number.isInteger(dropped) && dropped > 0) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'too-many-links', dropped);
+    }
+    for (const t of selection?.refused ?? []) refusals.addTally(t);
+    const t3 = performance.now();
 
-  // one row per task (the last report of it wins, as one INSERT would have it), written in chunks
-  const submissions = lastPerTask(
-    reported
-      .filter((p) => p.taskId !== undefined)
-      .map((p) => ({
-        taskId: p.taskId!,
-        orgId: crawl.org_id,
-        submittedBy: crawl.submitted_by,
-        crawlId,
-        url: p.url,
-        manifestKey: p.manifestKey ?? null,
-        manifestError: failureOf.get(p.url) ?? p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
-      })),
-    (s) => s.taskId,
-  );
-  const captures = lastPerTask(
-    admissions.filter((a) => a.archive !== null).map((a) => ({ archive: a.archive!, crawlId })),
-    (c) => c.archive.taskId,
-  );
-
-  const result = await db.transaction().execute(async (trx) => {
-    for (const chunk of chunks(submissions, ROWS_PER_INSERT)) await recordSubmissions(trx, chunk);
+    await writing;
     await recordHosts(trx, crawlId, hostsToRecord(body, new Set(dispatched.map((p) => p.host)), crawl.per_host_delay_ms, now));
-    const registrations: Registration[] = [];
-    for (const chunk of chunks(captures, ROWS_PER_INSERT)) registrations.push(...(await registerCaptures(trx, chunk)));
-    await applyPageAdmissions(trx, crawlId, depth, admissions);
     const unreported = await failUnreported(trx, crawlId, depth, reported.map((p) => p.url));
 
     let nextLevelPages = 0;
@@ -249,31 +259,68 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     await replaceLevelRefusals(trx, crawlId, depth, refusals.toArray());
     await markReportAdmitted(trx, crawlId, depth, report.report_id);
     await markDepthReached(trx, crawlId, depth);
-    return { registrations, unreported, nextLevelPages, cutPages, frontierRemoved, cutSoFar: await pagesCut(trx, crawlId) };
+    const cutSoFar = await pagesCut(trx, crawlId);
+    const t4 = performance.now();
+    return {
+      crawlId,
+      depth,
+      reportId: report.report_id,
+      pages: admissions.length,
+      captured: admissions.filter((a) => a.state === 'captured').length,
+      failed: admissions.filter((a) => a.state === 'failed').length + unreported,
+      skipped: admissions.filter((a) => a.state === 'skipped').length,
+      corrected: admissions.filter((a) => a.corrected).length,
+      archivesCreated: registrations.filter((r) => r.created).length,
+      archives: registrations.filter((r) => r.archiveId !== '').length,
+      manifestsUnreadable: unreadable,
+      unreported,
+      linksRead: followPages.length,
+      nextLevelPages,
+      cutPages,
+      cutSoFar,
+      frontierRemoved,
+      expanded: selection !== null,
+      timings: { readMs: Math.round(t1 - t0), selectMs: Math.round(t3 - t2), writeMs: Math.round(t4 - t3) },
+    };
   });
-  const t4 = performance.now();
+}
 
-  return {
-    crawlId,
-    depth,
-    reportId: report.report_id,
-    pages: admissions.length,
-    captured: admissions.filter((a) => a.state === 'captured').length,
-    failed: admissions.filter((a) => a.state === 'failed').length + result.unreported,
-    skipped: admissions.filter((a) => a.state === 'skipped').length,
-    corrected: admissions.filter((a) => a.corrected).length,
-    archivesCreated: result.registrations.filter((r) => r.created).length,
-    archives: result.registrations.filter((r) => r.archiveId !== '').length,
-    manifestsUnreadable: unreadable,
-    unreported: result.unreported,
-    linksRead: followPages.length,
-    nextLevelPages: result.nextLevelPages,
-    cutPages: result.cutPages,
-    cutSoFar: result.cutSoFar,
-    frontierRemoved: result.frontierRemoved,
-    expanded: selection !== null,
-    timings: { readMs: Math.round(t1 - t0), selectMs: Math.round(t3 - t2), writeMs: Math.round(t4 - t3) },
-  };
+type ReportedPage = LevelReportBody['pages'][number];
+
+interface Admitted {
+  page: ReportedPage;
+  admission: PageAdmission;
+}
+
+/**
+ * One set of pages' own rows: a capture_submissions row per task (failures included; the last
+ * report of a task wins), archives with their tuples for succeeded captures, and the pages' state.
+ * In INSERTs of at most ROWS_PER_INSERT rows.
+ */
+async function writePageRows(trx: Parameters<typeof recordSubmissions>[0], crawl: { org_id: string; submitted_by: string }, crawlId: string, depth: number, rows: Admitted[]): Promise<Registration[]> {
+  const submissions = lastPerTask(
+    rows
+      .filter(({ page: p }) => p.taskId !== undefined)
+      .map(({ page: p, admission: a }) => ({
+        taskId: p.taskId!,
+        orgId: crawl.org_id,
+        submittedBy: crawl.submitted_by,
+        crawlId,
+        url: p.url,
+        manifestKey: p.manifestKey ?? null,
+        manifestError: (a.notAdmitted === 'refused' ? a.failure : undefined) ?? p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
+      })),
+    (s) => s.taskId,
+  );
+  const captures = lastPerTask(
+    rows.filter(({ admission: a }) => a.archive !== null).map(({ admission: a }) => ({ archive: a.archive!, crawlId })),
+    (c) => c.archive.taskId,
+  );
+  for (const chunk of chunks(submissions, ROWS_PER_INSERT)) await recordSubmissions(trx, chunk);
+  const registrations: Registration[] = [];
+  for (const chunk of chunks(captures, ROWS_PER_INSERT)) registrations.push(...(await registerCaptures(trx, chunk)));
+  await applyPageAdmissions(trx, crawlId, depth, rows.map((r) => r.admission));
+  return registrations;
 }
 
 /** A page's manifest, read only when its key is where the level's must be, and refused when it

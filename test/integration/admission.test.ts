@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../src/config/env.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
+import { mapLimit } from '../../src/domain/map-limit.ts';
 import { admitLevel, type AdmitDeps } from '../../src/ledger/admit-level.ts';
 import { createObjectReader, type ObjectReader } from '../../src/ledger/object-reader.ts';
 import { registerCapture } from '../../src/ledger/register.ts';
@@ -178,5 +179,60 @@ describe('admitLevel', () => {
     ).rejects.toThrow('rolled back');
     expect(await tdb.db.selectFrom('archives').select('id').where('task_id', '=', archive2.taskId).execute()).toEqual([]);
     expect((await tdb.db.selectFrom('fga_outbox').select('id').execute()).length).toBe(outboxBefore + 1);
+  });
+});
+
+// Admission writes pages' own rows in chunks while the rest of the level is still being read: a
+// level of more pages than one chunk ends with exactly the rows one write at the end gave — every
+// page's state, one submission per task, an archive and a tuple per capture — with a task the
+// report names twice settled by its last report, and a repeated admission changing nothing.
+const PAGES = 620;
+
+describe('admitLevel with its page rows written while reading', () => {
+  it('a level of several chunks ends with every row as one write would leave it', async () => {
+    const urls = Array.from({ length: PAGES }, (_, i) => `https://a.test/p/${i}`);
+    const crawlId = await crawlWith(urls, { maxDepth: 1, maxPages: PAGES * 2 });
+    const prefix = `pipelined/${crawlId}/0`;
+    // every 7th page failed, the rest captured with two links each
+    const reported: PageReport[] = await mapLimit(urls, 16, (url, i) =>
+      writeCapture(s3, config.s3.bucket, prefix, i % 7 === 3 ? { url, outcome: 'failed' } : { url, links: [{ href: `/q/${i}` }, { href: `/q/${i + 1}` }] }),
+    );
+    // a captured page near the end is reported under the first page's task, as failed: the task's last
+    // report wins
+    const shared = reported[0] as PageReport & { taskId: string };
+    reported[PAGES - 2] = { url: urls[PAGES - 2]!, status: 'failed', taskId: shared.taskId, manifestError: 'reported again under another page' };
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
+    await tdb.db.insertInto('level_dispatches' as never).values({ crawl_id: crawlId, depth: 0, artifact_prefix: prefix } as never).execute().catch(() => undefined);
+
+    const result = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+
+    const failedByManifest = urls.filter((_, i) => i % 7 === 3).length;
+    const captured = PAGES - failedByManifest - 1; // and the re-reported one
+    expect(result).toMatchObject({ pages: PAGES, captured, failed: failedByManifest + 1, archivesCreated: captured, archives: captured });
+    const pages = await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'task_id']).where('crawl_id', '=', crawlId).where('depth', '=', 0).execute();
+    const stateOf = new Map(pages.map((p) => [p.url, p.state]));
+    urls.forEach((url, i) => expect(stateOf.get(url), url).toBe(i === PAGES - 2 || i % 7 === 3 ? 'failed' : 'captured'));
+
+    const submissions = await tdb.db.selectFrom('capture_submissions').select(['task_id', 'url', 'manifest_key', 'manifest_error']).where('crawl_id', '=', crawlId).execute();
+    // one per task: PAGES reported, two of them under one task
+    expect(submissions).toHaveLength(PAGES - 1);
+    expect(submissions.find((s) => s.task_id === shared.taskId)).toEqual({ task_id: shared.taskId, url: urls[PAGES - 2], manifest_key: null, manifest_error: 'reported again under another page' });
+
+    const archives = await tdb.db.selectFrom('archives').select(['id', 'task_id']).where('object_key', 'like', `${prefix}/%`).execute();
+    // the shared task's first page was captured: its archive stands (its submission row says what was reported last)
+    expect(archives).toHaveLength(captured);
+    const tuples = await tdb.db.selectFrom('fga_outbox').select('object').where('tuple_user', '=', `capture_job:${crawlId}`).execute();
+    expect(tuples.map((t) => t.object).sort()).toEqual(archives.map((a) => `archive:${a.id}`).sort());
+
+    const snapshot = async () => ({
+      pages: await tdb.db.selectFrom('crawl_pages').selectAll().where('crawl_id', '=', crawlId).orderBy('id').execute(),
+      submissions: await tdb.db.selectFrom('capture_submissions').selectAll().where('crawl_id', '=', crawlId).orderBy('task_id').execute(),
+      archives: await tdb.db.selectFrom('archives').select(['id', 'task_id']).orderBy('task_id').execute(),
+      outbox: await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).orderBy('id').execute(),
+    });
+    const before = await snapshot();
+    const again = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    expect(again).toMatchObject({ archivesCreated: 0, archives: captured, nextLevelPages: result.nextLevelPages });
+    expect(await snapshot()).toEqual(before);
   });
 });
