@@ -2,11 +2,11 @@
 // pacing audit of GET /api/crawls/:id/pacing checked against the test site's own request log.
 // The heartbeat route's gate (token and the level's capability) is attacked as well.
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CAPABILITY_HEADER } from '../../src/domain/contract.ts';
 import type { ProgressView } from '../../src/domain/progress.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
-import { startLiveCrawlStack, type LiveCrawlStack } from '../support/live-crawl.ts';
+import { useLiveCrawlStack } from '../support/live-crawl.ts';
 
 const ORG = 'acme';
 const DELAY = 400;
@@ -20,25 +20,13 @@ interface Pacing {
   hosts: { host: string; pages: number; minGapMs: number | null; effectiveDelayMs: number; violations: number; overlaps: number }[];
 }
 
-let s: LiveCrawlStack;
-
-beforeAll(async () => {
-  s = await startLiveCrawlStack({
-    org: ORG,
-    hosts: {
-      a: { pages: { '/': `<title>A</title>${aPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')} <a href="{{b}}/">b</a>`, ...Object.fromEntries(aPaths.map((p) => [p, `<title>${p}</title>`])) }, delayMs: 150 },
-      b: { robots: 'User-agent: *\nCrawl-delay: 1\n', pages: { '/': `<title>B</title>${bPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`, ...Object.fromEntries(bPaths.map((p) => [p, `<title>${p}</title>`])) } },
-    },
-    flow: { heartbeatIntervalMs: 200 },
-  });
-}, 120_000);
-
-afterEach(async () => {
-  await s.endRunning();
-});
-
-afterAll(async () => {
-  await s?.close();
+const s = useLiveCrawlStack({
+  org: ORG,
+  hosts: {
+    a: { pages: { '/': `<title>A</title>${aPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')} <a href="{{b}}/">b</a>`, ...Object.fromEntries(aPaths.map((p) => [p, `<title>${p}</title>`])) }, delayMs: 150 },
+    b: { robots: 'User-agent: *\nCrawl-delay: 1\n', pages: { '/': `<title>B</title>${bPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`, ...Object.fromEntries(bPaths.map((p) => [p, `<title>${p}</title>`])) } },
+  },
+  flow: { heartbeatIntervalMs: 200 },
 });
 
 async function get<T>(path: string, subject = 'alice', orgs = [ORG]): Promise<{ status: number; body: T }> {
@@ -120,7 +108,8 @@ describe('live progress and the pacing audit', () => {
   }, 150_000);
 
   it('progress and pacing are 404 for a caller who may not submit for the organization, 401 without a token, 400 for a bad id', async () => {
-    const crawlId = (await s.tdb.db.selectFrom('crawls').select('id').orderBy('started_at', 'desc').executeTakeFirst())?.id ?? (await startCrawl());
+    // a crawl of its own, so this holds whichever test runs first or alone
+    const crawlId = await startCrawl();
     for (const path of ['progress', 'pacing']) {
       expect((await get(`/api/crawls/${crawlId}/${path}`, 'mallory', ['other'])).status).toBe(404);
       expect((await get(`/api/crawls/${crawlId}/${path}`, 'bob', [ORG])).status).toBe(404); // a member is not a submitter

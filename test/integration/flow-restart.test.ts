@@ -4,36 +4,28 @@
 // flow starts on the same port. The workflow hears no heartbeat for the liveness window and
 // dispatches the level again; the new flow reports what the first one had finished from its
 // manifests and captures only the rest. The level timeout (10 minutes) is never what ends it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { crawlWorkflowId } from '../../temporal.config.ts';
 import type { CrawlWorkflowResult } from '../../src/workflows/crawl.ts';
 import { waitForCrawlEnd, eventually } from '../support/crawls.ts';
-import { startLiveCrawlStack, type LiveCrawlStack } from '../support/live-crawl.ts';
+import { useLiveCrawlStack } from '../support/live-crawl.ts';
 
 const ORG = 'acme';
 const PAGES = 14;
 const paths = Array.from({ length: PAGES }, (_, i) => `/p${i + 1}`);
 
-let s: LiveCrawlStack;
-
-beforeAll(async () => {
-  s = await startLiveCrawlStack({
-    org: ORG,
-    hosts: {
-      r: {
-        pages: {
-          '/': `<title>R</title>${paths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
-          ...Object.fromEntries(paths.map((p) => [p, `<title>${p}</title><p>page ${p}</p>`])),
-        },
+const s = useLiveCrawlStack({
+  org: ORG,
+  hosts: {
+    r: {
+      pages: {
+        '/': `<title>R</title>${paths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
+        ...Object.fromEntries(paths.map((p) => [p, `<title>${p}</title><p>page ${p}</p>`])),
       },
     },
-    env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '600', CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS: '3' },
-    flow: { heartbeatIntervalMs: 250 },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
+  },
+  env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '600', CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS: '3' },
+  flow: { heartbeatIntervalMs: 250 },
 });
 
 describe('a capture flow killed and restarted in the middle of a level', () => {
