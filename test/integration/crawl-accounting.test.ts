@@ -2,37 +2,20 @@
 // row-and-decision concurrency (issue 12, deliver 9), on the real Temporal, Postgres, S3 and
 // OpenFGA. This file plays the capture flow's part by hand: a report is stored and the workflow
 // signalled exactly as the report route does, so what is tested is what the ledger makes of it.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
 import type { OpenFgaClient } from '@openfga/sdk';
-import { Client, Connection } from '@temporalio/client';
 import { crawlWorkflowId, SIGNALS } from '../../temporal.config.ts';
-import type { Config } from '../../src/config/env.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
-import { createS3 } from '../../src/s3/client.ts';
 import { finishCrawlRow, insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
 import type { LevelReported } from '../../src/workflows/crawl.ts';
-import { startTestApi, devHeaders, testApiConfig, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
-import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
-import { endRunningCrawls, grant, levelPrefix, startWebhookStub, waitForCrawlEnd, writeCapture, type WebhookStub } from '../support/crawls.ts';
+import { devHeaders } from '../support/api.ts';
+import { levelPrefix, waitForCrawlEnd, writeCapture } from '../support/crawls.ts';
+import { useHarness } from '../support/harness.ts';
 
 const ORG = 'acme';
-let tdb: TestDatabase;
-let store: TestStore;
-let hook: WebhookStub;
-let api: TestApi;
-let tw: TestWorker;
-let client: Client;
-let connection: Connection;
-let s3: S3Client;
-let config: Config;
-let bucket: string;
 /** every OpenFGA call the API makes goes through the real client; this only counts them */
 const fgaCalls: string[] = [];
-const taskQueue = uniqueTaskQueue('crawl-acct');
 
 function counting(fga: OpenFgaClient): OpenFgaClient {
   return new Proxy(fga, {
@@ -47,53 +30,30 @@ function counting(fga: OpenFgaClient): OpenFgaClient {
   });
 }
 
-beforeAll(async () => {
-  [tdb, store, hook] = await Promise.all([createTestDatabase(), createTestStore(), startWebhookStub()]);
-  const env = {
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: hook.url,
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'acct-token',
-    CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: taskQueue,
-    CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '30',
-  };
-  const base = testApiConfig({ tdb, store, env });
-  connection = await Connection.connect({ address: base.temporal.address });
-  client = new Client({ connection, namespace: base.temporal.namespace });
-  api = await startTestApi({ tdb, store, identity: 'dev', env, deps: { temporal: client, fga: counting(store.client) } });
-  config = { ...api.config, api: { ...api.config.api, publicUrl: api.url } };
-  tw = await startTestWorker({ config, db: tdb.db, fga: store.client });
-  s3 = createS3(config.s3);
-  bucket = config.s3.bucket;
-  await grant(store.client, 'alice', 'submitter', ORG);
-});
-
-afterEach(() => endRunningCrawls(tdb.db, tw.client));
-
-afterAll(async () => {
-  await tw?.stop();
-  await api?.close();
-  await connection?.close();
-  await hook?.close();
-  s3?.destroy();
-  await tdb?.drop();
+const h = useHarness({
+  crawls: 'stub',
+  env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '30' },
+  apiFga: counting,
+  grants: [['alice', 'submitter', ORG]],
 });
 
 const alice = devHeaders('alice', [ORG]);
 
 async function startCrawl(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${api.url}/api/crawls`, { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.api.url}/api/crawls`, { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   expect(res.status, await res.clone().text()).toBe(202);
   return ((await res.json()) as { crawlId: string }).crawlId;
 }
 
 /** What the report route does once it has accepted a report: store it, signal the workflow. */
 async function report(crawlId: string, depth: number, pages: PageReport[]): Promise<void> {
-  const { reportId } = await upsertLevelReport(tdb.db, crawlId, depth, { depth, pages }, 'capture-flow');
+  const { reportId } = await upsertLevelReport(h.tdb.db, crawlId, depth, { depth, pages }, 'capture-flow');
   const signal: LevelReported = { depth, reportId };
-  await client.workflow.getHandle(crawlWorkflowId(crawlId)).signal(SIGNALS.levelReported, signal);
+  await h.temporal.workflow.getHandle(crawlWorkflowId(crawlId)).signal(SIGNALS.levelReported, signal);
 }
 
 async function detail(crawlId: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${api.url}/api/crawls/${crawlId}`, { headers: alice });
+  const res = await fetch(`${h.api.url}/api/crawls/${crawlId}`, { headers: alice });
   expect(res.status).toBe(200);
   return (await res.json()) as Record<string, unknown>;
 }
@@ -101,7 +61,7 @@ async function detail(crawlId: string): Promise<Record<string, unknown>> {
 /** A running crawl row with its seed page, without the API or a workflow. */
 async function insertDirect(orgId: string, seed: string, limits: { maxDepth: number; maxPages: number }): Promise<string> {
   const c = { orgId, submittedBy: 'alice', seeds: [seed], rules: [{ follow: 'same-origin' }], ...limits, perHostDelayMs: 0, hostParallelism: 1, formats: ['wacz'], signing: false };
-  return (await insertCrawl(tdb.db, { ...c, seedLevel: { take: [seed], cut: [] } })).id;
+  return (await insertCrawl(h.tdb.db, { ...c, seedLevel: { take: [seed], cut: [] } })).id;
 }
 
 // manifests must be under the prefix the level was dispatched with
@@ -110,19 +70,19 @@ const prefix = levelPrefix;
 describe('stopReason when maxPages cuts the seeds themselves (fix 1)', () => {
   it('maxDepth 0: max_pages, not max_depth', async () => {
     const crawlId = await startCrawl({ seeds: ['http://s.test/1', 'http://s.test/2', 'http://s.test/3'], maxDepth: 0, maxPages: 2, perHostDelayMs: 0 });
-    const d0 = await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    const d0 = await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
     expect(d0.body.pages.map((p) => p.url)).toEqual(['http://s.test/1', 'http://s.test/2']);
-    await report(crawlId, 0, await Promise.all(['1', '2'].map((n) => writeCapture(s3, bucket, prefix(crawlId, 0), { url: `http://s.test/${n}` }))));
-    const row = await waitForCrawlEnd(tdb.db, crawlId);
+    await report(crawlId, 0, await Promise.all(['1', '2'].map((n) => writeCapture(h.s3, h.bucket, prefix(crawlId, 0), { url: `http://s.test/${n}` }))));
+    const row = await waitForCrawlEnd(h.tdb.db, crawlId);
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_pages' });
     expect(await detail(crawlId)).toMatchObject({ stopReason: 'max_pages', pagesDiscovered: 3, pagesCaptured: 2, pagesSkipped: 1 });
   });
 
   it('maxDepth 2 and no links found: max_pages, not completed', async () => {
     const crawlId = await startCrawl({ seeds: ['http://t.test/1', 'http://t.test/2'], maxDepth: 2, maxPages: 1, perHostDelayMs: 0 });
-    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
-    await report(crawlId, 0, [await writeCapture(s3, bucket, prefix(crawlId, 0), { url: 'http://t.test/1', links: [] })]);
-    expect(await waitForCrawlEnd(tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_pages', depth_reached: 0 });
+    await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    await report(crawlId, 0, [await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), { url: 'http://t.test/1', links: [] })]);
+    expect(await waitForCrawlEnd(h.tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_pages', depth_reached: 0 });
   });
 });
 
@@ -134,15 +94,15 @@ describe('pagesDiscovered counts what the rules threw away (fix 2)', () => {
       maxDepth: 1,
       perHostDelayMs: 0,
     });
-    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
-    const seed = await writeCapture(s3, bucket, prefix(crawlId, 0), {
+    await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    const seed = await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), {
       url: 'http://r.test/',
       links: [{ href: '/a' }, { href: '/ads/1' }, { href: 'http://elsewhere.test/' }],
     });
     await report(crawlId, 0, [seed]);
-    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 1);
-    await report(crawlId, 1, [await writeCapture(s3, bucket, prefix(crawlId, 1), { url: 'http://r.test/a' })]);
-    expect(await waitForCrawlEnd(tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
+    await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 1);
+    await report(crawlId, 1, [await writeCapture(h.s3, h.bucket, prefix(crawlId, 1), { url: 'http://r.test/a' })]);
+    expect(await waitForCrawlEnd(h.tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
     // the seed and /a were taken; /ads/1 (rule 1) and elsewhere.test (rule 0) were thrown away
     expect(await detail(crawlId)).toMatchObject({ pagesDiscovered: 4, pagesCaptured: 2, pagesSkipped: 0 });
   });
@@ -156,14 +116,14 @@ describe('pagesDiscovered counts what the rules threw away (fix 2)', () => {
     });
     // on every page: the nav link (rule 1) and an off-site one (rule 0)
     const nav = [{ href: '/nav' }, { href: 'http://away.test/' }];
-    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
-    await report(crawlId, 0, [await writeCapture(s3, bucket, prefix(crawlId, 0), { url: 'http://n.test/', links: [{ href: '/a' }, ...nav] })]);
-    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 1);
-    await report(crawlId, 1, [await writeCapture(s3, bucket, prefix(crawlId, 1), { url: 'http://n.test/a', links: [{ href: '/c' }, ...nav] })]);
-    await hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 2);
-    await report(crawlId, 2, [await writeCapture(s3, bucket, prefix(crawlId, 2), { url: 'http://n.test/c' })]);
-    expect(await waitForCrawlEnd(tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
-    const decisions = (await (await fetch(`${api.url}/api/crawls/${crawlId}/decisions`, { headers: alice })).json()) as { decisions: { depth: number; action: string; links: number }[] };
+    await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
+    await report(crawlId, 0, [await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), { url: 'http://n.test/', links: [{ href: '/a' }, ...nav] })]);
+    await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 1);
+    await report(crawlId, 1, [await writeCapture(h.s3, h.bucket, prefix(crawlId, 1), { url: 'http://n.test/a', links: [{ href: '/c' }, ...nav] })]);
+    await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 2);
+    await report(crawlId, 2, [await writeCapture(h.s3, h.bucket, prefix(crawlId, 2), { url: 'http://n.test/c' })]);
+    expect(await waitForCrawlEnd(h.tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
+    const decisions = (await (await fetch(`${h.api.url}/api/crawls/${crawlId}/decisions`, { headers: alice })).json()) as { decisions: { depth: number; action: string; links: number }[] };
     // the rules did skip both links at both levels (crawl_decisions counts per level)...
     expect(decisions.decisions.filter((d) => d.action === 'skip').map((d) => [d.depth, d.links])).toEqual([
       [0, 1],
@@ -179,30 +139,30 @@ describe('pagesDiscovered counts what the rules threw away (fix 2)', () => {
 describe('a re-reported level replaces its frontier (fix 3)', () => {
   it('next-level pages only the replaced report introduced are removed, and the cap is applied afresh', async () => {
     const crawlId = await insertDirect('frontier-org', 'https://f.test/', { maxDepth: 2, maxPages: 3 });
-    await tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
-    const deps = { db: tdb.db, s3, bucket };
+    await h.tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
+    const deps = { db: h.tdb.db, s3: h.s3, bucket: h.bucket };
     const level1 = async () =>
-      (await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute()).map(
+      (await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute()).map(
         (p) => `${p.url} ${p.state}${p.skip_reason ? ` ${p.skip_reason}` : ''}`,
       );
 
-    const wide = await writeCapture(s3, bucket, prefix(crawlId, 0), { url: 'https://f.test/', links: ['/a', '/b', '/c', '/d'].map((href) => ({ href })) });
-    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [wide] }, 'capture-flow');
+    const wide = await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), { url: 'https://f.test/', links: ['/a', '/b', '/c', '/d'].map((href) => ({ href })) });
+    await upsertLevelReport(h.tdb.db, crawlId, 0, { depth: 0, pages: [wide] }, 'capture-flow');
     expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 2, cutPages: 2 });
     expect(await level1()).toEqual(['https://f.test/a pending', 'https://f.test/b pending', 'https://f.test/c skipped max_pages', 'https://f.test/d skipped max_pages']);
 
     // the same level reported again, its page now naming fewer links: /a and /b are gone from it
-    const narrow = await writeCapture(s3, bucket, prefix(crawlId, 0), { url: 'https://f.test/', links: ['/c', '/d'].map((href) => ({ href })) });
-    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [narrow] }, 'capture-flow');
+    const narrow = await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), { url: 'https://f.test/', links: ['/c', '/d'].map((href) => ({ href })) });
+    await upsertLevelReport(h.tdb.db, crawlId, 0, { depth: 0, pages: [narrow] }, 'capture-flow');
     expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 2, cutPages: 0, frontierRemoved: 2 });
     expect(await level1()).toEqual(['https://f.test/c pending', 'https://f.test/d pending']);
 
     // once level 1 is out, a late re-report of level 0 never touches it
-    await tdb.db.updateTable('crawls').set({ dispatched_depth: 1 }).where('id', '=', crawlId).execute();
-    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [wide] }, 'capture-flow');
+    await h.tdb.db.updateTable('crawls').set({ dispatched_depth: 1 }).where('id', '=', crawlId).execute();
+    await upsertLevelReport(h.tdb.db, crawlId, 0, { depth: 0, pages: [wide] }, 'capture-flow');
     await admitLevel(deps, { crawlId, depth: 0, expand: false });
     expect(await level1()).toEqual(['https://f.test/c pending', 'https://f.test/d pending']);
-    await finishCrawlRow(tdb.db, crawlId, { state: 'succeeded', stopReason: 'completed' });
+    await finishCrawlRow(h.tdb.db, crawlId, { state: 'succeeded', stopReason: 'completed' });
   });
 });
 
@@ -211,7 +171,7 @@ describe('GET /api/crawls never skips rows sharing the boundary startedAt (fix 5
     const at = new Date('2026-01-02T03:04:05.678Z');
     const ids: string[] = [];
     for (let i = 0; i < 120; i += 1) {
-      const row = await tdb.db
+      const row = await h.tdb.db
         .insertInto('crawls')
         .values({ org_id: ORG, submitted_by: 'alice', seeds: ['https://p.test/'], rules: '[]', max_depth: 0, max_pages: 1, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], signing: false, state: 'succeeded', stop_reason: 'completed', started_at: at, finished_at: at })
         .returning('id')
@@ -219,7 +179,7 @@ describe('GET /api/crawls never skips rows sharing the boundary startedAt (fix 5
       ids.push(row.id);
     }
     const page = async (query: string) => {
-      const res = await fetch(`${api.url}/api/crawls?limit=50&${query}`, { headers: alice });
+      const res = await fetch(`${h.api.url}/api/crawls?limit=50&${query}`, { headers: alice });
       expect(res.status, await res.clone().text()).toBe(200);
       return (await res.json()) as { id: string; startedAt: string }[];
     };
@@ -243,7 +203,7 @@ describe('GET /api/crawls never skips rows sharing the boundary startedAt (fix 5
 
   it('beforeId without before, or not a UUID, is a 400 that names it', async () => {
     for (const q of ['beforeId=00000000-0000-4000-8000-000000000000', `before=${encodeURIComponent(new Date().toISOString())}&beforeId=nope`]) {
-      const res = await fetch(`${api.url}/api/crawls?${q}`, { headers: alice });
+      const res = await fetch(`${h.api.url}/api/crawls?${q}`, { headers: alice });
       expect(res.status).toBe(400);
       expect(await res.text()).toContain('beforeId');
     }
@@ -253,8 +213,8 @@ describe('GET /api/crawls never skips rows sharing the boundary startedAt (fix 5
 describe('crawl routes ask the row and the decision together (issue 12, deliver 9)', () => {
   it('an unknown crawl, a foreign one and your own each cost one OpenFGA question; only your own is 200', async () => {
     const foreign = await insertDirect('elsewhere', 'https://x.test/', { maxDepth: 0, maxPages: 1 });
-    await finishCrawlRow(tdb.db, foreign, { state: 'succeeded', stopReason: 'completed' });
-    const own = (await tdb.db.selectFrom('crawls').select('id').where('org_id', '=', ORG).limit(1).executeTakeFirstOrThrow()).id;
+    await finishCrawlRow(h.tdb.db, foreign, { state: 'succeeded', stopReason: 'completed' });
+    const own = (await h.tdb.db.selectFrom('crawls').select('id').where('org_id', '=', ORG).limit(1).executeTakeFirstOrThrow()).id;
     for (const [id, status] of [
       ['00000000-0000-4000-8000-000000000000', 404],
       [foreign, 404],
@@ -262,7 +222,7 @@ describe('crawl routes ask the row and the decision together (issue 12, deliver 
     ] as const) {
       for (const path of [`/api/crawls/${id}`, `/api/crawls/${id}/decisions`]) {
         fgaCalls.length = 0;
-        const res = await fetch(`${api.url}${path}`, { headers: alice });
+        const res = await fetch(`${h.api.url}${path}`, { headers: alice });
         expect(res.status, path).toBe(status);
         expect(fgaCalls, path).toEqual(['listObjects']);
         if (status === 404) expect(await res.json()).toEqual({ error: 'not found' });

@@ -1,7 +1,7 @@
 // The crawl routes: what a caller may send, who may start and see crawls, one crawl at a time,
 // and the row/workflow invariant when Temporal is unreachable or a workflow is gone.
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { Client, Connection } from '@temporalio/client';
 import { crawlWorkflowId } from '../../temporal.config.ts';
@@ -9,77 +9,49 @@ import { BOTH_SOURCES_MESSAGE, NO_SOURCE_MESSAGE } from '../../src/domain/crawl.
 import { finishCrawlRow } from '../../src/store/crawls.ts';
 import { addTarget, disableTarget } from '../../src/store/targets.ts';
 import { runTargets } from '../../src/cli/targets-command.ts';
-import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
-import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
-import { capabilityHeader, eventually, grant, startWebhookStub, waitForCrawlEnd, type WebhookStub } from '../support/crawls.ts';
+import { devHeaders, startTestApi } from '../support/api.ts';
+import { capabilityHeader, eventually, grant, waitForCrawlEnd } from '../support/crawls.ts';
+import { useHarness } from '../support/harness.ts';
 
 const ORG = 'acme';
-let tdb: TestDatabase;
-let store: TestStore;
-let hook: WebhookStub;
-let api: TestApi;
-let tw: TestWorker;
-let connection: Connection;
-let client: Client;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  [tdb, store, hook] = await Promise.all([createTestDatabase(), createTestStore(), startWebhookStub()]);
-  env = {
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: hook.url,
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'api-test-token',
-    CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: uniqueTaskQueue('crawl-api'),
-    CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '60',
-    CAPTURE_LEDGER_CAPTURE_FORMATS: 'wacz,png',
-  };
-  const base = testApiConfig({ tdb, store, env });
-  connection = await Connection.connect({ address: base.temporal.address });
-  client = new Client({ connection, namespace: base.temporal.namespace });
-  api = await startTestApi({ tdb, store, identity: 'dev', env, deps: { temporal: client } });
-  tw = await startTestWorker({ config: { ...api.config, api: { ...api.config.api, publicUrl: api.url } }, db: tdb.db, fga: store.client });
-  await grant(store.client, 'alice', 'submitter', ORG);
-  await grant(store.client, 'carol', 'submitter', 'other');
+const h = useHarness({
+  crawls: 'stub',
+  env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '60', CAPTURE_LEDGER_CAPTURE_FORMATS: 'wacz,png' },
+  grants: [
+    ['alice', 'submitter', ORG],
+    ['carol', 'submitter', 'other'],
+  ],
 });
 
 /** Ends whatever crawl is running, the way an operator would: the cancel signal. */
 async function endRunning(): Promise<void> {
-  const running = await tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute();
+  const running = await h.tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute();
   for (const r of running) {
-    const ok = await client.workflow
+    const ok = await h.temporal.workflow
       .getHandle(crawlWorkflowId(r.id))
       .signal('cancel', { reason: 'test' })
       .then(() => true)
       .catch(() => false);
-    if (ok) await waitForCrawlEnd(tdb.db, r.id);
-    else await finishCrawlRow(tdb.db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
+    if (ok) await waitForCrawlEnd(h.tdb.db, r.id);
+    else await finishCrawlRow(h.tdb.db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
   }
 }
 
 afterEach(endRunning);
 
-afterAll(async () => {
-  await tw?.stop();
-  await api?.close();
-  await connection?.close();
-  await hook?.close();
-  await tdb?.drop();
-});
-
 type Json = Record<string, unknown>;
 
-async function post(body: unknown, headers: Record<string, string> = devHeaders('alice', [ORG]), base = api.url): Promise<{ status: number; body: Json }> {
+async function post(body: unknown, headers: Record<string, string> = devHeaders('alice', [ORG]), base = h.api.url): Promise<{ status: number; body: Json }> {
   const res = await fetch(`${base}/api/crawls`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Json };
 }
 
 async function get(path: string, headers: Record<string, string> = devHeaders('alice', [ORG])): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${api.url}${path}`, { headers });
+  const res = await fetch(`${h.api.url}${path}`, { headers });
   return { status: res.status, body: await res.json() };
 }
 
-const crawlCount = async () => Number((await tdb.db.selectFrom('crawls').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
+const crawlCount = async () => Number((await h.tdb.db.selectFrom('crawls').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
 
 describe('POST /api/crawls: what a caller may send', () => {
   it('both and neither are 400, said differently', async () => {
@@ -91,7 +63,7 @@ describe('POST /api/crawls: what a caller may send', () => {
   });
 
   it('the OpenAPI document states the rule as oneOf, so a request valid by the document is not refused for its source', async () => {
-    const doc = (await (await fetch(`${api.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Json }> } }>> };
+    const doc = (await (await fetch(`${h.api.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Json }> } }>> };
     const body = doc.paths['/api/crawls']!.post!.requestBody.content['application/json']!.schema;
     expect(body.oneOf).toEqual([{ required: ['seeds'] }, { required: ['fromTargets'] }]);
     expect(body.additionalProperties).toBe(false);
@@ -100,7 +72,7 @@ describe('POST /api/crawls: what a caller may send', () => {
   });
 
   it('a method the path does not serve is 405 with Allow', async () => {
-    const res = await fetch(`${api.url}/api/crawls/${randomUUID()}`, { method: 'DELETE', headers: devHeaders('alice', [ORG]) });
+    const res = await fetch(`${h.api.url}/api/crawls/${randomUUID()}`, { method: 'DELETE', headers: devHeaders('alice', [ORG]) });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
   });
@@ -162,8 +134,8 @@ describe('POST /api/crawls: who may start one', () => {
   });
 
   it('a revoked grant takes effect at once', async () => {
-    await grant(store.client, 'erin', 'submitter', ORG);
-    await store.client.write({ deletes: [{ user: 'user:erin', relation: 'submitter', object: `organization:${ORG}` }] });
+    await grant(h.store.client, 'erin', 'submitter', ORG);
+    await h.store.client.write({ deletes: [{ user: 'user:erin', relation: 'submitter', object: `organization:${ORG}` }] });
     expect((await post({ seeds: ['https://a.test/'] }, devHeaders('erin', [ORG]))).status).toBe(404);
   });
 });
@@ -173,7 +145,7 @@ describe('POST /api/crawls: what is started', () => {
     const r = await post({ seeds: ['https://A.test/start#top', 'https://a.test/start', 'https://a.test/other'] });
     expect(r.status).toBe(202);
     const crawlId = r.body.crawlId as string;
-    const row = await tdb.db.selectFrom('crawls').selectAll().where('id', '=', crawlId).executeTakeFirstOrThrow();
+    const row = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', crawlId).executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       org_id: ORG,
       submitted_by: 'alice',
@@ -188,26 +160,26 @@ describe('POST /api/crawls: what is started', () => {
       formats: ['wacz', 'png'],
       signing: false,
     });
-    const pages = await tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'host', 'action', 'state']).where('crawl_id', '=', crawlId).orderBy('id').execute();
+    const pages = await h.tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'host', 'action', 'state']).where('crawl_id', '=', crawlId).orderBy('id').execute();
     expect(pages).toEqual([
       { url: 'https://a.test/start', depth: 0, host: 'a.test', action: 'follow', state: 'pending' },
       { url: 'https://a.test/other', depth: 0, host: 'a.test', action: 'follow', state: 'pending' },
     ]);
     // the workflow started with its search attributes, and dispatched the seed level
-    const d = await hook.waitFor((x) => x.body.crawlId === crawlId);
+    const d = await h.hook.waitFor((x) => x.body.crawlId === crawlId);
     expect(d.body.formats).toEqual(['wacz', 'png']);
-    const desc = await client.workflow.getHandle(crawlWorkflowId(crawlId)).describe();
+    const desc = await h.temporal.workflow.getHandle(crawlWorkflowId(crawlId)).describe();
     expect(desc.typedSearchAttributes.get({ name: 'CrawlId', type: 'KEYWORD' } as never)).toBe(crawlId);
     expect(desc.typedSearchAttributes.get({ name: 'CrawlOrg', type: 'KEYWORD' } as never)).toBe(ORG);
     expect(desc.typedSearchAttributes.get({ name: 'CrawlState', type: 'KEYWORD' } as never)).toBe('running');
     // capture_job tuples were queued with the row and delivered
-    await eventually(async () => ((await store.client.read({ object: `capture_job:${crawlId}` })).tuples.length === 2 ? true : undefined));
+    await eventually(async () => ((await h.store.client.read({ object: `capture_job:${crawlId}` })).tuples.length === 2 ? true : undefined));
   });
 
   it('explicit values win', async () => {
     const r = await post({ seeds: ['https://a.test/'], maxDepth: 0, maxPages: 5, perHostDelayMs: 0, hostParallelism: 2, rules: [{ skip: 'https://a.test/private' }, { follow: 'same-site' }] });
     expect(r.status).toBe(202);
-    const row = await tdb.db.selectFrom('crawls').selectAll().where('id', '=', r.body.crawlId as string).executeTakeFirstOrThrow();
+    const row = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', r.body.crawlId as string).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ max_depth: 0, max_pages: 5, per_host_delay_ms: 0, host_parallelism: 2, rules: [{ skip: 'https://a.test/private' }, { follow: 'same-site' }] });
   });
 
@@ -215,23 +187,23 @@ describe('POST /api/crawls: what is started', () => {
     expect(await post({ fromTargets: {} })).toEqual({ status: 400, body: { error: 'no enabled targets', orgId: ORG } });
     const lines: string[] = [];
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-    for (const u of ['https://t1.test/', 'https://t2.test/', 'https://t3.test/', 'https://t4.test/']) expect(await runTargets(tdb.db, ['add', ORG, u], io)).toBe(0);
-    expect(await runTargets(tdb.db, ['disable', ORG, 'https://t2.test/'], io)).toBe(0);
-    await addTarget(tdb.db, 'other', 'https://foreign.test/');
+    for (const u of ['https://t1.test/', 'https://t2.test/', 'https://t3.test/', 'https://t4.test/']) expect(await runTargets(h.tdb.db, ['add', ORG, u], io)).toBe(0);
+    expect(await runTargets(h.tdb.db, ['disable', ORG, 'https://t2.test/'], io)).toBe(0);
+    await addTarget(h.tdb.db, 'other', 'https://foreign.test/');
 
     const limited = await post({ fromTargets: { limit: 2 } });
     expect(limited.status).toBe(202);
-    const row = await tdb.db.selectFrom('crawls').selectAll().where('id', '=', limited.body.crawlId as string).executeTakeFirstOrThrow();
+    const row = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', limited.body.crawlId as string).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ seeds: ['https://t1.test/', 'https://t3.test/'], max_depth: 0, max_pages: 30 });
     await endRunning();
 
     const all = await post({ fromTargets: {}, maxPages: 1, maxDepth: 1 });
     expect(all.status).toBe(202);
-    const row2 = await tdb.db.selectFrom('crawls').selectAll().where('id', '=', all.body.crawlId as string).executeTakeFirstOrThrow();
+    const row2 = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', all.body.crawlId as string).executeTakeFirstOrThrow();
     expect(row2).toMatchObject({ seeds: ['https://t1.test/', 'https://t3.test/', 'https://t4.test/'], max_depth: 1, max_pages: 3 });
     await endRunning();
 
-    for (const u of ['https://t1.test/', 'https://t3.test/', 'https://t4.test/']) await disableTarget(tdb.db, ORG, u);
+    for (const u of ['https://t1.test/', 'https://t3.test/', 'https://t4.test/']) await disableTarget(h.tdb.db, ORG, u);
     expect((await post({ fromTargets: {} })).status).toBe(400);
   });
 });
@@ -251,20 +223,20 @@ describe('one crawl at a time', () => {
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => post({ seeds: [`https://p${i}.test/`] })));
     expect(results.filter((r) => r.status === 202)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(9);
-    expect(await tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute()).toHaveLength(1);
+    expect(await h.tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute()).toHaveLength(1);
   });
 });
 
 describe('the row and the workflow never disagree', () => {
   it('Temporal unreachable at start: 503, the row is finished failed, and the next crawl is not blocked', async () => {
     const deadConnection = Connection.lazy({ address: '127.0.0.1:9', connectTimeout: '1 second' });
-    const dead = new Client({ connection: deadConnection, namespace: api.config.temporal.namespace });
-    const broken = await startTestApi({ tdb, store, identity: 'dev', env, deps: { temporal: dead } });
+    const dead = new Client({ connection: deadConnection, namespace: h.api.config.temporal.namespace });
+    const broken = await startTestApi({ tdb: h.tdb, store: h.store, identity: 'dev', env: h.env, deps: { temporal: dead } });
     try {
       const r = await post({ seeds: ['https://a.test/'] }, devHeaders('alice', [ORG]), broken.url);
       expect(r.status).toBe(503);
       expect(r.body.error).toMatch(/could not be started/);
-      const rows = await tdb.db.selectFrom('crawls').selectAll().orderBy('started_at', 'desc').limit(1).execute();
+      const rows = await h.tdb.db.selectFrom('crawls').selectAll().orderBy('started_at', 'desc').limit(1).execute();
       expect(rows[0]).toMatchObject({ state: 'failed', stop_reason: 'failed' });
       expect(rows[0]!.failure).toMatch(/^the workflow could not be started/);
       expect(rows[0]!.finished_at).not.toBeNull();
@@ -277,41 +249,41 @@ describe('the row and the workflow never disagree', () => {
 
   it('a running row whose workflow is gone is finished when the next crawl is asked for', async () => {
     // the API died between the commit and the workflow start, two minutes ago
-    const orphan = await tdb.db
+    const orphan = await h.tdb.db
       .insertInto('crawls')
       .values({ org_id: ORG, submitted_by: 'alice', seeds: ['https://o.test/'], rules: JSON.stringify([{ follow: 'same-origin' }]), max_depth: 0, max_pages: 1, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], started_at: new Date(Date.now() - 120_000) })
       .returning('id')
       .executeTakeFirstOrThrow();
     const r = await post({ seeds: ['https://a.test/'] });
     expect(r.status).toBe(202);
-    const old = await tdb.db.selectFrom('crawls').selectAll().where('id', '=', orphan.id).executeTakeFirstOrThrow();
+    const old = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', orphan.id).executeTakeFirstOrThrow();
     expect(old).toMatchObject({ state: 'failed', stop_reason: 'failed', failure: 'its workflow is not_found and the row was still running' });
   });
 
   it('a terminated workflow’s row is finished the same way; a young row is left alone', async () => {
     const r = await post({ seeds: ['https://a.test/'] });
     const id = r.body.crawlId as string;
-    await client.workflow.getHandle(crawlWorkflowId(id)).terminate('operator');
+    await h.temporal.workflow.getHandle(crawlWorkflowId(id)).terminate('operator');
     // young: could still be starting, so it blocks
     expect((await post({ seeds: ['https://b.test/'] })).status).toBe(409);
-    await tdb.db.updateTable('crawls').set({ started_at: new Date(Date.now() - 120_000) }).where('id', '=', id).execute();
+    await h.tdb.db.updateTable('crawls').set({ started_at: new Date(Date.now() - 120_000) }).where('id', '=', id).execute();
     expect((await post({ seeds: ['https://b.test/'] })).status).toBe(202);
-    expect(await tdb.db.selectFrom('crawls').select(['state', 'failure']).where('id', '=', id).executeTakeFirstOrThrow()).toEqual({ state: 'failed', failure: 'its workflow is terminated and the row was still running' });
+    expect(await h.tdb.db.selectFrom('crawls').select(['state', 'failure']).where('id', '=', id).executeTakeFirstOrThrow()).toEqual({ state: 'failed', failure: 'its workflow is terminated and the row was still running' });
   });
 });
 
 describe('reading crawls', () => {
   it('GET /api/crawls: gated on can_submit, rows carry orgId, state and before filter, waczCount through crawl_pages', async () => {
-    await tdb.db.deleteFrom('crawls').execute();
+    await h.tdb.db.deleteFrom('crawls').execute();
     const mk = async (orgId: string, state: 'succeeded' | 'failed', startedAt: string, taskIds: string[] = []) => {
-      const row = await tdb.db
+      const row = await h.tdb.db
         .insertInto('crawls')
         .values({ org_id: orgId, submitted_by: 'x', seeds: [`https://${orgId}.test/`], rules: '[]', max_depth: 0, max_pages: 5, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], state, stop_reason: state === 'failed' ? 'failed' : 'max_depth', started_at: new Date(startedAt), finished_at: startedAt })
         .returning('id')
         .executeTakeFirstOrThrow();
       for (const [i, t] of taskIds.entries()) {
-        await tdb.db.insertInto('crawl_pages').values({ crawl_id: row.id, url: `https://${orgId}.test/${i}`, depth: 0, host: `${orgId}.test`, state: 'captured', task_id: t }).execute();
-        await tdb.db.insertInto('archives').values({ task_id: t, bucket: 'b', object_key: `${t}.wacz`, url: `https://${orgId}.test/${i}`, captured_at: startedAt, provenance: '{}' }).execute();
+        await h.tdb.db.insertInto('crawl_pages').values({ crawl_id: row.id, url: `https://${orgId}.test/${i}`, depth: 0, host: `${orgId}.test`, state: 'captured', task_id: t }).execute();
+        await h.tdb.db.insertInto('archives').values({ task_id: t, bucket: 'b', object_key: `${t}.wacz`, url: `https://${orgId}.test/${i}`, captured_at: startedAt, provenance: '{}' }).execute();
       }
       return row.id;
     };
@@ -352,17 +324,17 @@ describe('reading crawls', () => {
 
 describe('POST /api/crawls/:id/levels/:depth', () => {
   const reportTo = async (id: string, depth: number | string, body: unknown, headers: Record<string, string>) => {
-    const res = await fetch(`${api.url}/api/crawls/${id}/levels/${depth}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${h.api.url}/api/crawls/${id}/levels/${depth}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
 
   it('takes the level capability and any valid identity; checks the body; stores and replaces', async () => {
     const r = await post({ seeds: ['https://a.test/'], maxDepth: 1 });
     const id = r.body.crawlId as string;
-    const d0 = await hook.waitFor((d) => d.body.crawlId === id);
+    const d0 = await h.hook.waitFor((d) => d.body.crawlId === id);
     const cap = capabilityHeader(d0.body);
     // hold the worker so the reports stay unadmitted while we look at them
-    await tw.shutdown();
+    await h.tw.shutdown();
     try {
       const page = { url: 'https://a.test/', status: 'failed' };
       const body = { depth: 0, pages: [page] };
@@ -386,30 +358,30 @@ describe('POST /api/crawls/:id/levels/:depth', () => {
       expect((await reportTo(id, 0, { depth: 0, pages: [{ ...page, submittedAt: 'noon' }] }, bound)).status).toBe(400);
       expect((await reportTo(id, 0, { depth: 0, pages: [page], hosts: [{ host: 'a.test', delayMs: -1 }] }, bound)).status).toBe(400);
       expect((await reportTo(id, 'x', body, bound)).status).toBe(400);
-      expect(await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute()).toEqual([]);
+      expect(await h.tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute()).toEqual([]);
 
       // carol holds no grant on acme: the capability is what counts
       const first = await reportTo(id, 0, body, { ...devHeaders('carol', ['other']), ...cap });
       expect(first.status).toBe(202);
-      const stored = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute();
+      const stored = await h.tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute();
       expect(stored).toHaveLength(1);
       expect(stored[0]).toMatchObject({ depth: 0, report_id: first.body.reportId, reported_by: 'carol', body: { depth: 0, pages: [page] }, admitted_at: null });
 
       const second = await reportTo(id, 0, { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] }, bound);
       expect(second.status).toBe(202);
       expect(second.body.reportId).not.toBe(first.body.reportId);
-      const replaced = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute();
+      const replaced = await h.tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute();
       expect(replaced).toHaveLength(1);
       expect(replaced[0]).toMatchObject({ report_id: second.body.reportId, reported_by: 'flow', body: { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] } });
     } finally {
-      await tw.start();
+      await h.tw.start();
     }
     // the workflow admits the newest report only: the page ends skipped by robots
     await eventually(async () => {
-      const p = await tdb.db.selectFrom('crawl_pages').select(['state', 'skip_reason']).where('crawl_id', '=', id).executeTakeFirstOrThrow();
+      const p = await h.tdb.db.selectFrom('crawl_pages').select(['state', 'skip_reason']).where('crawl_id', '=', id).executeTakeFirstOrThrow();
       return p.state === 'skipped' ? p : undefined;
     });
-    const done = await waitForCrawlEnd(tdb.db, id);
+    const done = await waitForCrawlEnd(h.tdb.db, id);
     expect(done).toMatchObject({ state: 'succeeded', stop_reason: 'completed' });
     // reporting a finished crawl is refused
     expect(await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'failed' }] }, { ...devHeaders('flow', [ORG]), ...cap })).toEqual({ status: 409, body: { error: 'the crawl is not running', state: 'succeeded' } });
@@ -418,7 +390,7 @@ describe('POST /api/crawls/:id/levels/:depth', () => {
 
 describe('without the webhook settings', () => {
   it('none of the crawl routes exist', async () => {
-    const off = await startTestApi({ tdb, store, identity: 'dev', env: { ...env, CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '' }, deps: { temporal: client } });
+    const off = await startTestApi({ tdb: h.tdb, store: h.store, identity: 'dev', env: { ...h.env, CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '' }, deps: { temporal: h.temporal } });
     try {
       const h = { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' };
       expect((await fetch(`${off.url}/api/crawls`, { method: 'POST', headers: h, body: JSON.stringify({ seeds: ['https://a.test/'] }) })).status).toBe(404);

@@ -3,37 +3,19 @@
 // stopped after reporting level 0 and a fresh one — which has never read that robots.txt and
 // remembers no finish — captures level 1. The level-1 dispatch carries notBefore = last finish +
 // 1 s, and every gap on the host stays ≥ 1 s, by the ledger's pacing query and by the site's log.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
-import { startFlow, type Flow } from '../../src/flow/server.ts';
+import { describe, expect, it } from 'vitest';
 import { pacingGaps } from '../../src/store/pages.ts';
-import { startTestApi, startTestIssuer, testApiConfig, type TestApi, type TestIssuer } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
-import { startSite, type Site } from '../support/site.ts';
-import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
-import { endRunningCrawls, grant, startWebhookStub, waitForCrawlEnd, type WebhookStub } from '../support/crawls.ts';
+import { waitForCrawlEnd } from '../support/crawls.ts';
+import { useHarness } from '../support/harness.ts';
 
 const ORG = 'acme';
-const TOKEN = 'crawl-delay-token';
 const CRAWL_DELAY_MS = 1000;
 const PER_HOST_DELAY_MS = 100;
 
-let tdb: TestDatabase;
-let store: TestStore;
-let issuer: TestIssuer;
-let hook: WebhookStub;
-let site: Site;
-let api: TestApi;
-let tw: TestWorker;
-let connection: Connection;
-const flows: Flow[] = [];
-
-const flowConfig = () => testApiConfig({ tdb, store, identity: { oidc: { url: issuer.url } }, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN } });
-
-beforeAll(async () => {
-  [tdb, store, issuer, hook] = await Promise.all([createTestDatabase(), createTestStore(), startTestIssuer(), startWebhookStub()]);
-  site = await startSite({
+const h = useHarness({
+  issuer: true,
+  crawls: 'stub',
+  site: {
     hosts: {
       d: {
         robots: `User-agent: *\nCrawl-delay: ${CRAWL_DELAY_MS / 1000}\n`,
@@ -44,87 +26,58 @@ beforeAll(async () => {
         },
       },
     },
-  });
-  const identity = { oidc: { url: issuer.url } } as const;
-  const env = {
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: hook.url,
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
-    CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: uniqueTaskQueue('crawl-delay'),
-    CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '90',
-  };
-  const base = testApiConfig({ tdb, store, identity, env });
-  connection = await Connection.connect({ address: base.temporal.address });
-  api = await startTestApi({ tdb, store, identity, env, deps: { temporal: new Client({ connection, namespace: base.temporal.namespace }) } });
-  tw = await startTestWorker({ config: { ...api.config, api: { ...api.config.api, publicUrl: api.url } }, db: tdb.db, fga: store.client });
-  await grant(store.client, 'alice', 'submitter', ORG);
-}, 120_000);
-
-afterEach(async () => {
-  hook.relay = undefined;
-  await endRunningCrawls(tdb.db, tw.client);
-});
-
-afterAll(async () => {
-  await tw?.stop();
-  await api?.close();
-  await connection?.close();
-  for (const f of flows) await f.close();
-  await hook?.close();
-  await site?.close();
-  await issuer?.close();
-  await tdb?.drop();
+  },
+  env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '90' },
+  grants: [['alice', 'submitter', ORG]],
 });
 
 describe('Crawl-delay across a restart of the capture flow', () => {
   it('the flow restarted between levels with Crawl-delay 1 s: the gaps stay ≥ 1 s', async () => {
-    site.clearLog();
-    const first = await startFlow({ config: flowConfig(), port: 0 });
-    flows.push(first);
+    h.site.clearLog();
+    const first = await h.startFlow();
     // level 1 is held at the relay until the first flow is gone and a fresh one is listening
     let restarted!: () => void;
     const ready = new Promise<void>((resolve) => (restarted = resolve));
-    hook.relay = { to: first.webhookUrl, hold: async (d) => (d.body.depth === 1 ? ready : undefined) };
+    h.hook.relay = { to: first.webhookUrl, hold: async (d) => (d.body.depth === 1 ? ready : undefined) };
 
-    const res = await fetch(`${api.url}/api/crawls`, {
+    const res = await fetch(`${h.api.url}/api/crawls`, {
       method: 'POST',
-      headers: { ...(await issuer.auth('alice', [ORG])), 'content-type': 'application/json' },
-      body: JSON.stringify({ seeds: [site.url('d', '/')], maxDepth: 1, perHostDelayMs: PER_HOST_DELAY_MS, hostParallelism: 1 }),
+      headers: await h.as('alice', [ORG]),
+      body: JSON.stringify({ seeds: [h.site.url('d', '/')], maxDepth: 1, perHostDelayMs: PER_HOST_DELAY_MS, hostParallelism: 1 }),
     });
     expect(res.status).toBe(202);
     const { crawlId } = (await res.json()) as { crawlId: string };
 
     const level0 = await first.waitForLevel(crawlId, 0, 60_000);
     expect(level0.state).toBe('reported');
-    const host = site.hosts.d!.host;
+    const host = h.site.hosts.d!.host;
     // the report said which delay the flow kept on the host
     expect(level0.report!.hosts).toEqual([{ host, delayMs: CRAWL_DELAY_MS, lastFinishedAt: level0.report!.pages[0]!.finishedAt }]);
     await first.close();
-    flows.splice(flows.indexOf(first), 1);
-    const second = await startFlow({ config: flowConfig(), port: 0 });
-    flows.push(second);
-    hook.relay.to = second.webhookUrl;
+    const second = await h.startFlow();
+    h.hook.relay.to = second.webhookUrl;
     restarted();
 
-    const row = await waitForCrawlEnd(tdb.db, crawlId, 90_000);
+    const row = await waitForCrawlEnd(h.tdb.db, crawlId, 90_000);
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
 
     // the ledger kept the effective delay and the last finish, and the dispatch carried them
-    const kept = await tdb.db.selectFrom('crawl_hosts').selectAll().where('crawl_id', '=', crawlId).execute();
+    const kept = await h.tdb.db.selectFrom('crawl_hosts').selectAll().where('crawl_id', '=', crawlId).execute();
     expect(kept).toHaveLength(1);
     expect(kept[0]).toMatchObject({ host, effective_delay_ms: CRAWL_DELAY_MS });
     const lastFinish0 = Date.parse(level0.report!.pages[0]!.finishedAt!);
-    const d1 = hook.dispatches.find((d) => d.body.crawlId === crawlId && d.body.depth === 1)!;
+    const d1 = h.hook.dispatches.find((d) => d.body.crawlId === crawlId && d.body.depth === 1)!;
     expect(d1.body.notBefore).toEqual({ [host]: new Date(lastFinish0 + CRAWL_DELAY_MS).toISOString() });
     expect(second.level(crawlId, 1)!.state).toBe('reported');
 
-    const pages = await tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).orderBy('url').execute();
+    const pages = await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).orderBy('url').execute();
     expect(pages.map((p) => p.state)).toEqual(['captured', 'captured', 'captured']);
     // the spec's pacing query: every gap on the host at least the Crawl-delay
-    const gaps = (await pacingGaps(tdb.db, crawlId)).filter((g) => g.prevFinishedAt !== null);
+    const gaps = (await pacingGaps(h.tdb.db, crawlId)).filter((g) => g.prevFinishedAt !== null);
     expect(gaps).toHaveLength(2);
     for (const g of gaps) expect(g.gapMs!).toBeGreaterThanOrEqual(CRAWL_DELAY_MS);
     // and what the site itself saw: each page request at least 1 s after the previous one ended
-    const requests = site.pageRequests('d').filter((r) => ['/', '/a', '/b'].includes(r.path));
+    const requests = h.site.pageRequests('d').filter((r) => ['/', '/a', '/b'].includes(r.path));
     expect(requests.map((r) => r.path).sort()).toEqual(['/', '/a', '/b']);
     for (let i = 1; i < requests.length; i += 1) expect(requests[i]!.startedAt - requests[i - 1]!.finishedAt).toBeGreaterThanOrEqual(CRAWL_DELAY_MS);
   });

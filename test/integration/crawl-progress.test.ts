@@ -3,6 +3,7 @@
 // The heartbeat route's gate (token and the level's capability) is attacked as well.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { crawlWorkflowId, SIGNALS } from '../../temporal.config.ts';
 import { CAPABILITY_HEADER } from '../../src/domain/contract.ts';
 import type { ProgressView } from '../../src/domain/progress.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
@@ -144,14 +145,31 @@ describe('live progress and the pacing audit', () => {
     expect(JSON.stringify(await mismatch.json())).toContain('body.depth');
     expect((await post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, JSON.stringify({ depth: 0, pagesDone: -1 }))).status).toBe(400);
 
-    // the flow's own capability and any valid token: accepted, and the workflow shows it
-    const ok = await post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, JSON.stringify({ depth: 0, pagesTotal: 2, pagesDone: 1, pagesInFlight: 1, hosts: [{ host: 'forged.test:1', queued: 0, inFlight: 1, nextAllowedAt: null }] }));
+    // the killed flow's heartbeats took the level's turn to signal the workflow; free it, as the
+    // quarter of the liveness window passing would
+    await s.tdb.db.updateTable('crawl_level_dispatches').set({ heartbeat_signalled_at: null }).where('crawl_id', '=', crawlId).execute();
+    // the flow's own capability and any valid token: accepted, passed on, and the workflow shows it
+    const beat = (host: string) => JSON.stringify({ depth: 0, pagesTotal: 2, pagesDone: 1, pagesInFlight: 1, hosts: [{ host, queued: 0, inFlight: 1, nextAllowedAt: null }] });
+    const ok = await post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, beat('forged.test:1'));
     expect(ok.status).toBe(202);
+    expect(await ok.json()).toEqual({ accepted: true, passedOn: true });
     const seen = await eventually(async () => {
       const p = await get<ProgressView>(`/api/crawls/${crawlId}/progress`);
       return p.body.hosts.some((h) => h.host === 'forged.test:1') ? p.body : undefined;
     }, 10_000, 'the accepted heartbeat in the progress');
     expect(seen.hosts.some((h) => h.host === 'refused.test:1')).toBe(false);
+
+    // within a quarter of the liveness window the next ones are accepted but not passed on: every
+    // signal stays in the workflow's history, so a flow that floods heartbeats cannot grow it
+    const flood = await Promise.all(Array.from({ length: 20 }, (_, i) => post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, beat(`flood${i}.test:1`))));
+    expect(flood.map((r) => r.status)).toEqual(Array(20).fill(202));
+    expect((await Promise.all(flood.map((r) => r.json()))).filter((b) => (b as { passedOn: boolean }).passedOn)).toEqual([]);
+    const history = await s.temporal.workflow.getHandle(crawlWorkflowId(crawlId)).fetchHistory();
+    const heartbeatSignals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === SIGNALS.levelHeartbeat);
+    const signalled = heartbeatSignals.map((e) => Buffer.from(e.workflowExecutionSignaledEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
+    expect(signalled.filter((b) => b.includes('forged.test:1'))).toHaveLength(1);
+    expect(signalled.filter((b) => b.includes('flood'))).toEqual([]);
+    expect((await get<ProgressView>(`/api/crawls/${crawlId}/progress`)).body.hosts.map((h) => h.host)).toEqual(['forged.test:1']);
 
     await s.endRunning();
     s.flow.setKnobs({});

@@ -5,11 +5,11 @@
 //   const h = useHarness({ crawls: 'stub', grants: [['alice', 'submitter', 'acme']] });
 //   it('…', async () => { await fetch(`${h.api.url}/api/crawls`, …); h.hook.dispatches … });
 //
-// Parts: always a test database, an OpenFGA store and the API; `issuer` for real JWTs (the API
-// then trusts it instead of the dev identity); `crawls` adds Temporal, a worker on a task queue of
-// its own and the webhook: a stub that records dispatches ('stub') or the reference capture flow
-// ('flow', with a test site). With crawls, every test ends with no crawl running (afterEach), so
-// no test depends on what an earlier one left.
+// Parts: always a test database and an OpenFGA store; the API unless `api: false`; `issuer` for
+// real JWTs (the API then trusts it instead of the dev identity); `worker` adds Temporal and a
+// worker on a task queue of its own; `crawls` adds both and the webhook: a stub that records
+// dispatches ('stub') or the reference capture flow ('flow', with a test site). With crawls, every
+// test ends with no crawl running (afterEach), so no test depends on what an earlier one left.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { OpenFgaClient } from '@openfga/sdk';
 import { Client, Connection } from '@temporalio/client';
@@ -31,6 +31,10 @@ export interface HarnessOptions {
   issuer?: boolean;
   /** Temporal, a worker and the webhook: a recording stub, or the reference capture flow */
   crawls?: 'stub' | 'flow';
+  /** Temporal and a worker without a webhook (reconcile, outbox) */
+  worker?: boolean;
+  /** false: no API (the worker then runs with the plain test configuration) */
+  api?: false;
   /** the test site (with crawls: 'flow', what the flow captures) */
   site?: { hosts: Record<string, SiteHostSpec> };
   /** the reference flow's options (crawls: 'flow') */
@@ -49,13 +53,15 @@ export interface Harness {
   tdb: TestDatabase;
   store: TestStore;
   api: TestApi;
-  /** the configuration the worker runs with (the API's, with its real public URL) */
+  /** the environment the API was started with (to start another API like it) */
+  env: Record<string, string>;
+  /** the configuration the worker runs with (the API's, with its real public URL, when there is one) */
   config: Config;
   s3: S3Client;
   bucket: string;
   /** with `issuer` */
   issuer: TestIssuer;
-  /** with crawls */
+  /** with crawls or worker */
   temporal: Client;
   tw: TestWorker;
   /** with crawls: 'stub' */
@@ -141,27 +147,29 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
       h.flow = await newFlow(0);
       teardown.add(() => h.flow.close());
     }
-    if (opts.crawls !== undefined) {
-      env = {
-        CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: opts.crawls === 'flow' ? h.flow.webhookUrl : hook!.url,
-        CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token,
-        CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: uniqueTaskQueue('harness'),
-        ...env,
-      };
+    const withWorker = opts.crawls !== undefined || opts.worker === true;
+    if (withWorker) {
+      const webhook: Record<string, string> = opts.crawls === undefined ? {} : { CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: opts.crawls === 'flow' ? h.flow.webhookUrl : hook!.url, CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token };
+      env = { ...webhook, CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: uniqueTaskQueue('harness'), ...env };
       const { temporal } = testApiConfig({ tdb, store, env });
       const connection = await Connection.connect({ address: temporal.address });
       teardown.add(() => connection.close());
       h.temporal = new Client({ connection, namespace: temporal.namespace });
     }
 
-    const fga = opts.apiFga?.(store.client) ?? store.client;
-    h.api = await startTestApi({ tdb, store, identity, env, deps: { fga, ...(h.temporal === undefined ? {} : { temporal: h.temporal }), ...opts.apiDeps } });
-    teardown.add(() => h.api.close());
-    h.config = { ...h.api.config, api: { ...h.api.config.api, publicUrl: h.api.url } };
+    h.env = env;
+    if (opts.api === false) {
+      h.config = testApiConfig({ tdb, store, identity, env });
+    } else {
+      const fga = opts.apiFga?.(store.client) ?? store.client;
+      h.api = await startTestApi({ tdb, store, identity, env, deps: { fga, ...(h.temporal === undefined ? {} : { temporal: h.temporal }), ...opts.apiDeps } });
+      teardown.add(() => h.api.close());
+      h.config = { ...h.api.config, api: { ...h.api.config.api, publicUrl: h.api.url } };
+    }
     h.s3 = createS3(h.config.s3);
     teardown.add(() => h.s3.destroy());
     h.bucket = h.config.s3.bucket;
-    if (opts.crawls !== undefined) {
+    if (withWorker) {
       h.tw = await startTestWorker({ config: h.config, db: tdb.db, fga: store.client });
       // stopped first: it ends the workflows still running on its queue
       teardown.add(() => h.tw.stop());
