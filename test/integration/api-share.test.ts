@@ -3,41 +3,38 @@
 // API, and fga:unshare stops signing at once.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { share, unshare } from '../../src/cli/fga-share.ts';
 import type { Archive } from '../../src/db/types.ts';
-import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { devHeaders, testApiConfig } from '../support/api.ts';
 import { ROOT } from '../support/env.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 
 const run = promisify(execFile);
 
-let tdb: TestDatabase;
-let store: TestStore;
-let api: TestApi;
+const h = useHarness();
 let archive: Archive;
 let other: Archive;
 
-const sign = async (id: string, subject: string, orgs: string[] = []) => (await fetch(`${api.url}/api/archives/${id}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
-const listed = async (subject: string) => ((await (await fetch(`${api.url}/api/archives`, { headers: devHeaders(subject) })).json()) as { id: string }[]).map((a) => a.id);
+const sign = async (id: string, subject: string, orgs: string[] = []) => (await fetch(`${h.api.url}/api/archives/${id}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
+const listed = async (subject: string) => ((await (await fetch(`${h.api.url}/api/archives`, { headers: devHeaders(subject) })).json()) as { id: string }[]).map((a) => a.id);
 
-beforeAll(async () => {
-  [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
-  api = await startTestApi({ tdb, store, identity: 'dev' });
-  const job = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
-  archive = await insertArchive(tdb.db, { crawlId: job, bucket: api.config.s3.bucket });
-  other = await insertArchive(tdb.db, { crawlId: job, bucket: api.config.s3.bucket });
-  await drain(tdb.db, store.client);
+// every test has archives of its own and takes back what it shared, so none depends on another
+beforeEach(async () => {
+  const job = await insertJob(h.tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+  archive = await insertArchive(h.tdb.db, { crawlId: job, bucket: h.bucket });
+  other = await insertArchive(h.tdb.db, { crawlId: job, bucket: h.bucket });
+  await drain(h.tdb.db, h.store.client);
 });
 
-afterAll(async () => {
-  await api?.close();
-  await tdb?.drop();
+afterEach(async () => {
+  const { tuples } = await h.store.client.read({ object: `archive:${archive.id}` });
+  const shares = tuples.filter((t) => t.key.relation === 'viewer').map((t) => ({ user: t.key.user, relation: 'viewer', object: t.key.object }));
+  if (shares.length > 0) await h.store.client.write({ deletes: shares });
 });
 
-const deps = () => ({ db: tdb.db, fga: store.client });
+const deps = () => ({ db: h.tdb.db, fga: h.store.client });
 
 describe('fga:share / fga:unshare through the API', () => {
   it('an outsider sees nothing before a share', async () => {
@@ -51,13 +48,14 @@ describe('fga:share / fga:unshare through the API', () => {
     expect(await sign(archive.id, 'olga')).toBe(200);
     expect(await sign(other.id, 'olga')).toBe(404);
     expect(await listed('olga')).toEqual([archive.id]);
-    const tuples = await store.client.read({ user: 'user:olga', relation: 'viewer', object: `archive:${archive.id}` });
+    const tuples = await h.store.client.read({ user: 'user:olga', relation: 'viewer', object: `archive:${archive.id}` });
     expect(tuples.tuples[0]!.key.condition).toMatchObject({ name: 'non_expired_grant', context: { grant_time: r.grantTime, grant_duration: '3600s' } });
-    const del = await store.client.check({ user: 'user:olga', relation: 'can_delete', object: `archive:${archive.id}`, context: { current_time: new Date().toISOString() } });
+    const del = await h.store.client.check({ user: 'user:olga', relation: 'can_delete', object: `archive:${archive.id}`, context: { current_time: new Date().toISOString() } });
     expect(del.allowed).toBe(false);
   });
 
   it('the same tuple has lapsed after its window (assertion 6): a grant written 2 h ago for 1 h', async () => {
+    expect(await share(deps(), archive.id, 'olga', '1h')).toMatchObject({ canViewNow: true, replaced: false });
     const r = await share(deps(), archive.id, 'olga', '1h', new Date(Date.now() - 2 * 3600_000));
     expect(r).toMatchObject({ canViewNow: false, replaced: true });
     expect(await sign(archive.id, 'olga')).toBe(404);
@@ -70,7 +68,7 @@ describe('fga:share / fga:unshare through the API', () => {
     await new Promise((r) => setTimeout(r, 3500));
     expect(await sign(archive.id, 'pete')).toBe(404);
     // the tuple is still there: nothing had to sweep it
-    expect((await store.client.read({ user: 'user:pete', relation: 'viewer', object: `archive:${archive.id}` })).tuples).toHaveLength(1);
+    expect((await h.store.client.read({ user: 'user:pete', relation: 'viewer', object: `archive:${archive.id}` })).tuples).toHaveLength(1);
   });
 
   it('unshare stops signing at once', async () => {
@@ -82,16 +80,18 @@ describe('fga:share / fga:unshare through the API', () => {
   });
 
   it('refuses an unknown archive, a bad duration or user, writing nothing', async () => {
+    await share(deps(), archive.id, 'olga', '1h');
+    await share(deps(), archive.id, 'pete', '1h');
     await expect(share(deps(), '00000000-0000-4000-8000-000000000000', 'olga', '1h')).rejects.toThrow(/no archive/);
     await expect(share(deps(), 'nope', 'olga', '1h')).rejects.toThrow(/not a UUID/);
     await expect(share(deps(), archive.id, 'olga', '1w')).rejects.toThrow(/duration/);
     await expect(share(deps(), archive.id, 'organization:acme', '1h')).rejects.toThrow(/not a valid name/);
-    const all = await store.client.read({ object: `archive:${archive.id}` });
+    const all = await h.store.client.read({ object: `archive:${archive.id}` });
     expect(all.tuples.filter((t) => t.key.relation === 'viewer').map((t) => t.key.user).sort()).toEqual(['user:olga', 'user:pete']);
   });
 
   it('npm run fga:share / fga:unshare print what they wrote and the answer asked again', async () => {
-    const config = testApiConfig({ tdb, store, identity: 'dev' });
+    const config = testApiConfig({ tdb: h.tdb, store: h.store, identity: 'dev' });
     const env = {
       ...process.env,
       CAPTURE_LEDGER_DATABASE_URL: config.databaseUrl,
