@@ -79,6 +79,8 @@ export interface CrawlLevelDispatchesTable {
   deadline: Timestamp;
   dispatched_at: Generated<Date>;
   reports: Generated<number>;
+  /** when the workflow was last signalled a heartbeat of the level (null: not since the dispatch) */
+  heartbeat_signalled_at: Timestamp | null;
 }
 
 export interface CrawlHostsTable {

@@ -32,7 +32,8 @@ export async function recordDispatch(db: Q, d: { crawlId: string; depth: number;
         greatest(1, cardinality(crawl_level_dispatches.capability_hashes) + 2 - ${MAX_CAPABILITIES_PER_LEVEL}) :],
       artifact_prefix = excluded.artifact_prefix,
       deadline = excluded.deadline,
-      dispatched_at = now()
+      dispatched_at = now(),
+      heartbeat_signalled_at = NULL
   `.execute(db);
 }
 
@@ -53,6 +54,27 @@ export async function takeReportSlot(db: Q, crawlId: string, depth: number, max:
     .returning('reports')
     .executeTakeFirst();
   return r?.reports ?? null;
+}
+
+/**
+ * Takes the level's turn to signal the workflow a heartbeat: true when none was signalled since the
+ * dispatch or the last one is at least `minGapMs` old. releaseHeartbeatTurn gives it back when the
+ * signal could not be sent.
+ */
+export async function takeHeartbeatTurn(db: Q, crawlId: string, depth: number, minGapMs: number): Promise<boolean> {
+  const r = await db
+    .updateTable('crawl_level_dispatches')
+    .set({ heartbeat_signalled_at: sql<Date>`now()` })
+    .where('crawl_id', '=', crawlId)
+    .where('depth', '=', depth)
+    .where((eb) => eb.or([eb('heartbeat_signalled_at', 'is', null), eb('heartbeat_signalled_at', '<=', sql<Date>`now() - make_interval(secs => ${minGapMs / 1000})`)]))
+    .returning('depth')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+export async function releaseHeartbeatTurn(db: Q, crawlId: string, depth: number): Promise<void> {
+  await db.updateTable('crawl_level_dispatches').set({ heartbeat_signalled_at: null }).where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
 }
 
 export interface HostPacing {

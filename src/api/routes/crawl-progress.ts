@@ -33,7 +33,7 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Cr
       schema: {
         summary: "The capture flow's heartbeat while it works on a level",
         description:
-          "Same credentials as the level's report: a Bearer token of any identity and the level's capability in x-capture-capability. Once a level has had a heartbeat, silence longer than the liveness window (60 s) dispatches it again.",
+          "Same credentials as the level's report: a Bearer token of any identity and the level's capability in x-capture-capability. Once a level has had a heartbeat, silence longer than the liveness window (60 s) dispatches it again. Every heartbeat is accepted; at most one per quarter of the liveness window is passed on to the workflow (passedOn), since each signal stays in its history.",
         tags: ['crawls'],
         params: LevelParams,
         body: Heartbeat,
@@ -54,9 +54,9 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Cr
       if (request.body.depth !== depth) {
         throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
       }
-      await levels.heartbeat(dispatch, request.body);
+      const { passedOn } = await levels.heartbeat(dispatch, request.body);
       void reply.code(202);
-      return { accepted: true };
+      return { accepted: true, passedOn };
     },
   );
 

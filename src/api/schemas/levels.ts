@@ -73,4 +73,10 @@ export const Heartbeat = Type.Object(
   { additionalProperties: false },
 );
 
-export const HeartbeatAccepted = Type.Object({ accepted: Type.Boolean() }, { additionalProperties: false });
+export const HeartbeatAccepted = Type.Object(
+  {
+    accepted: Type.Boolean(),
+    passedOn: Type.Boolean({ description: 'whether the workflow was signalled: at most one heartbeat per quarter of the liveness window is passed on' }),
+  },
+  { additionalProperties: false },
+);

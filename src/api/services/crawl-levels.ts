@@ -11,15 +11,16 @@ import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporali
 import type { FastifyBaseLogger } from 'fastify';
 import type { Static } from 'typebox';
 import { crawlWorkflowId, QUERIES, SIGNALS } from '../../../temporal.config.ts';
+import type { Config } from '../../config/env.ts';
 import type { Db } from '../../db/connect.ts';
 import type { CrawlProgress } from '../../domain/crawl.ts';
 import { ConflictError, ServiceUnavailableError } from '../../domain/errors.ts';
 import type { Identity } from '../../domain/identity.ts';
 import { MAX_REPORTS_PER_LEVEL } from '../../domain/level-dispatch.ts';
-import type { LevelHeartbeat } from '../../domain/liveness.ts';
+import { LIVENESS_DEFAULTS, type LevelHeartbeat } from '../../domain/liveness.ts';
 import { busiestHosts, progressView, type ProgressView } from '../../domain/progress.ts';
 import { getCrawl, upsertLevelReport } from '../../store/crawls.ts';
-import { takeReportSlot, type LevelDispatch } from '../../store/level-dispatches.ts';
+import { releaseHeartbeatTurn, takeHeartbeatTurn, takeReportSlot, type LevelDispatch } from '../../store/level-dispatches.ts';
 import { levelCounts, pacingAudit } from '../../store/progress.ts';
 import type { LevelReported, ReportRefused } from '../../workflows/crawl.ts';
 import { submittableCrawl } from '../crawl-access.ts';
@@ -31,7 +32,17 @@ export const SIGNAL_DEADLINE_MS = 10_000;
 /** How long the progress query may take before the answer comes from the ledger alone. */
 export const QUERY_DEADLINE_MS = 5_000;
 
+/**
+ * The least time between two heartbeats of a level passed on to the workflow: a quarter of the
+ * liveness window, so a level whose flow is alive is never taken for silent, while a flow that
+ * beats every few seconds (or floods) adds at most a few signals a minute to the history.
+ */
+export function heartbeatSignalGapMs(config: Pick<Config, 'crawl'>): number {
+  return ((config.crawl.livenessWindowSeconds ?? LIVENESS_DEFAULTS.windowSeconds) * 1000) / 4;
+}
+
 export interface CrawlLevelServiceDeps {
+  config: Config;
   db: Db;
   fga: OpenFgaClient;
   temporal: TemporalClient;
@@ -40,8 +51,11 @@ export interface CrawlLevelServiceDeps {
 export interface CrawlLevelService {
   /** Stores the level's report and tells the workflow; 409 when the crawl or level is closed. */
   report(dispatch: LevelDispatch, reporter: Identity, body: Static<typeof LevelReport>): Promise<{ reportId: string }>;
-  /** Passes the flow's heartbeat on to the workflow; 409 when the crawl is not running. */
-  heartbeat(dispatch: LevelDispatch, body: Static<typeof Heartbeat>): Promise<void>;
+  /**
+   * Passes the flow's heartbeat on to the workflow unless one was passed on within a quarter of
+   * the liveness window (then passedOn is false); 409 when the crawl is not running.
+   */
+  heartbeat(dispatch: LevelDispatch, body: Static<typeof Heartbeat>): Promise<{ passedOn: boolean }>;
   /** Tells the workflow that a report carrying the level's capability had its token refused. */
   reportRefused(crawlId: string, depth: number, reason: string): Promise<void>;
   /** The workflow's progress merged with the ledger; 404 unless the caller may submit. */
@@ -52,6 +66,7 @@ export interface CrawlLevelService {
 
 export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevelService {
   const { db, fga, temporal } = deps;
+  const heartbeatGapMs = heartbeatSignalGapMs(deps.config);
   const workflow = (crawlId: string) => temporal.workflow.getHandle(crawlWorkflowId(crawlId));
   const withDeadline = <T>(ms: number, fn: () => Promise<T>): Promise<T> => temporal.withDeadline(Date.now() + ms, fn);
 
@@ -87,10 +102,18 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
     },
 
     async heartbeat(dispatch, body) {
-      await mustBeRunning(dispatch.crawlId);
+      const { crawlId, depth } = dispatch;
+      await mustBeRunning(crawlId);
+      if (!(await takeHeartbeatTurn(db, crawlId, depth, heartbeatGapMs))) return { passedOn: false };
       // every signal stays in the workflow's history: only the busiest hosts are passed on
       const beat: LevelHeartbeat = { ...body, hosts: busiestHosts(body.hosts), receivedAt: new Date().toISOString() };
-      await signal(dispatch.crawlId, SIGNALS.levelHeartbeat, beat, 'Temporal is unavailable; the heartbeat was not passed on', `a heartbeat of level ${dispatch.depth}`);
+      try {
+        await signal(crawlId, SIGNALS.levelHeartbeat, beat, 'Temporal is unavailable; the heartbeat was not passed on', `a heartbeat of level ${depth}`);
+      } catch (err) {
+        await releaseHeartbeatTurn(db, crawlId, depth);
+        throw err;
+      }
+      return { passedOn: true };
     },
 
     async reportRefused(crawlId, depth, reason) {
