@@ -5,14 +5,13 @@
 // replay test.
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CrawlProgress } from '../../src/domain/crawl.ts';
 import type { LevelHeartbeat } from '../../src/domain/liveness.ts';
 import { cancelSignal, crawl, levelHeartbeatSignal, levelReportedSignal, progressQuery, type CrawlWorkflowInput } from '../../src/workflows/crawl.ts';
-import { admitted, mockWorker, timeSkippingEnv } from './support.ts';
+import { admitted, mockWorker, useTimeSkippingEnv } from './support.ts';
 
 const RECORD = process.env.CAPTURE_LEDGER_RECORD_HISTORIES === '1';
 
@@ -22,15 +21,7 @@ interface Calls {
   finish: { state: string; stopReason: string; failure?: string | null }[];
 }
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await timeSkippingEnv();
-}, 60_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const t = useTimeSkippingEnv();
 
 const heartbeat = (depth: number, pagesDone: number): LevelHeartbeat => ({
   depth,
@@ -53,10 +44,10 @@ async function run(
   const crawlId = randomUUID();
   const taskQueue = `liveness-${randomUUID()}`;
   const calls: Calls = { dispatch: [], admit: [], finish: [] };
-  const worker = await mockWorker(env, taskQueue, {
+  const worker = await mockWorker(t.env, taskQueue, {
     beginCrawl: async () => ({ running: true, orgId: 'acme', maxDepth: opts.maxDepth ?? 0 }),
     dispatchLevel: async ({ depth }) => {
-      calls.dispatch.push({ depth, at: await env.currentTimeMs() });
+      calls.dispatch.push({ depth, at: await t.env.currentTimeMs() });
       if (opts.failRedispatch && calls.dispatch.length > 1) throw ApplicationFailure.nonRetryable('webhook unreachable', 'DispatchRejected');
       return { depth, pages: 14, follow: 0, hosts: 1 };
     },
@@ -71,7 +62,7 @@ async function run(
     },
   });
   return worker.runUntil(async () => {
-    const handle = await env.client.workflow.start(crawl, {
+    const handle = await t.env.client.workflow.start(crawl, {
       taskQueue,
       workflowId: `crawl-${crawlId}`,
       args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds: 1800, ...opts.input }],
@@ -103,7 +94,7 @@ describe('crawl workflow: waiting for a level (time skipped)', () => {
   it('a flow without heartbeats that reports after 20 minutes still succeeds (today\'s behaviour)', async () => {
     const { result, calls } = await run('no-heartbeat-late-report', {}, async (h, c) => {
       await dispatched(c, 1);
-      await env.sleep('20 minutes');
+      await t.env.sleep('20 minutes');
       await h.signal(levelReportedSignal, { depth: 0, reportId: 'r0' });
     });
     expect(result).toMatchObject({ state: 'succeeded', stopReason: 'max_depth' });
@@ -129,7 +120,7 @@ describe('crawl workflow: waiting for a level (time skipped)', () => {
       await h.signal(levelHeartbeatSignal, heartbeat(0, 3));
       const p1 = await h.query(progressQuery);
       expect(p1.levels[0]?.heartbeat).toMatchObject({ depth: 0, pagesDone: 3, hosts: [{ host: 'a.test', queued: 10 }] });
-      await env.sleep('61 seconds');
+      await t.env.sleep('61 seconds');
       await dispatched(c, 2);
       const p2: CrawlProgress = await h.query(progressQuery);
       expect(p2).toMatchObject({ phase: 'waiting', depth: 0 });
@@ -150,7 +141,7 @@ describe('crawl workflow: waiting for a level (time skipped)', () => {
       await dispatched(c, 1);
       for (let i = 0; i < 12; i += 1) {
         await h.signal(levelHeartbeatSignal, heartbeat(0, i));
-        await env.sleep('45 seconds');
+        await t.env.sleep('45 seconds');
       }
       await h.signal(levelReportedSignal, { depth: 0, reportId: 'r0' });
     });
@@ -181,7 +172,7 @@ describe('crawl workflow: waiting for a level (time skipped)', () => {
     const { result, calls } = await run('cancel-while-waiting', {}, async (h, c) => {
       await dispatched(c, 1);
       await h.signal(levelHeartbeatSignal, heartbeat(0, 1));
-      await env.sleep('30 seconds');
+      await t.env.sleep('30 seconds');
       await h.signal(cancelSignal, { reason: 'wrong seeds' });
     });
     expect(result.failure).toBe('cancelled: wrong seeds');

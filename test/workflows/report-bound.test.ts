@@ -2,20 +2,11 @@
 // API refused (reportRefused) fails the crawl at once, and a flow that keeps re-reporting a level
 // cannot keep the crawl running past that level's deadline. Activities are recording mocks.
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { crawl, levelReportedSignal, reportRefusedSignal } from '../../src/workflows/crawl.ts';
-import { admitted, mockWorker, timeSkippingEnv } from './support.ts';
+import { admitted, mockWorker, useTimeSkippingEnv } from './support.ts';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await timeSkippingEnv();
-}, 60_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const t = useTimeSkippingEnv();
 
 const LEVEL_TIMEOUT_S = 1800;
 
@@ -26,10 +17,10 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
   const finishes: { state: string; failure?: string | null }[] = [];
   let dispatchedAt = 0;
   let finishedAt = 0;
-  const worker = await mockWorker(env, taskQueue, {
+  const worker = await mockWorker(t.env, taskQueue, {
     beginCrawl: async () => ({ running: true, orgId: 'acme', maxDepth: 0 }),
     dispatchLevel: async ({ depth }) => {
-      dispatchedAt = await env.currentTimeMs();
+      dispatchedAt = await t.env.currentTimeMs();
       return { depth, pages: 1, follow: 0, hosts: 1, deadline: dispatchedAt + opts.deadlineInMs };
     },
     admitLevel: async ({ depth, reportId }) => {
@@ -41,12 +32,12 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
     finishCrawl: async (f) => {
       finishes.push({ state: f.state, failure: f.failure });
       // time skips ahead once the workflow has nothing left to wait for: note it now
-      finishedAt = await env.currentTimeMs();
+      finishedAt = await t.env.currentTimeMs();
       return { finished: true };
     },
   });
   return worker.runUntil(async () => {
-    const handle = await env.client.workflow.start(crawl, { taskQueue, workflowId: `crawl-${crawlId}`, args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds: LEVEL_TIMEOUT_S }] });
+    const handle = await t.env.client.workflow.start(crawl, { taskQueue, workflowId: `crawl-${crawlId}`, args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds: LEVEL_TIMEOUT_S }] });
     await drive(crawlId);
     const result = await handle.result();
     return { result, admits, finishes, finishedAfterMs: finishedAt - dispatchedAt };
@@ -55,7 +46,7 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
 
 /** Waits in real time until the workflow is waiting for level 0's report. */
 async function waiting(crawlId: string): Promise<void> {
-  const handle = env.client.workflow.getHandle(`crawl-${crawlId}`);
+  const handle = t.env.client.workflow.getHandle(`crawl-${crawlId}`);
   for (let i = 0; ; i += 1) {
     const p = await handle.query<{ phase: string }>('progress').catch(() => undefined);
     if (p?.phase === 'waiting') return;
@@ -68,7 +59,7 @@ describe('crawl workflow: reports bound to their dispatch (time skipped)', () =>
   it('a refused report fails the crawl at once, saying why, and nothing is admitted', async () => {
     const { result, admits, finishes, finishedAfterMs } = await run({ deadlineInMs: LEVEL_TIMEOUT_S * 1000 }, async (crawlId) => {
       await waiting(crawlId);
-      await env.client.workflow.getHandle(`crawl-${crawlId}`).signal(reportRefusedSignal, { depth: 0, reason: 'JWTExpired: "exp" claim timestamp check failed' });
+      await t.env.client.workflow.getHandle(`crawl-${crawlId}`).signal(reportRefusedSignal, { depth: 0, reason: 'JWTExpired: "exp" claim timestamp check failed' });
     });
     expect(result).toMatchObject({ state: 'failed', stopReason: 'failed', failure: 'level 0 report refused: JWTExpired: "exp" claim timestamp check failed' });
     expect(finishes).toEqual([{ state: 'failed', failure: 'level 0 report refused: JWTExpired: "exp" claim timestamp check failed' }]);
@@ -83,13 +74,13 @@ describe('crawl workflow: reports bound to their dispatch (time skipped)', () =>
         deadlineInMs,
         // each admission takes 25 s, and the flow reports the level again meanwhile
         onAdmit: async (crawlId, n) => {
-          await env.client.workflow.getHandle(`crawl-${crawlId}`).signal(levelReportedSignal, { depth: 0, reportId: `again-${n}` });
-          await env.sleep('25 seconds');
+          await t.env.client.workflow.getHandle(`crawl-${crawlId}`).signal(levelReportedSignal, { depth: 0, reportId: `again-${n}` });
+          await t.env.sleep('25 seconds');
         },
       },
       async (crawlId) => {
         await waiting(crawlId);
-        await env.client.workflow.getHandle(`crawl-${crawlId}`).signal(levelReportedSignal, { depth: 0, reportId: 'first' });
+        await t.env.client.workflow.getHandle(`crawl-${crawlId}`).signal(levelReportedSignal, { depth: 0, reportId: 'first' });
       },
     );
     expect(result).toMatchObject({ state: 'succeeded', stopReason: 'max_depth' });

@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { Runtime, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../../temporal.config.ts';
@@ -46,6 +47,18 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
     searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
   });
   return env;
+}
+
+/** The time-skipping environment for one test file: started before its tests, torn down after them. */
+export function useTimeSkippingEnv(): { env: TestWorkflowEnvironment } {
+  const t = {} as { env: TestWorkflowEnvironment };
+  beforeAll(async () => {
+    t.env = await timeSkippingEnv();
+  }, 60_000);
+  afterAll(async () => {
+    await t.env?.teardown();
+  });
+  return t;
 }
 
 /** Bundles the project's workflows once per test file. */
