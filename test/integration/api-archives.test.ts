@@ -1,10 +1,9 @@
 // POST /api/archives/:id/url and GET /api/archives against the real stack: Postgres, OpenFGA,
 // SeaweedFS (signatures verified).
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { devHeaders } from '../support/api.ts';
+import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob, insertManyArchives, makeWacz, reportedFor } from '../support/ledger.ts';
 import type { Archive } from '../../src/db/types.ts';
 import { createUrlSigner } from '../../src/api/presign.ts';
@@ -13,38 +12,29 @@ import { MAX_EXAMINED } from '../../src/api/routes/archives.ts';
 import { share, unshare } from '../../src/cli/fga-share.ts';
 import { sql } from 'kysely';
 
-let tdb: TestDatabase;
-let store: TestStore;
-let api: TestApi;
+const h = useHarness();
 let wacz: Buffer;
 let acmeArchive: Archive;
 let globexArchive: Archive;
-const bucket = () => api.config.s3.bucket;
+const bucket = () => h.bucket;
 
 async function sign(id: string, headers: Record<string, string>, init: RequestInit = {}) {
-  const res = await fetch(`${api.url}/api/archives/${id}/url`, { method: 'POST', headers, ...init });
+  const res = await fetch(`${h.api.url}/api/archives/${id}/url`, { method: 'POST', headers, ...init });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
 async function list(query: string, headers: Record<string, string>) {
-  const res = await fetch(`${api.url}/api/archives${query}`, { headers });
+  const res = await fetch(`${h.api.url}/api/archives${query}`, { headers });
   return { status: res.status, body: (await res.json()) as unknown };
 }
 
 beforeAll(async () => {
-  [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
-  api = await startTestApi({ tdb, store, identity: 'dev' });
   wacz = await makeWacz('https://example.test/acme', 'acme page');
-  const acmeJob = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
-  const globexJob = await insertJob(tdb.db, { orgId: 'globex', submittedBy: 'gina' });
-  acmeArchive = await insertArchive(tdb.db, { crawlId: acmeJob, bucket: bucket(), body: wacz, s3: api.deps.s3, url: 'https://example.test/acme' });
-  globexArchive = await insertArchive(tdb.db, { crawlId: globexJob, bucket: bucket(), body: await makeWacz('https://example.test/globex', 'globex page'), s3: api.deps.s3 });
-  await drain(tdb.db, store.client);
-});
-
-afterAll(async () => {
-  await api?.close();
-  await tdb?.drop();
+  const acmeJob = await insertJob(h.tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+  const globexJob = await insertJob(h.tdb.db, { orgId: 'globex', submittedBy: 'gina' });
+  acmeArchive = await insertArchive(h.tdb.db, { crawlId: acmeJob, bucket: bucket(), body: wacz, s3: h.api.deps.s3, url: 'https://example.test/acme' });
+  globexArchive = await insertArchive(h.tdb.db, { crawlId: globexJob, bucket: bucket(), body: await makeWacz('https://example.test/globex', 'globex page'), s3: h.api.deps.s3 });
+  await drain(h.tdb.db, h.store.client);
 });
 
 describe('POST /api/archives/:id/url', () => {
@@ -64,10 +54,10 @@ describe('POST /api/archives/:id/url', () => {
   });
 
   it('signs keys with spaces, non-ASCII and reserved characters so that they download', async () => {
-    const job = await insertJob(tdb.db, { orgId: 'odd', submittedBy: 'otto' });
+    const job = await insertJob(h.tdb.db, { orgId: 'odd', submittedBy: 'otto' });
     const body = await makeWacz('https://example.test/odd', 'odd key');
-    const odd = await insertArchive(tdb.db, { crawlId: job, bucket: bucket(), body, s3: api.deps.s3, objectKey: `odd keys/${randomUUID()}/ä b+c(1)!'*~=&;.wacz` });
-    await drain(tdb.db, store.client);
+    const odd = await insertArchive(h.tdb.db, { crawlId: job, bucket: bucket(), body, s3: h.api.deps.s3, objectKey: `odd keys/${randomUUID()}/ä b+c(1)!'*~=&;.wacz` });
+    await drain(h.tdb.db, h.store.client);
     const r = await sign(odd.id, devHeaders('otto'));
     expect(r.status).toBe(200);
     const got = await fetch(r.body.url as string);
@@ -76,7 +66,7 @@ describe('POST /api/archives/:id/url', () => {
   });
 
   it('the bucket refuses a signed URL once it has expired', async () => {
-    const url = await createUrlSigner(api.config.s3)(acmeArchive.bucket, acmeArchive.object_key, 1);
+    const url = await createUrlSigner(h.api.config.s3)(acmeArchive.bucket, acmeArchive.object_key, 1);
     expect((await fetch(url)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2500));
     expect((await fetch(url)).status).toBe(403);
@@ -111,7 +101,7 @@ describe('POST /api/archives/:id/url', () => {
   });
 
   it('a non-UUID id is 400 naming params.id, before any authorization runs', async () => {
-    const check = vi.spyOn(checkEndpointOf(api.deps.fga)!, 'check');
+    const check = vi.spyOn(checkEndpointOf(h.api.deps.fga)!, 'check');
     try {
       for (const id of ['not-a-uuid', '123', `${acmeArchive.id}x`, `urn:uuid:${acmeArchive.id}`, 'x'.repeat(900), '%00', `${acmeArchive.id.slice(0, -1)}g`]) {
         const r = await sign(encodeURIComponent(id), devHeaders('alice'));
@@ -145,7 +135,7 @@ describe('POST /api/archives/:id/url', () => {
   it('checks at HIGHER_CONSISTENCY with the caller organizations as contextual tuples and current_time', async () => {
     // the lean check (src/fga/check.ts) asks it, batched with others in flight; what it sends is
     // what requestBody builds
-    const endpoint = checkEndpointOf(api.deps.fga)!;
+    const endpoint = checkEndpointOf(h.api.deps.fga)!;
     const check = vi.spyOn(endpoint, 'decide');
     try {
       expect((await sign(acmeArchive.id, devHeaders('bob', ['acme']))).status).toBe(200);
@@ -154,7 +144,7 @@ describe('POST /api/archives/:id/url', () => {
       expect(sent).toMatchObject({
         tuple_key: { user: 'user:bob', relation: 'can_view', object: `archive:${acmeArchive.id}` },
         contextual_tuples: { tuple_keys: [{ user: 'user:bob', relation: 'member', object: 'organization:acme' }] },
-        authorization_model_id: store.modelId,
+        authorization_model_id: h.store.modelId,
         consistency: 'HIGHER_CONSISTENCY',
       });
       expect(Math.abs(Date.parse(sent.context.current_time) - Date.now())).toBeLessThan(5000);
@@ -164,29 +154,39 @@ describe('POST /api/archives/:id/url', () => {
   });
 });
 
-describe('GET /api/archives', () => {
-  let crawlA: string;
-  let crawlB: string;
-  const t0 = new Date('2030-01-01T00:00:00.000Z');
-
-  beforeAll(async () => {
+const t0 = new Date('2030-01-01T00:00:00.000Z');
+let lists: Promise<{ crawlA: string; crawlB: string }> | undefined;
+/** Written once, by whichever describe needs it first (a describe run alone gets it too). */
+function seedLists(): Promise<{ crawlA: string; crawlB: string }> {
+  lists ??= (async () => {
     // 300 archives for acme's job "A", 30 interleaved for a job of org "tiny": a "tiny" member may
     // see 10% of the newest rows.
-    crawlA = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
-    crawlB = await insertJob(tdb.db, { orgId: 'tiny', submittedBy: 'tom' });
-    await drain(tdb.db, store.client);
+    const crawlA = await insertJob(h.tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    const crawlB = await insertJob(h.tdb.db, { orgId: 'tiny', submittedBy: 'tom' });
+    await drain(h.tdb.db, h.store.client);
     for (let i = 0; i < 330; i++) {
       const capturedAt = new Date(t0.getTime() - i * 60_000);
-      await tdb.db
+      await h.tdb.db
         .insertInto('archives')
         .values({ task_id: `list-${i}`, bucket: bucket(), object_key: `list/${i}.wacz`, url: `https://example.test/${i}`, final_url: null, sha256: null, size: i, provenance: '{}', captured_at: capturedAt })
         .execute()
         .then(async () => {
-          const row = await tdb.db.selectFrom('archives').select('id').where('task_id', '=', `list-${i}`).executeTakeFirstOrThrow();
-          await store.client.write({ writes: [{ user: `capture_job:${i % 11 === 0 ? crawlB : crawlA}`, relation: 'parent', object: `archive:${row.id}` }] });
-          await reportedFor(tdb.db, i % 11 === 0 ? crawlB : crawlA, [{ taskId: `list-${i}`, url: `https://example.test/${i}` }]);
+          const row = await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', `list-${i}`).executeTakeFirstOrThrow();
+          await h.store.client.write({ writes: [{ user: `capture_job:${i % 11 === 0 ? crawlB : crawlA}`, relation: 'parent', object: `archive:${row.id}` }] });
+          await reportedFor(h.tdb.db, i % 11 === 0 ? crawlB : crawlA, [{ taskId: `list-${i}`, url: `https://example.test/${i}` }]);
         });
     }
+    return { crawlA, crawlB };
+  })();
+  return lists;
+}
+
+describe('GET /api/archives', () => {
+  let crawlA: string;
+  let crawlB: string;
+
+  beforeAll(async () => {
+    ({ crawlA, crawlB } = await seedLists());
   });
 
   it('lists newest first, with the row shape, default page 50', async () => {
@@ -211,8 +211,8 @@ describe('GET /api/archives', () => {
   });
 
   it('fills a page for a caller who may see only one row in eleven, using BatchCheck, not Check', async () => {
-    const batch = vi.spyOn(api.deps.fga, 'batchCheck');
-    const check = vi.spyOn(api.deps.fga, 'check');
+    const batch = vi.spyOn(h.api.deps.fga, 'batchCheck');
+    const check = vi.spyOn(h.api.deps.fga, 'check');
     try {
       const r = await list('?limit=25', devHeaders('tina', ['tiny']));
       expect(r.status).toBe(200);
@@ -242,11 +242,11 @@ describe('GET /api/archives', () => {
   });
 
   it('breaks ties on captured_at by id, descending', async () => {
-    const job = await insertJob(tdb.db, { orgId: 'ties', submittedBy: 'tess' });
+    const job = await insertJob(h.tdb.db, { orgId: 'ties', submittedBy: 'tess' });
     const same = new Date('2031-05-05T05:05:05.000Z');
     const rows = [];
-    for (let i = 0; i < 5; i++) rows.push(await insertArchive(tdb.db, { crawlId: job, bucket: bucket(), capturedAt: same }));
-    await drain(tdb.db, store.client);
+    for (let i = 0; i < 5; i++) rows.push(await insertArchive(h.tdb.db, { crawlId: job, bucket: bucket(), capturedAt: same }));
+    await drain(h.tdb.db, h.store.client);
     const r = await list('?limit=5', devHeaders('tess'));
     expect((r.body as { id: string }[]).map((x) => x.id)).toEqual(rows.map((x) => x.id).sort().reverse());
   });
@@ -290,11 +290,11 @@ describe('GET /api/archives', () => {
   });
 
   it('wrote nothing while answering', async () => {
-    const before = await tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await h.tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     await list('?limit=abc', devHeaders('alice'));
     await sign('nope', devHeaders('alice'));
     await list('', devHeaders('alice'));
-    const after = await tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await h.tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
     expect(crawlA).not.toBe(crawlB);
   });
@@ -302,10 +302,10 @@ describe('GET /api/archives', () => {
 
 describe('insertManyArchives fixture', () => {
   it('queues one parent tuple per archive', async () => {
-    const job = await insertJob(tdb.db, { orgId: 'bulk', submittedBy: 'bea' });
-    const ids = await insertManyArchives(tdb.db, job, bucket(), 120, new Date('2020-01-01T00:00:00Z'));
-    expect(await drain(tdb.db, store.client)).toBe(122);
-    const r = await fetch(`${api.url}/api/archives?before=2020-01-01T00:00:01Z&limit=200`, { headers: devHeaders('bea') });
+    const job = await insertJob(h.tdb.db, { orgId: 'bulk', submittedBy: 'bea' });
+    const ids = await insertManyArchives(h.tdb.db, job, bucket(), 120, new Date('2020-01-01T00:00:00Z'));
+    expect(await drain(h.tdb.db, h.store.client)).toBe(122);
+    const r = await fetch(`${h.api.url}/api/archives?before=2020-01-01T00:00:01Z&limit=200`, { headers: devHeaders('bea') });
     expect(((await r.json()) as { id: string }[]).map((x) => x.id)).toEqual(ids);
   });
 });
@@ -318,7 +318,7 @@ interface Listed {
 }
 
 async function listPage(query: string, headers: Record<string, string>): Promise<Listed> {
-  const res = await fetch(`${api.url}/api/archives${query}`, { headers });
+  const res = await fetch(`${h.api.url}/api/archives${query}`, { headers });
   return { status: res.status, rows: (await res.json()) as Listed['rows'], link: res.headers.get('link'), stoppedEarly: res.headers.get('x-stopped-early') };
 }
 
@@ -335,10 +335,10 @@ describe('GET /api/archives: the tie-breaker', () => {
   const at = new Date('2032-02-02T02:02:02.123Z');
 
   beforeAll(async () => {
-    const job = await insertJob(tdb.db, { orgId: 'same', submittedBy: 'sam' });
-    ids = await insertManyArchives(tdb.db, job, bucket(), 120, at);
-    await tdb.db.updateTable('archives').set({ captured_at: at }).where('id', 'in', ids).execute();
-    await drain(tdb.db, store.client);
+    const job = await insertJob(h.tdb.db, { orgId: 'same', submittedBy: 'sam' });
+    ids = await insertManyArchives(h.tdb.db, job, bucket(), 120, at);
+    await h.tdb.db.updateTable('archives').set({ captured_at: at }).where('id', 'in', ids).execute();
+    await drain(h.tdb.db, h.store.client);
   });
 
   it('120 archives sharing one capturedAt, paged 50 at a time with before and beforeId: none lost, none twice', async () => {
@@ -389,38 +389,39 @@ describe('GET /api/archives: the tie-breaker', () => {
   });
 
   it('documents the Link and X-Stopped-Early headers in OpenAPI', async () => {
-    const doc = (await (await fetch(`${api.url}/api/openapi.json`)).json()) as { paths: Record<string, { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }> };
+    const doc = (await (await fetch(`${h.api.url}/api/openapi.json`)).json()) as { paths: Record<string, { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }> };
     expect(Object.keys(doc.paths['/api/archives']!.get.responses['200']!.headers ?? {}).map((h) => h.toLowerCase()).sort()).toEqual(['link', 'x-stopped-early']);
   });
 });
 
 describe('signing with OpenFGA caches on', () => {
   it('a revoked share gets 404 on signing at once, even right after lists asked (and cached) the same question', async () => {
-    const job = await insertJob(tdb.db, { orgId: 'revoked', submittedBy: 'rex' });
-    const a = await insertArchive(tdb.db, { crawlId: job, bucket: bucket() });
-    await drain(tdb.db, store.client);
-    await share({ db: tdb.db, fga: store.client }, a.id, 'vic', '1h');
+    const job = await insertJob(h.tdb.db, { orgId: 'revoked', submittedBy: 'rex' });
+    const a = await insertArchive(h.tdb.db, { crawlId: job, bucket: bucket() });
+    await drain(h.tdb.db, h.store.client);
+    await share({ db: h.tdb.db, fga: h.store.client }, a.id, 'vic', '1h');
     for (let i = 0; i < 3; i++) expect((await listPage('', devHeaders('vic'))).rows.map((x) => x.id)).toEqual([a.id]);
     expect((await sign(a.id, devHeaders('vic'))).status).toBe(200);
-    await unshare({ db: tdb.db, fga: store.client }, a.id, 'user:vic');
+    await unshare({ db: h.tdb.db, fga: h.store.client }, a.id, 'user:vic');
     expect(await sign(a.id, devHeaders('vic'))).toEqual({ status: 404, body: { error: 'not found' } });
   });
 });
 
 describe('GET /api/archives over 100,000 archives', () => {
   beforeAll(async () => {
+    await seedLists();
     await sql`INSERT INTO archives (task_id, bucket, object_key, url, provenance, captured_at)
       SELECT 'hundredk-' || g, ${bucket()}, 'hundredk/' || g || '.wacz', 'https://example.test/h/' || g, '{}', timestamptz '2001-01-01T00:00:00Z' - g * interval '1 second'
-      FROM generate_series(1, 100000) g`.execute(tdb.db);
+      FROM generate_series(1, 100000) g`.execute(h.tdb.db);
     // 'hoarder' owns 1,000 capture jobs without archives: ListObjects answers at its maximum, an
     // answer the listing cannot take as whole, so every archive is a candidate checked in turn
     for (let i = 0; i < 1000; i += 100) {
-      await store.client.write({ writes: Array.from({ length: 100 }, () => ({ user: 'user:hoarder', relation: 'owner', object: `capture_job:${randomUUID()}` })) });
+      await h.store.client.write({ writes: Array.from({ length: 100 }, () => ({ user: 'user:hoarder', relation: 'owner', object: `capture_job:${randomUUID()}` })) });
     }
   }, 120_000);
 
   it('a caller who sees nothing stops at its bound, says so, and continues where it stopped with a cursor that names no archive', async () => {
-    const batch = vi.spyOn(api.deps.fga, 'batchCheck');
+    const batch = vi.spyOn(h.api.deps.fga, 'batchCheck');
     try {
       const first = await listPage('?limit=50', devHeaders('hoarder'));
       expect(first.status, JSON.stringify(first.rows)).toBe(200);
@@ -431,11 +432,11 @@ describe('GET /api/archives over 100,000 archives', () => {
       const next = new URLSearchParams(nextQuery(first.link)!.slice(1));
       expect(next.get('limit')).toBe('50');
       const before = new Date(next.get('before')!);
-      expect(await tdb.db.selectFrom('archives').select('id').where('captured_at', '=', before).execute()).toEqual([]);
+      expect(await h.tdb.db.selectFrom('archives').select('id').where('captured_at', '=', before).execute()).toEqual([]);
       const beforeId = next.get('beforeId');
-      if (beforeId !== null) expect(await tdb.db.selectFrom('archives').select('id').where('id', '=', beforeId).execute()).toEqual([]);
+      if (beforeId !== null) expect(await h.tdb.db.selectFrom('archives').select('id').where('id', '=', beforeId).execute()).toEqual([]);
       // exactly MAX_EXAMINED candidates lie before the cursor
-      const newer = await tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<string>().as('n')).where('captured_at', '>', before).executeTakeFirstOrThrow();
+      const newer = await h.tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<string>().as('n')).where('captured_at', '>', before).executeTakeFirstOrThrow();
       expect(Number(newer.n)).toBe(MAX_EXAMINED);
 
       batch.mockClear();
@@ -449,7 +450,7 @@ describe('GET /api/archives over 100,000 archives', () => {
   });
 
   it('a caller who reaches no crawl and no share is answered from the authorization side: no candidate read', async () => {
-    const batch = vi.spyOn(api.deps.fga, 'batchCheck');
+    const batch = vi.spyOn(h.api.deps.fga, 'batchCheck');
     try {
       const r = await listPage('?limit=50', devHeaders('stranger', ['nowhere']));
       expect(r).toEqual({ status: 200, rows: [], link: null, stoppedEarly: 'false' });

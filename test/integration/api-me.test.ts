@@ -1,32 +1,21 @@
 // GET /api/me: the caller as resolved, and canSubmit (can_submit on the first organization,
 // HIGHER_CONSISTENCY, never 404).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { devHeaders, startTestApi, startTestIssuer, type TestApi, type TestIssuer } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { devHeaders, type TestApi, type TestIssuer } from '../support/api.ts';
+import { useHarness } from '../support/harness.ts';
 
-let tdb: TestDatabase;
-let store: TestStore;
-let api: TestApi;
+const h = useHarness();
 let jwtApi: TestApi;
 let issuer: TestIssuer;
 
-async function me(headers: Record<string, string>, query = '', target = api) {
+async function me(headers: Record<string, string>, query = '', target = h.api) {
   const res = await fetch(`${target.url}/api/me${query}`, { headers });
   return { status: res.status, body: (await res.json()) as unknown };
 }
 
 beforeAll(async () => {
-  [tdb, store, issuer] = await Promise.all([createTestDatabase(), createTestStore(), startTestIssuer()]);
-  api = await startTestApi({ tdb, store, identity: 'dev' });
-  jwtApi = await startTestApi({ tdb, store, identity: { oidc: { url: issuer.url } } });
-});
-
-afterAll(async () => {
-  await api?.close();
-  await jwtApi?.close();
-  await issuer?.close();
-  await tdb?.drop();
+  issuer = await h.startIssuer();
+  jwtApi = await h.startApi({ identity: { oidc: { url: issuer.url } } });
 });
 
 describe('GET /api/me', () => {
@@ -37,16 +26,16 @@ describe('GET /api/me', () => {
 
   it('follows a submitter grant at once, and its revocation at once', async () => {
     const tuple = { user: 'user:sam', relation: 'submitter', object: 'organization:acme' };
-    await store.client.write({ writes: [tuple] });
+    await h.store.client.write({ writes: [tuple] });
     expect(await me(devHeaders('sam', ['acme']))).toEqual({ status: 200, body: { subject: 'sam', organizations: ['acme'], canSubmit: true } });
     // through a JWT too
     expect(await me(await issuer.auth('sam', ['acme']), '', jwtApi)).toEqual({ status: 200, body: { subject: 'sam', organizations: ['acme'], canSubmit: true } });
-    await store.client.write({ deletes: [tuple] });
+    await h.store.client.write({ deletes: [tuple] });
     expect((await me(devHeaders('sam', ['acme']))).body).toMatchObject({ canSubmit: false });
   });
 
   it('asks about the first organization only (crawls are attributed to it)', async () => {
-    await store.client.write({ writes: [{ user: 'user:adam', relation: 'admin', object: 'organization:globex' }] });
+    await h.store.client.write({ writes: [{ user: 'user:adam', relation: 'admin', object: 'organization:globex' }] });
     expect((await me(devHeaders('adam', ['globex', 'acme']))).body).toMatchObject({ canSubmit: true });
     expect((await me(devHeaders('adam', ['acme', 'globex']))).body).toMatchObject({ canSubmit: false });
   });

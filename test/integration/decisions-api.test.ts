@@ -1,20 +1,23 @@
 // GET /api/crawl-rules/check, GET /api/crawls/:id/decisions and GET /api/decisions against the
 // real Postgres and OpenFGA.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.ts';
 import type { DecisionTally } from '../../src/domain/decisions.ts';
 import { replaceLevelDecisions } from '../../src/store/decisions.ts';
-import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { devHeaders, type TestApi } from '../support/api.ts';
+import { useHarness } from '../support/harness.ts';
 
 const WEBHOOK = { CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:9/hook', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'test-token' };
 const DAY = 24 * 3600 * 1000;
 
-let tdb: TestDatabase;
-let store: TestStore;
-let api: TestApi;
+const h = useHarness({
+  env: WEBHOOK,
+  grants: [
+    ['alice', 'submitter', 'acme'],
+    ['gina', 'submitter', 'globex'],
+  ],
+});
 let bare: TestApi; // no webhook configured
 
 const alice = devHeaders('alice'); // submitter on acme
@@ -58,19 +61,9 @@ let crawlG: string; // globex, 2 days ago
 let crawlMany: string; // acme, 3 days ago, 501 rows for many.example.net
 
 beforeAll(async () => {
-  [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
-  [api, bare] = await Promise.all([
-    startTestApi({ tdb, store, identity: 'dev', env: WEBHOOK }),
-    startTestApi({ tdb, store, identity: 'dev', env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '' } }),
-  ]);
-  await store.client.write({
-    writes: [
-      { user: 'user:alice', relation: 'submitter', object: 'organization:acme' },
-      { user: 'user:gina', relation: 'submitter', object: 'organization:globex' },
-    ],
-  });
+  bare = await h.startApi({ env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '' } });
   const now = Date.now();
-  const db = tdb.db;
+  const db = h.tdb.db;
   crawlA = await insertCrawl(db, { orgId: 'acme', startedAt: new Date(now - DAY) });
   crawlB = await insertCrawl(db, { orgId: 'acme', startedAt: new Date(now - 10 * DAY), rules: [{ follow: 'same-origin' }] });
   crawlOld = await insertCrawl(db, { orgId: 'acme', startedAt: new Date(now - 200 * DAY) });
@@ -119,14 +112,8 @@ beforeAll(async () => {
     .execute();
 });
 
-afterAll(async () => {
-  await api?.close();
-  await bare?.close();
-  await tdb?.drop();
-});
-
 describe('GET /api/crawl-rules/check', () => {
-  const check = (qs: string, headers: Record<string, string> = alice, base: TestApi = api) => get(base, `/api/crawl-rules/check?${qs}`, headers);
+  const check = (qs: string, headers: Record<string, string> = alice, base: TestApi = h.api) => get(base, `/api/crawl-rules/check?${qs}`, headers);
 
   it('answers the spec\u2019s example exactly', async () => {
     const r = await check('seed=https://www.example.com/&rule=follow:same-site&rule=skip:ads.example.com');
@@ -217,19 +204,19 @@ describe('GET /api/crawl-rules/check', () => {
   });
 
   it('requires an identity, writes nothing, and exists without the crawl webhook', async () => {
-    const before = await tdb.db.selectFrom('crawls').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await h.tdb.db.selectFrom('crawls').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     expect((await check('seed=https://a.com/', {})).status).toBe(401);
     const r = await check('seed=https://a.com/', alice, bare);
     expect(r.status).toBe(200);
     expect(r.body.ok).toBe(true);
-    const after = await tdb.db.selectFrom('crawls').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await h.tdb.db.selectFrom('crawls').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 });
 
 describe('GET /api/crawls/:id/decisions', () => {
   it('gives a submitter the rules as fixed, the decisions per depth (re-reports replaced) and robots per host name', async () => {
-    const r = await get(api, `/api/crawls/${crawlA}/decisions`);
+    const r = await get(h.api, `/api/crawls/${crawlA}/decisions`);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       rules: [{ skip: 'ads.example.com' }, { follow: 'same-site' }],
@@ -250,18 +237,18 @@ describe('GET /api/crawls/:id/decisions', () => {
       ],
       refused: [],
     });
-    const rows = await tdb.db.selectFrom('crawl_decisions').selectAll().where('crawl_id', '=', crawlA).where('hostname', '=', 'stale.example.com').execute();
+    const rows = await h.tdb.db.selectFrom('crawl_decisions').selectAll().where('crawl_id', '=', crawlA).where('hostname', '=', 'stale.example.com').execute();
     expect(rows).toEqual([]);
   });
 
   it('is 404 for a member without the grant, another organization\u2019s submitter, and an unknown crawl; 400 for a malformed id; 401 without identity', async () => {
-    expect((await get(api, `/api/crawls/${crawlA}/decisions`, bob)).status).toBe(404);
-    expect((await get(api, `/api/crawls/${crawlA}/decisions`, gina)).status).toBe(404);
-    expect((await get(api, `/api/crawls/${crawlG}/decisions`, gina)).status).toBe(200);
-    const unknown = await get(api, `/api/crawls/${randomUUID()}/decisions`);
+    expect((await get(h.api, `/api/crawls/${crawlA}/decisions`, bob)).status).toBe(404);
+    expect((await get(h.api, `/api/crawls/${crawlA}/decisions`, gina)).status).toBe(404);
+    expect((await get(h.api, `/api/crawls/${crawlG}/decisions`, gina)).status).toBe(200);
+    const unknown = await get(h.api, `/api/crawls/${randomUUID()}/decisions`);
     expect(unknown).toEqual({ status: 404, body: { error: 'not found' } });
-    expect((await get(api, `/api/crawls/not-a-uuid/decisions`)).status).toBe(400);
-    expect((await get(api, `/api/crawls/${crawlA}/decisions`, {})).status).toBe(401);
+    expect((await get(h.api, `/api/crawls/not-a-uuid/decisions`)).status).toBe(400);
+    expect((await get(h.api, `/api/crawls/${crawlA}/decisions`, {})).status).toBe(401);
   });
 
   it('does not exist unless the crawl webhook is configured', async () => {
@@ -275,7 +262,7 @@ describe('GET /api/decisions', () => {
   const rowsOf = (body: Record<string, unknown>) => body.decisions as Row[];
 
   it('lists skip decisions for the host and its subdomains at a label boundary, newest crawl first, only the caller\u2019s organizations, last 90 days', async () => {
-    const r = await get(api, '/api/decisions?domain=ads.example.com');
+    const r = await get(h.api, '/api/decisions?domain=ads.example.com');
     expect(r.status).toBe(200);
     expect(r.body.truncated).toBe(false);
     const rows = rowsOf(r.body);
@@ -290,10 +277,10 @@ describe('GET /api/decisions', () => {
   });
 
   it('days widens the window; action filters', async () => {
-    const year = rowsOf((await get(api, '/api/decisions?domain=ads.example.com&days=365')).body);
+    const year = rowsOf((await get(h.api, '/api/decisions?domain=ads.example.com&days=365')).body);
     expect(year.map((x) => x.crawlId)).toContain(crawlOld);
     expect(year.at(-1)!.crawlId).toBe(crawlOld);
-    const follow = rowsOf((await get(api, '/api/decisions?domain=example.com&action=follow')).body);
+    const follow = rowsOf((await get(h.api, '/api/decisions?domain=example.com&action=follow')).body);
     expect(follow.map((x) => [x.hostname, x.rule, x.pattern])).toEqual([
       ['www.example.com', 2, 'same-site'],
       ['badads.example.com', 2, 'same-site'],
@@ -301,21 +288,21 @@ describe('GET /api/decisions', () => {
   });
 
   it('matches host names literally: an underscore is not a wildcard; upper case and a trailing dot are read as the host name', async () => {
-    const r = rowsOf((await get(api, '/api/decisions?domain=a_b.example.com')).body);
+    const r = rowsOf((await get(h.api, '/api/decisions?domain=a_b.example.com')).body);
     expect(r.map((x) => x.hostname)).toEqual(['a_b.example.com']);
-    const upper = rowsOf((await get(api, '/api/decisions?domain=ADS.Example.com.')).body);
+    const upper = rowsOf((await get(h.api, '/api/decisions?domain=ADS.Example.com.')).body);
     expect(upper.length).toBe(4);
   });
 
   it('another organization\u2019s submitter sees only theirs; a member without the grant sees nothing', async () => {
-    const g = rowsOf((await get(api, '/api/decisions?domain=ads.example.com', gina)).body);
+    const g = rowsOf((await get(h.api, '/api/decisions?domain=ads.example.com', gina)).body);
     expect(g.map((x) => [x.crawlId, x.orgId, x.links])).toEqual([[crawlG, 'globex', 8]]);
-    const b = await get(api, '/api/decisions?domain=ads.example.com', bob);
+    const b = await get(h.api, '/api/decisions?domain=ads.example.com', bob);
     expect(b).toEqual({ status: 200, body: { decisions: [], truncated: false } });
   });
 
   it('cuts at 500 rows and says so', async () => {
-    const r = await get(api, '/api/decisions?domain=many.example.net');
+    const r = await get(h.api, '/api/decisions?domain=many.example.net');
     expect(r.status).toBe(200);
     expect(r.body.truncated).toBe(true);
     expect(rowsOf(r.body)).toHaveLength(500);
@@ -325,13 +312,13 @@ describe('GET /api/decisions', () => {
   it.each([['domain=Bad%20Host'], ['domain=example.com/path'], ['domain=*.example.com'], [''], ['domain=a.com&days=0'], ['domain=a.com&action=jump']])(
     '%j is 400',
     async (qs) => {
-      const r = await get(api, `/api/decisions?${qs}`);
+      const r = await get(h.api, `/api/decisions?${qs}`);
       expect(r.status).toBe(400);
       expect(r.body.error).toBe('invalid request');
     },
   );
 
   it('requires an identity', async () => {
-    expect((await get(api, '/api/decisions?domain=ads.example.com', {})).status).toBe(401);
+    expect((await get(h.api, '/api/decisions?domain=ads.example.com', {})).status).toBe(401);
   });
 });

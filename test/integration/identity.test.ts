@@ -7,13 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oidcResolver } from '../../src/api/identity.ts';
 import { generateIssuerKey } from '../../src/issuer/keys.ts';
 import { isLoopback, signIssuerToken, startIssuer } from '../../src/issuer/issuer.ts';
-import { devHeaders, startTestApi, startTestIssuer, type TestApi, type TestIssuer } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { devHeaders, type TestApi, type TestIssuer } from '../support/api.ts';
+import { useHarness } from '../support/harness.ts';
 
-let tdb: TestDatabase;
-let store: TestStore;
-let issuer: TestIssuer;
+const h = useHarness({ api: false, issuer: true });
 let otherIssuer: TestIssuer;
 
 const UNAUTH = { status: 401, body: { error: 'unauthenticated' } };
@@ -36,25 +33,19 @@ async function post(api: TestApi, path: string, headers: Record<string, string> 
 }
 
 beforeAll(async () => {
-  [tdb, store, issuer, otherIssuer] = await Promise.all([createTestDatabase(), createTestStore(), startTestIssuer(), startTestIssuer()]);
-});
-
-afterAll(async () => {
-  await issuer?.close();
-  await otherIssuer?.close();
-  await tdb?.drop();
+  otherIssuer = await h.startIssuer();
 });
 
 describe('no identity configured', () => {
   let api: TestApi;
   beforeAll(async () => {
-    api = await startTestApi({ tdb, store, identity: 'none' });
+    api = await h.startApi({ identity: 'none' });
   });
   afterAll(() => api.close());
 
   it('answers 401 {"error":"unauthenticated"} on every /api route, dev headers or not', async () => {
     const id = '00000000-0000-4000-8000-000000000000';
-    for (const headers of [{}, devHeaders('alice', ['acme']), await issuer.auth('alice', ['acme'])]) {
+    for (const headers of [{}, devHeaders('alice', ['acme']), await h.issuer.auth('alice', ['acme'])]) {
       expect(await get(api, '/api/me', headers)).toMatchObject(UNAUTH);
       expect(await get(api, '/api/archives', headers)).toMatchObject(UNAUTH);
       expect(await post(api, `/api/archives/${id}/url`, headers)).toMatchObject(UNAUTH);
@@ -74,7 +65,7 @@ describe('no identity configured', () => {
 describe('dev identity', () => {
   let api: TestApi;
   beforeAll(async () => {
-    api = await startTestApi({ tdb, store, identity: 'dev' });
+    api = await h.startApi({ identity: 'dev' });
   });
   afterAll(() => api.close());
 
@@ -93,7 +84,7 @@ describe('dev identity', () => {
   });
 
   it('ignores a Bearer token (the dev resolver reads only its headers)', async () => {
-    expect(await get(api, '/api/me', await issuer.auth('alice', ['acme']))).toMatchObject(UNAUTH);
+    expect(await get(api, '/api/me', await h.issuer.auth('alice', ['acme']))).toMatchObject(UNAUTH);
   });
 });
 
@@ -101,9 +92,9 @@ describe('OIDC (JWT) identity', () => {
   let api: TestApi;
   let both: TestApi;
   beforeAll(async () => {
-    api = await startTestApi({ tdb, store, identity: { oidc: { url: issuer.url } } });
+    api = await h.startApi({ identity: { oidc: { url: h.issuer.url } } });
     // dev identity switched on as well: JWT must win, the headers must not work
-    both = await startTestApi({ tdb, store, identity: { oidc: { url: issuer.url }, devAlsoSet: true } });
+    both = await h.startApi({ identity: { oidc: { url: h.issuer.url }, devAlsoSet: true } });
   });
   afterAll(async () => {
     await api.close();
@@ -111,8 +102,8 @@ describe('OIDC (JWT) identity', () => {
   });
 
   it('accepts a token from the configured issuer', async () => {
-    expect(await get(api, '/api/me', await issuer.auth('alice', ['acme']))).toMatchObject({ status: 200, body: { subject: 'alice', organizations: ['acme'], canSubmit: false } });
-    expect(await get(both, '/api/me', await issuer.auth('alice'))).toMatchObject({ status: 200, body: { subject: 'alice', organizations: [] } });
+    expect(await get(api, '/api/me', await h.issuer.auth('alice', ['acme']))).toMatchObject({ status: 200, body: { subject: 'alice', organizations: ['acme'], canSubmit: false } });
+    expect(await get(both, '/api/me', await h.issuer.auth('alice'))).toMatchObject({ status: 200, body: { subject: 'alice', organizations: [] } });
   });
 
   it('ignores the dev headers even when dev identity is also enabled', async () => {
@@ -120,7 +111,7 @@ describe('OIDC (JWT) identity', () => {
     expect(await get(both, '/api/me', devHeaders('alice', ['acme']))).toMatchObject(UNAUTH);
     expect(await get(both, '/api/archives', devHeaders('alice', ['acme']))).toMatchObject(UNAUTH);
     // the token decides who you are, not the headers beside it
-    const r = await get(both, '/api/me', { ...(await issuer.auth('alice', ['acme'])), ...devHeaders('mallory', ['evil']) });
+    const r = await get(both, '/api/me', { ...(await h.issuer.auth('alice', ['acme'])), ...devHeaders('mallory', ['evil']) });
     expect(r).toMatchObject({ status: 200, body: { subject: 'alice', organizations: ['acme'] } });
   });
 
@@ -131,17 +122,17 @@ describe('OIDC (JWT) identity', () => {
   });
 
   const bad: [string, () => Promise<string>][] = [
-    ['expired', async () => signIssuerToken(issuer.key, issuer.url, issuer.audience, { subject: 'alice', ttlSeconds: 60 }, Math.floor(Date.now() / 1000) - 3600)],
+    ['expired', async () => signIssuerToken(h.issuer.key, h.issuer.url, h.issuer.audience, { subject: 'alice', ttlSeconds: 60 }, Math.floor(Date.now() / 1000) - 3600)],
     ['from another issuer', async () => otherIssuer.mint({ subject: 'alice', organizations: ['acme'] })],
-    ['signed by the right key but naming another issuer', async () => signIssuerToken(issuer.key, otherIssuer.url, issuer.audience, { subject: 'alice' })],
-    ['issuer with a trailing slash', async () => signIssuerToken(issuer.key, `${issuer.url}/`, issuer.audience, { subject: 'alice' })],
-    ['for another audience', async () => signIssuerToken(issuer.key, issuer.url, 'someone-else', { subject: 'alice' })],
-    ['signed by an unknown key with the right kid', async () => signIssuerToken({ ...(await generateIssuerKey()), kid: issuer.key.kid }, issuer.url, issuer.audience, { subject: 'alice' })],
+    ['signed by the right key but naming another issuer', async () => signIssuerToken(h.issuer.key, otherIssuer.url, h.issuer.audience, { subject: 'alice' })],
+    ['issuer with a trailing slash', async () => signIssuerToken(h.issuer.key, `${h.issuer.url}/`, h.issuer.audience, { subject: 'alice' })],
+    ['for another audience', async () => signIssuerToken(h.issuer.key, h.issuer.url, 'someone-else', { subject: 'alice' })],
+    ['signed by an unknown key with the right kid', async () => signIssuerToken({ ...(await generateIssuerKey()), kid: h.issuer.key.kid }, h.issuer.url, h.issuer.audience, { subject: 'alice' })],
     [
       'alg none',
       async () => {
         const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
-        const payload = base64url.encode(JSON.stringify({ iss: issuer.url, aud: issuer.audience, sub: 'alice', exp: Math.floor(Date.now() / 1000) + 300 }));
+        const payload = base64url.encode(JSON.stringify({ iss: h.issuer.url, aud: h.issuer.audience, sub: 'alice', exp: Math.floor(Date.now() / 1000) + 300 }));
         return `${header}.${payload}.`;
       },
     ],
@@ -149,23 +140,23 @@ describe('OIDC (JWT) identity', () => {
       'HS256 keyed with the public key (algorithm confusion)',
       async () =>
         new SignJWT({ organizations: ['acme'] })
-          .setProtectedHeader({ alg: 'HS256', kid: issuer.key.kid })
-          .setIssuer(issuer.url)
-          .setAudience(issuer.audience)
+          .setProtectedHeader({ alg: 'HS256', kid: h.issuer.key.kid })
+          .setIssuer(h.issuer.url)
+          .setAudience(h.issuer.audience)
           .setSubject('alice')
           .setExpirationTime('5m')
-          .sign(new TextEncoder().encode(JSON.stringify(issuer.key.publicJwk))),
+          .sign(new TextEncoder().encode(JSON.stringify(h.issuer.key.publicJwk))),
     ],
-    ['without exp', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: issuer.key.kid }).setIssuer(issuer.url).setAudience(issuer.audience).setSubject('alice').sign(issuer.key.privateKey)],
-    ['without sub', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: issuer.key.kid }).setIssuer(issuer.url).setAudience(issuer.audience).setExpirationTime('5m').sign(issuer.key.privateKey)],
-    ['with a subject OpenFGA would misread', async () => signIssuerToken(issuer.key, issuer.url, issuer.audience, { subject: 'alice#member' })],
-    ['with organizations that are not strings', async () => new SignJWT({ organizations: [1, 2] }).setProtectedHeader({ alg: 'ES256', kid: issuer.key.kid }).setIssuer(issuer.url).setAudience(issuer.audience).setSubject('alice').setExpirationTime('5m').sign(issuer.key.privateKey)],
-    ['not yet valid', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: issuer.key.kid }).setIssuer(issuer.url).setAudience(issuer.audience).setSubject('alice').setNotBefore('1h').setExpirationTime('2h').sign(issuer.key.privateKey)],
+    ['without exp', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setSubject('alice').sign(h.issuer.key.privateKey)],
+    ['without sub', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setExpirationTime('5m').sign(h.issuer.key.privateKey)],
+    ['with a subject OpenFGA would misread', async () => signIssuerToken(h.issuer.key, h.issuer.url, h.issuer.audience, { subject: 'alice#member' })],
+    ['with organizations that are not strings', async () => new SignJWT({ organizations: [1, 2] }).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setSubject('alice').setExpirationTime('5m').sign(h.issuer.key.privateKey)],
+    ['not yet valid', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setSubject('alice').setNotBefore('1h').setExpirationTime('2h').sign(h.issuer.key.privateKey)],
     [
       'with a tampered payload',
       async () => {
-        const [h, , s] = (await issuer.mint({ subject: 'alice', organizations: [] })).split('.');
-        return `${h}.${base64url.encode(JSON.stringify({ iss: issuer.url, aud: issuer.audience, sub: 'alice', organizations: ['acme'], exp: Math.floor(Date.now() / 1000) + 300 }))}.${s}`;
+        const [head, , s] = (await h.issuer.mint({ subject: 'alice', organizations: [] })).split('.');
+        return `${head}.${base64url.encode(JSON.stringify({ iss: h.issuer.url, aud: h.issuer.audience, sub: 'alice', organizations: ['acme'], exp: Math.floor(Date.now() / 1000) + 300 }))}.${s}`;
       },
     ],
     ['malformed', async () => 'not.a.jwt'],
@@ -181,12 +172,12 @@ describe('OIDC (JWT) identity', () => {
   });
 
   it('a token accepted (and remembered as verified) is no pass for a tampered copy of it', async () => {
-    const token = await issuer.mint({ subject: 'alice', organizations: [] });
-    const [h, p, sig] = token.split('.') as [string, string, string];
+    const token = await h.issuer.mint({ subject: 'alice', organizations: [] });
+    const [head, p, sig] = token.split('.') as [string, string, string];
     expect(await get(api, '/api/me', { authorization: `Bearer ${token}` })).toMatchObject({ status: 200, body: { subject: 'alice', organizations: [] } });
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
-    const widened = `${h}.${base64url.encode(JSON.stringify({ ...claims, organizations: ['acme'] }))}.${sig}`;
-    const resigned = `${h}.${p}.${sig.slice(0, -4)}${sig.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    const widened = `${head}.${base64url.encode(JSON.stringify({ ...claims, organizations: ['acme'] }))}.${sig}`;
+    const resigned = `${head}.${p}.${sig.slice(0, -4)}${sig.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
     for (const forged of [widened, resigned]) expect(await get(api, '/api/me', { authorization: `Bearer ${forged}` })).toMatchObject(UNAUTH);
     expect(await get(api, '/api/me', { authorization: `Bearer ${token}` })).toMatchObject({ status: 200, body: { subject: 'alice', organizations: [] } });
   });
@@ -202,9 +193,9 @@ describe('OIDC (JWT) identity', () => {
     });
     await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(blackhole.address() as AddressInfo).port}`;
-    const down = await startTestApi({ tdb, store, identity: { oidc: { url } } });
+    const down = await h.startApi({ identity: { oidc: { url } } });
     try {
-      const token = await signIssuerToken(issuer.key, url, issuer.audience, { subject: 'alice' });
+      const token = await signIssuerToken(h.issuer.key, url, h.issuer.audience, { subject: 'alice' });
       const r = await get(down, '/api/me', { authorization: `Bearer ${token}` });
       expect(r).toMatchObject({ status: 503, body: { error: 'identity provider unavailable' } });
       // without a token there is nothing to verify: still 401
@@ -221,30 +212,30 @@ describe('OIDC (JWT) identity', () => {
       calls++;
       return fetch(input, init);
     };
-    const resolver = oidcResolver({ issuer: issuer.url, audience: issuer.audience, fetchImpl: counting });
-    const auth = await issuer.auth('alice');
+    const resolver = oidcResolver({ issuer: h.issuer.url, audience: h.issuer.audience, fetchImpl: counting });
+    const auth = await h.issuer.auth('alice');
     for (let i = 0; i < 3; i++) expect((await resolver.resolve(auth)).identity?.subject).toBe('alice');
     expect(calls).toBe(1);
-    const lying = oidcResolver({ issuer: `${issuer.url}/`, audience: issuer.audience });
+    const lying = oidcResolver({ issuer: `${h.issuer.url}/`, audience: h.issuer.audience });
     await expect(lying.resolve(auth)).rejects.toThrow(/names issuer/);
   });
 });
 
 describe('the dev issuer', () => {
   it('publishes discovery and JWKS, mints tokens with the documented claims', async () => {
-    const disco = (await (await fetch(`${issuer.url}/.well-known/openid-configuration`)).json()) as Record<string, string>;
-    expect(disco.issuer).toBe(issuer.url);
-    expect(disco.jwks_uri).toBe(`${issuer.url}/jwks.json`);
+    const disco = (await (await fetch(`${h.issuer.url}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+    expect(disco.issuer).toBe(h.issuer.url);
+    expect(disco.jwks_uri).toBe(`${h.issuer.url}/jwks.json`);
     const jwks = (await (await fetch(disco.jwks_uri!)).json()) as { keys: Record<string, string>[] };
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).not.toHaveProperty('d'); // never the private part
-    const res = await fetch(`${issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'capture-flow', organizations: ['acme'], ttlSeconds: 120 }) });
+    const res = await fetch(`${h.issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'capture-flow', organizations: ['acme'], ttlSeconds: 120 }) });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { access_token: string; token_type: string; expires_in: number };
     expect(body.token_type).toBe('Bearer');
     expect(body.expires_in).toBe(120);
     const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
-    expect(claims).toMatchObject({ iss: issuer.url, aud: 'capture-ledger', sub: 'capture-flow', organizations: ['acme'] });
+    expect(claims).toMatchObject({ iss: h.issuer.url, aud: 'capture-ledger', sub: 'capture-flow', organizations: ['acme'] });
     expect((claims.exp as number) - (claims.iat as number)).toBe(120);
   });
 
@@ -258,7 +249,7 @@ describe('the dev issuer', () => {
     [{ subject: 'a', admin: true }, 'unknown key'],
     [{ subject: 'a b' }, 'subject with a space'],
   ])('refuses %j (%s) with 400', async (body) => {
-    const res = await fetch(`${issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${h.issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status).toBe(400);
   });
 

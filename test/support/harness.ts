@@ -78,6 +78,8 @@ export interface Harness {
   startFlow(options?: Partial<Omit<FlowOptions, 'config'>>): Promise<Flow>;
   /** another dev issuer (closed with the harness), one the API does not trust */
   startIssuer(): Promise<TestIssuer>;
+  /** another API on the same database and store (closed with the harness, or by the test) */
+  startApi(options?: Omit<TestApiOptions, 'tdb' | 'store'>): Promise<TestApi>;
   /** ends running crawls (workflow terminated, row failed), waits for the flow to be idle and resets its knobs and the stub's relay */
   endRunning(): Promise<void>;
   close(): Promise<void>;
@@ -137,6 +139,12 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
       const close = once(() => flow.close());
       teardown.add(close);
       return { ...flow, close };
+    };
+    h.startApi = async (options) => {
+      const api = await startTestApi({ tdb, store, ...options });
+      const close = once(() => api.close());
+      teardown.add(close);
+      return { ...api, close };
     };
     h.startIssuer = async () => {
       const extra = await startTestIssuer();
@@ -207,14 +215,20 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
 
 /**
  * The harness for one test file: started before its tests, closed after them, and (with crawls)
- * no crawl left running between two tests. The returned object is filled in by beforeAll.
+ * no crawl left running between two tests. The returned object is filled in by beforeAll. `opts`
+ * may be a function, called in beforeAll, when the options depend on servers the file starts first.
  */
-export function useHarness(opts: HarnessOptions = {}): Harness {
+export function useHarness(opts: HarnessOptions | (() => Promise<HarnessOptions>) = {}): Harness {
   const h = {} as Harness;
+  let crawls = typeof opts === 'function' ? undefined : opts.crawls;
   beforeAll(async () => {
-    await startHarness(opts, h);
+    const resolved = typeof opts === 'function' ? await opts() : opts;
+    crawls = resolved.crawls;
+    await startHarness(resolved, h);
   });
-  if (opts.crawls !== undefined) afterEach(() => h.endRunning());
+  afterEach(async () => {
+    if (crawls !== undefined) await h.endRunning();
+  });
   afterAll(async () => {
     await h.close?.();
   });
