@@ -5,20 +5,19 @@
 // robots.txt that drips a byte every two seconds all end within the level's deadline with every
 // page accounted for.
 import { lookup } from 'node:dns/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runTargets } from '../../src/cli/targets-command.ts';
 import { createAddressPolicy } from '../../src/domain/address-policy.ts';
 import type { LevelReportBody } from '../../src/domain/contract.ts';
 import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
 import { waitForCrawlEnd } from '../support/crawls.ts';
 import { hostileHost, listenerUrls, startDripServer, startListener, type DripServer, type Listener } from '../support/hostile-site.ts';
-import { startLiveCrawlStack, type LiveCrawlStack } from '../support/live-crawl.ts';
+import { useLiveCrawlStack } from '../support/live-crawl.ts';
 
 const ORG = 'hostile';
 const LEVEL_TIMEOUT_S = 60;
 const BIG_LINKS = 100_000;
 
-let live: LiveCrawlStack;
 let listener: Listener;
 let drip: DripServer;
 /** where rebind.test first resolves to: an ordinary host on 127.0.0.44 */
@@ -26,9 +25,10 @@ let plain: DripServer;
 /** lookups of rebind.test: the first (its robots.txt) answers 127.0.0.44, every later one 127.0.0.1 */
 let rebindLookups = 0;
 
-beforeAll(async () => {
+// the hostile servers first: the site's pages name their ports
+const live = useLiveCrawlStack(async () => {
   [listener, drip, plain] = await Promise.all([startListener(), startDripServer('127.0.0.41'), startDripServer('127.0.0.44', { drip: false })]);
-  live = await startLiveCrawlStack({
+  return {
     org: ORG,
     env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: String(LEVEL_TIMEOUT_S) },
     hosts: {
@@ -50,13 +50,10 @@ beforeAll(async () => {
         return (await lookup(name, { all: true })).map((a) => a.address);
       },
     },
-  });
-}, 120_000);
-
-afterEach(() => live.endRunning());
+  };
+});
 
 afterAll(async () => {
-  await live?.close();
   await Promise.all([drip?.close(), plain?.close(), listener?.close()]);
 });
 

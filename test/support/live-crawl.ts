@@ -24,7 +24,7 @@ export function startLiveCrawlStack(opts: LiveCrawlOptions): Promise<LiveCrawlSt
   return startHarness(liveCrawl(opts));
 }
 
-/** The live crawl stack for one test file (useHarness). */
-export function useLiveCrawlStack(opts: LiveCrawlOptions): LiveCrawlStack {
-  return useHarness(liveCrawl(opts));
+/** The live crawl stack for one test file (useHarness); `opts` may be a function called in beforeAll. */
+export function useLiveCrawlStack(opts: LiveCrawlOptions | (() => Promise<LiveCrawlOptions>)): LiveCrawlStack {
+  return useHarness(typeof opts === 'function' ? async () => liveCrawl(await opts()) : liveCrawl(opts));
 }
