@@ -13,7 +13,7 @@ import { share, unshare } from '../../src/cli/fga-share.ts';
 import { createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
 import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { checkQuestion, createTestStore, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 
 let store: TestStore;
@@ -23,22 +23,10 @@ const NOW = '2026-01-01T00:00:00Z';
 
 beforeAll(async () => {
   store = await createTestStore();
-  await store.client.write({
-    writes: [
-      { user: 'user:olga', relation: 'owner', object: job },
-      { user: 'organization:acme', relation: 'parent', object: job },
-      { user: job, relation: 'parent', object: archive },
-    ],
-  });
+  await store.client.write({ writes: ownedArchiveTuples(job, archive) });
 });
 
-const q = (user: string, orgs: string[], relation = 'can_view'): CheckQuestion => ({
-  user: `user:${user}`,
-  relation,
-  object: archive,
-  contextualTuples: orgs.map((o) => ({ user: `user:${user}`, relation: 'member', object: `organization:${o}` })),
-  context: { current_time: NOW },
-});
+const q = (user: string, orgs: string[], relation = 'can_view'): CheckQuestion => checkQuestion(user, relation, archive, orgs, NOW);
 
 /** A proxy in front of OpenFGA that counts requests by path and can refuse batch checks itself. */
 async function countingProxy(opts: { refuseBatches?: number } = {}) {

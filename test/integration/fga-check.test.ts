@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { ConsistencyPreference, CredentialsMethod, OpenFgaClient } from '@openfga/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkEndpointOf, createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { checkQuestion, createTestStore, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
 
 let store: TestStore;
 const job = 'capture_job:9b2f1c7e-0000-4000-8000-000000000001';
@@ -17,22 +17,14 @@ beforeAll(async () => {
   store = await createTestStore();
   await store.client.write({
     writes: [
-      { user: 'user:olga', relation: 'owner', object: job },
-      { user: 'organization:acme', relation: 'parent', object: job },
-      { user: job, relation: 'parent', object: archive },
+      ...ownedArchiveTuples(job, archive),
       { user: 'user:sam', relation: 'viewer', object: archive, condition: { name: 'non_expired_grant', context: { grant_time: '2030-01-01T00:00:00Z', grant_duration: '1h' } } },
       { user: 'user:ada', relation: 'admin', object: 'organization:acme' },
     ],
   });
 });
 
-const q = (user: string, relation: string, object: string, orgs: string[], now: string): CheckQuestion => ({
-  user: `user:${user}`,
-  relation,
-  object,
-  contextualTuples: orgs.map((o) => ({ user: `user:${user}`, relation: 'member', object: `organization:${o}` })),
-  context: { current_time: now },
-});
+const q = checkQuestion;
 
 describe('lean check', () => {
   it('decides as the SDK does, on every path', async () => {
