@@ -70,6 +70,16 @@ async function countingListener(): Promise<{ target: string; readonly connection
   };
 }
 
+/** Runs `test` with a counting listener (what a page must never reach) at `target`, closed after it. */
+async function withListener(test: (listener: Awaited<ReturnType<typeof countingListener>>, target: string) => Promise<void>): Promise<void> {
+  const listener = await countingListener();
+  try {
+    await test(listener, listener.target);
+  } finally {
+    await listener.close();
+  }
+}
+
 async function site(hosts: Parameters<typeof startSite>[0]['hosts']): Promise<Site> {
   const s = await startSite({ hosts });
   sites.push(s);
@@ -354,9 +364,7 @@ describe('bounds', { timeout: 120_000 }, () => {
   });
 
   it('nothing the page does reaches an address the policy refuses: fetch, beacon, iframe, websocket, EventSource, service worker', async () => {
-    const listener = await countingListener();
-    const target = listener.target;
-    try {
+    await withListener(async (listener, target) => {
       const s = await site({
         a: {
           pages: {
@@ -381,15 +389,11 @@ describe('bounds', { timeout: 120_000 }, () => {
       // the websocket never passes route(): the backstop proxy refused it (with Chromium's own background requests)
       expect(await browser.proxyRefused()).toBeGreaterThanOrEqual(1);
       expect(listener.connections).toBe(0);
-    } finally {
-      await listener.close();
-    }
+    });
   });
 
   it("a cross-site iframe's and a dedicated worker's requests go through the fetcher: recorded when allowed, refused when not", async () => {
-    const listener = await countingListener();
-    const target = listener.target;
-    try {
+    await withListener(async (listener, target) => {
       const s = await site({
         a: {
           pages: {
@@ -410,9 +414,7 @@ describe('bounds', { timeout: 120_000 }, () => {
       expect(v.exchanges.map((x) => x.url).sort()).toEqual([s.url('a', '/'), s.url('a', '/from-worker'), s.url('a', '/w.js'), s.url('b', '/f.png'), s.url('b', '/frame')].sort());
       expect(v.refused).toBe(2);
       expect(listener.connections).toBe(0);
-    } finally {
-      await listener.close();
-    }
+    });
   });
 
   it('redirects: every hop goes through the fetcher and is recorded, for the document and for a subresource', async () => {
