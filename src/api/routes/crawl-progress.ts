@@ -19,6 +19,7 @@ import { errorAnswer, errorResponses, notFoundResponse, UuidParams } from '../sc
 import { Pacing, Progress } from '../schemas/crawl-progress.ts';
 import { Heartbeat, HeartbeatAccepted, LevelParams } from '../schemas/levels.ts';
 import type { CrawlLevelService } from '../services/crawl-levels.ts';
+import { accepted } from '../accepted.ts';
 
 const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: CrawlLevelService }> = async (app, opts) => {
   const { db } = opts.deps;
@@ -55,8 +56,7 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Cr
         throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
       }
       const { passedOn } = await levels.heartbeat(dispatch, request.body);
-      void reply.code(202);
-      return { accepted: true, passedOn };
+      return accepted(reply, { accepted: true, passedOn });
     },
   );
 

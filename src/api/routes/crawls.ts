@@ -13,6 +13,7 @@ import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorResponses, notFoundResponse, UuidParams } from '../schemas/common.ts';
 import { crawlConflict, CrawlListQuery, DEFAULT_CRAWL_PAGE, CrawlRequest, CrawlStarted, CrawlSummary, crawlUnavailable, CrawlView } from '../schemas/crawls.ts';
+import { accepted } from '../accepted.ts';
 
 /**
  * Only the body's oneOf (seeds xor fromTargets) failed: the spec's messages for "both" and
@@ -48,8 +49,7 @@ const crawlRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, op
         throw request.validationError;
       }
       const started = await crawls.start(identity, request.body, request.log);
-      void reply.code(202);
-      return started;
+      return accepted(reply, started);
     },
   );
 

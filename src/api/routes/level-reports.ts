@@ -12,6 +12,7 @@ import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.
 import { errorAnswer, errorResponses } from '../schemas/common.ts';
 import { LevelParams, LevelReport, ReportAccepted } from '../schemas/levels.ts';
 import type { CrawlLevelService } from '../services/crawl-levels.ts';
+import { accepted } from '../accepted.ts';
 
 export { MAX_REPORT_PAGES } from '../schemas/levels.ts';
 
@@ -68,8 +69,7 @@ const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Craw
       }
       const stored = await levels.report(dispatch, identity, body);
       request.log.info({ crawlId: id, depth, reportId: stored.reportId, pages: body.pages.length, reportedBy: identity.subject }, 'level reported');
-      void reply.code(202);
-      return { reportId: stored.reportId };
+      return accepted(reply, { reportId: stored.reportId });
     },
   );
 };

@@ -12,6 +12,7 @@ import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorResponses, NoBody, notFoundResponse, UuidParams } from '../schemas/common.ts';
 import { DEFAULT_SEARCH_LIMIT, IndexResult, SearchAnswer, SearchQuery } from '../schemas/search.ts';
+import { accepted } from '../accepted.ts';
 
 export { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../schemas/search.ts';
 
@@ -45,8 +46,7 @@ const searchRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, o
         id,
       );
       request.log.info({ crawlId: id, ...result }, 'indexed crawl');
-      void reply.code(202);
-      return result;
+      return accepted(reply, result);
     },
   );
 
