@@ -7,7 +7,8 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RECONCILE_WORKFLOW } from '../../temporal.config.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { canView } from '../../src/fga/authorize.ts';
@@ -51,6 +52,11 @@ beforeAll(() => {
 
 afterAll(() => {
   deadS3?.destroy();
+});
+
+// reconcile sweeps the whole ledger: each test starts from an empty one, whatever ran before it
+beforeEach(async () => {
+  await sql`TRUNCATE crawls, capture_submissions, archives, fga_outbox CASCADE`.execute(h.tdb.db);
 });
 
 interface Level {
