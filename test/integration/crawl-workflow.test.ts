@@ -138,7 +138,13 @@ describe('crawl workflow', () => {
     // discovered: the three pages and b.test/elsewhere, which no rule took (rule 0)
     expect(detail).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', pagesDiscovered: 4, pagesCaptured: 2, pagesFailed: 1, waczCount: 2, depthReached: 1 });
 
-    const archives = await h.tdb.db.selectFrom('archives').selectAll().orderBy('url').execute();
+    // this crawl's archives (earlier tests may have left their own)
+    const archives = await h.tdb.db
+      .selectFrom('archives')
+      .selectAll()
+      .where('task_id', 'in', (eb) => eb.selectFrom('capture_submissions').select('task_id').where('crawl_id', '=', crawlId))
+      .orderBy('url')
+      .execute();
     expect(archives.map((a) => a.task_id).sort()).toEqual([seed.taskId, x.taskId].sort());
     const subs = await h.tdb.db.selectFrom('capture_submissions').selectAll().where('crawl_id', '=', crawlId).execute();
     expect(subs.map((s) => s.task_id).sort()).toEqual([seed.taskId, x.taskId, y.taskId].sort());
