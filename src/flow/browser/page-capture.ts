@@ -66,6 +66,8 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
     if (ac.signal.aborted) return { ok: false, hostDoneAt: Date.now(), ...cancelled() };
     // the page is opened after the route and the init script are in place: set on the context,
     // they travel with the page's own start-up instead of costing two more round trips each time
+    // assigned once newPage resolves; the route may ask isOwn before that, so not a const (TDZ)
+    // eslint-disable-next-line prefer-const
     let page: Page | undefined;
     // a worker's or a pop-up's first request has no frame of this page: frame() throws or differs
     const isOwn = (r: Request): boolean => {
