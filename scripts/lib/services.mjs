@@ -72,7 +72,9 @@ export function serviceSpec(name) {
       const bin = postgresBinDir();
       const data = STACK_DIR + 'pg';
       const sock = STACK_DIR + 'pg-run';
-      const asPostgres = (cmd, args) => (isRoot() ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+      // runuser lives in /usr/sbin, which a root shell's PATH does not always hold
+      const runuser = ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => existsSync(p)) ?? 'runuser';
+      const asPostgres = (cmd, args) => (isRoot() ? [runuser, ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
       const psql = (sql) => {
         const [c, a] = asPostgres(`${bin}/psql`, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-f', '-']);
         return execFileSync(c, a, { input: sql, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30000 });
