@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.ts';
 import { CAPABILITY_HEADER } from '../domain/contract.ts';
-import { ForbiddenError, UnauthenticatedError } from '../domain/errors.ts';
+import { BadRequestError, ForbiddenError, UnauthenticatedError } from '../domain/errors.ts';
 import { capabilityMatches } from '../ledger/capability.ts';
 import { getDispatch, type LevelDispatch } from '../store/level-dispatches.ts';
 import { UUID_PATTERN } from './schemas/common.ts';
@@ -82,4 +82,18 @@ export function levelCapabilityGate(opts: LevelGateOptions) {
     }
     request.levelDispatch = dispatch;
   };
+}
+
+/**
+ * The dispatch levelCapabilityGate found for a request whose body names its level (a report, a
+ * heartbeat): 403 without one, 400 when the body's depth is not the URL's.
+ */
+export function dispatchedLevel(request: { levelDispatch: LevelDispatch | null; params: { depth: number }; body: { depth: number } }): LevelDispatch {
+  const dispatch = request.levelDispatch;
+  if (dispatch === null) throw new ForbiddenError('capability refused');
+  const depth = request.params.depth;
+  if (request.body.depth !== depth) {
+    throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
+  }
+  return dispatch;
 }

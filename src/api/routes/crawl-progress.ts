@@ -11,10 +11,9 @@
 //        the gaps that fell short.
 // The two GETs answer as GET /api/crawls/:id does: 404 unless you may submit for its organization.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.ts';
+import { decorateLevelDispatch, dispatchedLevel, levelCapabilityGate } from '../level-capability.ts';
 import { errorAnswer, errorResponses, notFoundResponse, UuidParams } from '../schemas/common.ts';
 import { Pacing, Progress } from '../schemas/crawl-progress.ts';
 import { Heartbeat, HeartbeatAccepted, LevelParams } from '../schemas/levels.ts';
@@ -49,13 +48,7 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Cr
     },
     async (request, reply) => {
       requireIdentity(request);
-      const dispatch = request.levelDispatch;
-      if (dispatch === null) throw new ForbiddenError('capability refused');
-      const depth = request.params.depth;
-      if (request.body.depth !== depth) {
-        throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
-      }
-      const { passedOn } = await levels.heartbeat(dispatch, request.body);
+      const { passedOn } = await levels.heartbeat(dispatchedLevel(request), request.body);
       return accepted(reply, { accepted: true, passedOn });
     },
   );

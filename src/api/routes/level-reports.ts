@@ -4,11 +4,11 @@
 // Stored in crawl_level_reports (a level reported again replaces its outcome, at most
 // MAX_REPORTS_PER_LEVEL times) and the workflow is signalled with a reference.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
+import { BadRequestError } from '../../domain/errors.ts';
 import { MAX_REPORTS_PER_LEVEL, misplacedManifests } from '../../domain/level-dispatch.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
-import { decorateLevelDispatch, levelCapabilityGate } from '../level-capability.ts';
+import { decorateLevelDispatch, dispatchedLevel, levelCapabilityGate } from '../level-capability.ts';
 import { errorAnswer, errorResponses } from '../schemas/common.ts';
 import { LevelParams, LevelReport, ReportAccepted } from '../schemas/levels.ts';
 import type { CrawlLevelService } from '../services/crawl-levels.ts';
@@ -51,14 +51,10 @@ const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Craw
     },
     async (request, reply) => {
       const identity = requireIdentity(request);
-      const dispatch = request.levelDispatch;
-      if (dispatch === null) throw new ForbiddenError('capability refused');
+      const dispatch = dispatchedLevel(request);
       const id = dispatch.crawlId;
       const depth = request.params.depth;
       const body = request.body;
-      if (body.depth !== depth) {
-        throw new BadRequestError('invalid request', { details: [{ field: 'body.depth', message: `must equal the level in the URL (${depth})` }] });
-      }
       const misplaced = misplacedManifests(body.pages, dispatch.artifactPrefix);
       if (misplaced.length > 0) {
         throw new BadRequestError('manifest keys outside the level', {
