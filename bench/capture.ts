@@ -5,7 +5,8 @@
 // gets one level with every page (perHostDelayMs 0, hostParallelism 4, formats wacz) and writes to
 // a store that only counts bytes (S3 would add upload time that is off the host's clock anyway).
 // Bare Playwright: the same Chromium binary, 4 workers (one per host), a fresh context per page,
-// goto until load. Goals: ratio flow/bare ≥ 0.8; peak memory < 1 GiB.
+// goto until load, half of its pages before the flow's level and half after it. Goals: ratio
+// flow/bare ≥ 0.8; peak memory < 1 GiB.
 //
 //   node bench/capture.ts               200 pages (npm run bench runs this size)
 //   node bench/capture.ts --pages 2000  10× size
@@ -34,6 +35,8 @@ export interface CaptureBenchResult {
   pagesPerSecond?: number;
   /** CPU seconds of this process and its Chromium (the site server included, as in both modes) */
   cpuSeconds?: number;
+  /** the same CPU seconds by kind of process (node, browser, zygote = renderers, gpu-process, ...) */
+  cpuByProcess?: Record<string, number>;
   /** the machine's 1-minute load average when the mode started (other work stretches the figures) */
   load1?: number;
   ratio?: number;
@@ -54,7 +57,7 @@ const SUBRESOURCES = 10;
 const CLOCK_TICKS = 100;
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-function hostPages(perHost: number): Record<string, SitePage | string> {
+export function hostPages(perHost: number): Record<string, SitePage | string> {
   const pages: Record<string, SitePage | string> = {
     '/a/s.css': { contentType: 'text/css', body: 'body{font:14px sans-serif;color:#222} img{width:32px;height:32px}' },
     '/a/app.js': { contentType: 'text/javascript', body: 'document.getElementById("t").textContent = "built " + location.pathname;' },
@@ -139,9 +142,44 @@ function treeCpuSeconds(): number {
   return ticks / CLOCK_TICKS;
 }
 
+/**
+ * CPU seconds so far per kind of process: this process ('node'), Chromium's browser process, and
+ * its children by --type (renderers are counted when their zygote reaps them, as 'zygote'). The
+ * difference of two readings shows where a mode's work went.
+ */
+function treeCpuByKind(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const pid of treePids()) {
+    let stat = '';
+    let cmdline = '';
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
+    const kind = pid === process.pid ? 'node' : type === undefined ? 'browser' : type === 'utility' ? (/--utility-sub-type=(?:\w+\.)*(\w+)/.exec(cmdline)?.[1] ?? 'utility') : type;
+    out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLOCK_TICKS;
+  }
+  return out;
+}
+
+function cpuSince(before: Record<string, number>): Record<string, number> {
+  const now = treeCpuByKind();
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(now)) {
+    const d = now[k]! - (before[k] ?? 0);
+    if (d >= 0.05) out[k] = Number(d.toFixed(1));
+  }
+  return out;
+}
+
 interface ModeRun {
   seconds: number;
   cpuSeconds: number;
+  cpuByProcess: Record<string, number>;
   load1: number;
 }
 
@@ -175,16 +213,18 @@ async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number;
     const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })) };
     const load1 = loadavg()[0]!;
     const cpu0 = treeCpuSeconds();
+    const kinds0 = treeCpuByKind();
     const started = Date.now();
     const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
     const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
     const seconds = (Date.now() - started) / 1000;
     const cpuSeconds = treeCpuSeconds() - cpu0;
+    const cpuByProcess = cpuSince(kinds0);
     const failed = run.report!.pages.filter((p) => p.status !== 'captured');
     if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
     if (stored === 0) throw new Error('nothing was stored');
-    return { seconds, cpuSeconds, load1, peak };
+    return { seconds, cpuSeconds, cpuByProcess, load1, peak };
   } finally {
     clearInterval(sampler);
     await flow.close();
@@ -197,6 +237,7 @@ async function bareRun(byHost: string[][]): Promise<ModeRun> {
   try {
     const load1 = loadavg()[0]!;
     const cpu0 = treeCpuSeconds();
+    const kinds0 = treeCpuByKind();
     const started = Date.now();
     await Promise.all(
       byHost.map(async (urls) => {
@@ -209,10 +250,17 @@ async function bareRun(byHost: string[][]): Promise<ModeRun> {
         }
       }),
     );
-    return { seconds: (Date.now() - started) / 1000, cpuSeconds: treeCpuSeconds() - cpu0, load1 };
+    return { seconds: (Date.now() - started) / 1000, cpuSeconds: treeCpuSeconds() - cpu0, cpuByProcess: cpuSince(kinds0), load1 };
   } finally {
     await browser.close();
   }
+}
+
+/** Two parts of one mode as one run: times and CPU added, the load of the first part. */
+function sumRuns(a: ModeRun, b: ModeRun): ModeRun {
+  const cpuByProcess: Record<string, number> = { ...a.cpuByProcess };
+  for (const [k, v] of Object.entries(b.cpuByProcess)) cpuByProcess[k] = Number(((cpuByProcess[k] ?? 0) + v).toFixed(1));
+  return { seconds: a.seconds + b.seconds, cpuSeconds: a.cpuSeconds + b.cpuSeconds, cpuByProcess, load1: a.load1 };
 }
 
 export async function run(pages = 200): Promise<CaptureBenchResult[]> {
@@ -224,15 +272,20 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     for (let j = 0; j < perHost; j++) for (const list of byHost) interleaved.push(list[j]!);
     const total = interleaved.length;
     const base = { bench: 'capture' as const, pages: total, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM };
-    const bare = await bareRun(byHost);
+    // bare runs half its pages before the flow and half after: the machine's drift over the run
+    // (other work, the host's own CPU share) then weighs on both modes alike
+    const half = Math.ceil(perHost / 2);
+    const bareBefore = await bareRun(byHost.map((urls) => urls.slice(0, half)));
     const flow = await flowRun(interleaved);
+    const bareAfter = await bareRun(byHost.map((urls) => urls.slice(half)));
+    const bare = sumRuns(bareBefore, bareAfter);
     const flowPps = total / flow.seconds;
     const barePps = total / bare.seconds;
     const ratio = flowPps / barePps;
     const peakMiB = flow.peak.unique / 1024 / 1024;
     return [
-      { ...base, mode: 'bare', seconds: Number(bare.seconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)), cpuSeconds: Number(bare.cpuSeconds.toFixed(1)), load1: Number(bare.load1.toFixed(2)) },
-      { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), load1: Number(flow.load1.toFixed(2)) },
+      { ...base, mode: 'bare', seconds: Number(bare.seconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)), cpuSeconds: Number(bare.cpuSeconds.toFixed(1)), cpuByProcess: bare.cpuByProcess, load1: Number(bare.load1.toFixed(2)) },
+      { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), cpuByProcess: flow.cpuByProcess, load1: Number(flow.load1.toFixed(2)) },
       { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
       { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
     ];
