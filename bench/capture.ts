@@ -57,7 +57,7 @@ const SUBRESOURCES = 10;
 const CLOCK_TICKS = 100;
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-export function hostPages(perHost: number): Record<string, SitePage | string> {
+function hostPages(perHost: number): Record<string, SitePage | string> {
   const pages: Record<string, SitePage | string> = {
     '/a/s.css': { contentType: 'text/css', body: 'body{font:14px sans-serif;color:#222} img{width:32px;height:32px}' },
     '/a/app.js': { contentType: 'text/javascript', body: 'document.getElementById("t").textContent = "built " + location.pathname;' },
