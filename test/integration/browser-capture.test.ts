@@ -443,31 +443,4 @@ describe('bounds', { timeout: 120_000 }, () => {
     const dl = await visit(s.url('a', '/file.bin'));
     expect(dl).toMatchObject({ kind: 'failed', errorType: ERROR_TYPES.contentType });
   });
-
-  it('after its share of contexts a Chromium is replaced: the next capture gets a new process, the old one closes once its captures end', async () => {
-    const recycling = new CaptureBrowser(() => {}, { contextsPerBrowser: 2 });
-    try {
-      const first = await recycling.newContext({ userAgent: FLOW_USER_AGENT });
-      const second = await recycling.newContext({ userAgent: FLOW_USER_AGENT });
-      const third = await recycling.newContext({ userAgent: FLOW_USER_AGENT });
-      const old = first.browser()!;
-      expect(second.browser()).toBe(old);
-      expect(third.browser()).not.toBe(old);
-      // the retired process stays while a capture is open in it
-      await first.close();
-      expect(old.isConnected()).toBe(true);
-      const closed = new Promise<void>((resolve) => old.once('disconnected', () => resolve()));
-      await second.close();
-      await closed;
-      expect(old.isConnected()).toBe(false);
-      expect(third.browser()!.isConnected()).toBe(true);
-      await third.close();
-      // captures keep working in the new process
-      const s = await site({ a: { pages: { '/': '<title>after</title><p>recycled</p>' } } });
-      const r = await visitPage(recycling, s.url('a', '/'), { userAgent: FLOW_USER_AGENT, fetcher, formats: ['wacz'], extraMs: 0, deadlineMs: 30_000, injectFailure: false });
-      expect(r).toMatchObject({ kind: 'rendered', page: { title: 'after', text: 'recycled' } });
-    } finally {
-      await recycling.close();
-    }
-  });
 });

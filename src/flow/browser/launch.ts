@@ -88,127 +88,60 @@ export interface ContextOptions {
   userAgent: string;
 }
 
-/**
- * Contexts one Chromium serves before captures move to a fresh one. Why: a long-lived browser
- * process keeps state from every context it has had, and its cost per capture grows with the
- * crawl; a new process costs about a second of CPU. The old one closes once its last capture ends.
- */
-export const CONTEXTS_PER_BROWSER = 250;
-
-interface Launched {
-  browser: Browser;
-  proxy: RefusingProxy;
-}
-
-/** One Chromium process and the captures open in it. */
-interface Generation {
-  launched: Promise<Launched>;
-  served: number;
-  open: number;
-  /** no new contexts: closed when the last open one closes */
-  retired: boolean;
-}
-
-/** The flow's browser: launched lazily, one process at a time per flow (see CONTEXTS_PER_BROWSER). */
+/** The flow's browser: launched lazily, one per flow process. */
 export class CaptureBrowser {
-  private current: Generation | undefined;
-  private readonly live = new Set<Generation>();
-  private refusedTotal = 0;
+  private launching: Promise<{ browser: Browser; proxy: RefusingProxy }> | undefined;
   private closed = false;
 
   private readonly log: (line: string) => void;
-  private readonly contextsPerBrowser: number;
 
-  constructor(log: (line: string) => void = () => {}, opts: { contextsPerBrowser?: number } = {}) {
+  constructor(log: (line: string) => void = () => {}) {
     this.log = log;
-    this.contextsPerBrowser = opts.contextsPerBrowser ?? CONTEXTS_PER_BROWSER;
   }
 
-  private async launch(gen: Generation): Promise<Launched> {
-    const proxy = await startRefusingProxy((what) => {
-      this.refusedTotal++;
-      this.log(`browser proxy refused ${what} (${this.refusedTotal} so far)`);
-    });
-    try {
-      const root = typeof process.getuid === 'function' && process.getuid() === 0;
-      const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, chromiumSandbox: !root, args: chromiumArgs(proxy.port, root) });
-      browser.on('disconnected', () => {
-        void proxy.close();
-        this.live.delete(gen);
-        if (this.closed || gen.retired) return;
-        this.log('browser: chromium went away; the next capture launches it again');
-        if (this.current === gen) this.current = undefined;
-      });
-      this.log(`browser: ${CHROMIUM_PATH} ${browser.version()} launched`);
-      return { browser, proxy };
-    } catch (err) {
-      await proxy.close();
-      throw new Error(`could not launch chromium at ${CHROMIUM_PATH}: ${(err as Error).message}`);
-    }
-  }
-
-  private generation(): Generation {
-    if (this.current !== undefined && this.current.served >= this.contextsPerBrowser) {
-      this.retire(this.current);
-      this.current = undefined;
-    }
-    if (this.current === undefined) {
-      const gen: Generation = { launched: undefined as unknown as Promise<Launched>, served: 0, open: 0, retired: false };
-      gen.launched = this.launch(gen);
-      // a failed launch is not kept: the next capture tries again
-      gen.launched.catch(() => {
-        this.live.delete(gen);
-        if (this.current === gen) this.current = undefined;
-      });
-      this.live.add(gen);
-      this.current = gen;
-    }
-    return this.current;
-  }
-
-  private retire(gen: Generation): void {
-    gen.retired = true;
-    if (gen.open === 0) void this.shut(gen);
-  }
-
-  private async shut(gen: Generation): Promise<void> {
-    this.live.delete(gen);
-    const l = await gen.launched.catch(() => undefined);
-    await l?.browser.close().catch(() => {});
-    await l?.proxy.close();
+  private launch(): Promise<{ browser: Browser; proxy: RefusingProxy }> {
+    if (this.closed) return Promise.reject(new Error('the capture browser is closed'));
+    this.launching ??= (async () => {
+      const proxy = await startRefusingProxy((what) => this.log(`browser proxy refused ${what} (${proxy.refused} so far)`));
+      try {
+        const root = typeof process.getuid === 'function' && process.getuid() === 0;
+        const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, chromiumSandbox: !root, args: chromiumArgs(proxy.port, root) });
+        browser.on('disconnected', () => {
+          if (this.closed) return;
+          this.log('browser: chromium went away; the next capture launches it again');
+          this.launching = undefined;
+          void proxy.close();
+        });
+        this.log(`browser: ${CHROMIUM_PATH} ${browser.version()} launched`);
+        return { browser, proxy };
+      } catch (err) {
+        await proxy.close();
+        this.launching = undefined;
+        throw new Error(`could not launch chromium at ${CHROMIUM_PATH}: ${(err as Error).message}`);
+      }
+    })();
+    return this.launching;
   }
 
   /** A fresh context: no cookies, storage or cache shared with any other capture. */
   async newContext(opts: ContextOptions): Promise<BrowserContext> {
-    if (this.closed) throw new Error('the capture browser is closed');
-    const gen = this.generation();
-    gen.served++;
-    gen.open++;
-    let context: BrowserContext;
-    try {
-      const { browser } = await gen.launched;
-      context = await browser.newContext({ viewport: { ...VIEWPORT }, userAgent: opts.userAgent, acceptDownloads: false, serviceWorkers: 'block', javaScriptEnabled: true, bypassCSP: false });
-    } catch (err) {
-      this.release(gen);
-      throw err;
-    }
-    context.once('close', () => this.release(gen));
-    return context;
+    const { browser } = await this.launch();
+    return browser.newContext({ viewport: { ...VIEWPORT }, userAgent: opts.userAgent, acceptDownloads: false, serviceWorkers: 'block', javaScriptEnabled: true, bypassCSP: false });
   }
 
-  private release(gen: Generation): void {
-    gen.open--;
-    if (gen.retired && gen.open === 0) void this.shut(gen);
-  }
-
-  /** What the backstop proxies refused so far (0 before the first launch). */
-  proxyRefused(): Promise<number> {
-    return Promise.resolve(this.refusedTotal);
+  /** What the backstop proxy refused so far (0 before the first launch). */
+  async proxyRefused(): Promise<number> {
+    if (this.launching === undefined) return 0;
+    return (await this.launching).proxy.refused;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    this.current = undefined;
-    await Promise.all([...this.live].map((gen) => this.shut(gen)));
+    const l = this.launching;
+    this.launching = undefined;
+    if (l === undefined) return;
+    const { browser, proxy } = await l.catch(() => ({ browser: undefined, proxy: undefined }));
+    await browser?.close().catch(() => {});
+    await proxy?.close();
   }
 }
