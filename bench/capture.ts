@@ -124,28 +124,9 @@ function treeMemory(): { rss: number; unique: number } {
 /**
  * CPU seconds the process tree used so far, the finished children its processes reaped included
  * (Chromium's renderers end with their contexts): the work a mode cost, which a busy machine
- * stretches less than it stretches wall time. The difference of two readings is that work.
- */
-function treeCpuSeconds(): number {
-  let ticks = 0;
-  for (const pid of treePids()) {
-    let stat = '';
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14]
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  }
-  return ticks / CLOCK_TICKS;
-}
-
-/**
- * CPU seconds so far per kind of process: this process ('node'), Chromium's browser process, and
- * its children by --type (renderers are counted when their zygote reaps them, as 'zygote'). The
- * difference of two readings shows where a mode's work went.
+ * stretches less than it stretches wall time. Counted per kind of process: this process ('node'),
+ * Chromium's browser process, and its children by --type (renderers are counted when their zygote
+ * reaps them, as 'zygote'). The difference of two readings is that work (cpuSince).
  */
 function treeCpuByKind(): Record<string, number> {
   const out: Record<string, number> = {};
@@ -158,6 +139,7 @@ function treeCpuByKind(): Record<string, number> {
     } catch {
       continue;
     }
+    // fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14]
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
     const kind = pid === process.pid ? 'node' : type === undefined ? 'browser' : type === 'utility' ? (/--utility-sub-type=(?:\w+\.)*(\w+)/.exec(cmdline)?.[1] ?? 'utility') : type;
@@ -166,14 +148,17 @@ function treeCpuByKind(): Record<string, number> {
   return out;
 }
 
-function cpuSince(before: Record<string, number>): Record<string, number> {
+/** The CPU seconds used since `before` (a treeCpuByKind reading): in total and by kind. */
+function cpuSince(before: Record<string, number>): { cpuSeconds: number; cpuByProcess: Record<string, number> } {
   const now = treeCpuByKind();
-  const out: Record<string, number> = {};
+  let cpuSeconds = 0;
+  const cpuByProcess: Record<string, number> = {};
   for (const k of Object.keys(now)) {
     const d = now[k]! - (before[k] ?? 0);
-    if (d >= 0.05) out[k] = Number(d.toFixed(1));
+    cpuSeconds += d;
+    if (d >= 0.05) cpuByProcess[k] = Number(d.toFixed(1));
   }
-  return out;
+  return { cpuSeconds, cpuByProcess };
 }
 
 interface ModeRun {
@@ -212,15 +197,13 @@ async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number;
   try {
     const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })) };
     const load1 = loadavg()[0]!;
-    const cpu0 = treeCpuSeconds();
-    const kinds0 = treeCpuByKind();
+    const cpu0 = treeCpuByKind();
     const started = Date.now();
     const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
     const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
     const seconds = (Date.now() - started) / 1000;
-    const cpuSeconds = treeCpuSeconds() - cpu0;
-    const cpuByProcess = cpuSince(kinds0);
+    const { cpuSeconds, cpuByProcess } = cpuSince(cpu0);
     const failed = run.report!.pages.filter((p) => p.status !== 'captured');
     if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
     if (stored === 0) throw new Error('nothing was stored');
@@ -236,8 +219,7 @@ async function bareRun(byHost: string[][]): Promise<ModeRun> {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS });
   try {
     const load1 = loadavg()[0]!;
-    const cpu0 = treeCpuSeconds();
-    const kinds0 = treeCpuByKind();
+    const cpu0 = treeCpuByKind();
     const started = Date.now();
     await Promise.all(
       byHost.map(async (urls) => {
@@ -250,7 +232,7 @@ async function bareRun(byHost: string[][]): Promise<ModeRun> {
         }
       }),
     );
-    return { seconds: (Date.now() - started) / 1000, cpuSeconds: treeCpuSeconds() - cpu0, cpuByProcess: cpuSince(kinds0), load1 };
+    return { seconds: (Date.now() - started) / 1000, ...cpuSince(cpu0), load1 };
   } finally {
     await browser.close();
   }

@@ -64,7 +64,7 @@ export async function startRefusingProxy(onRefuse: (what: string) => void): Prom
  * --disable-threaded-compositing added). --disable-threaded-compositing is left out: it makes
  * Page.captureScreenshot fail ("Unable to capture screenshot"), and png and webp need it.
  */
-export const LEAN_RENDERER_ARGS = ['--num-raster-threads=1', '--js-flags=--single-threaded'] as const;
+const LEAN_RENDERER_ARGS = ['--num-raster-threads=1', '--js-flags=--single-threaded'] as const;
 
 /** Playwright's launch() adds a fresh temporary --user-data-dir of its own (and refuses one in args). */
 export function chromiumArgs(proxyPort: number, root: boolean): string[] {
