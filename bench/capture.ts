@@ -6,12 +6,14 @@
 // a store that only counts bytes (S3 would add upload time that is off the host's clock anyway).
 // Bare Playwright: the same Chromium binary, 4 workers (one per host), a fresh context per page,
 // goto until load, half of its pages before the flow's level and half after it. Goals: ratio
-// flow/bare ≥ 0.8; peak memory < 1 GiB.
+// flow/bare ≥ 0.8; peak memory < 1 GiB. Bare runs twice: as Playwright launches Chromium (the
+// goal's measure), and with the switches the flow launches it with (launch.ts: no WebUI omnibox
+// popup per window), so what the flow's recording itself costs shows too.
 //
 //   node bench/capture.ts               200 pages (npm run bench runs this size)
 //   node bench/capture.ts --pages 2000  10× size
 //   node bench/capture.ts --pages 40    a quick run
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,15 +21,16 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { DispatchBody } from '../src/domain/contract.ts';
 import { parseAllowlist } from '../src/domain/address-policy.ts';
-import { CHROMIUM_PATH } from '../src/flow/browser/launch.ts';
+import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow } from '../src/flow/server.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { TEST_SITES_ALLOW } from '../test/support/config.ts';
+import { descendants } from '../test/support/processes.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
 export interface CaptureBenchResult {
   bench: 'capture';
-  mode: 'flow' | 'bare' | 'ratio' | 'memory';
+  mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory';
   pages: number;
   subresourcesPerPage: number;
   hostParallelism: number;
@@ -42,6 +45,9 @@ export interface CaptureBenchResult {
   ratio?: number;
   /** bare's CPU seconds / the flow's: the ratio the CPU work alone gives */
   cpuRatio?: number;
+  /** the flow against bare Playwright launched with the flow's switches: pages/s and CPU ratios */
+  ratioSameSwitches?: number;
+  cpuRatioSameSwitches?: number;
   /** peak of the private memory of flow + Chromium, shared parts counted once */
   peakMiB?: number;
   /** peak of the processes' RSS summed (shared pages counted once per process: an upper bound) */
@@ -56,6 +62,8 @@ const SUBRESOURCES = 10;
 /** USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux) */
 const CLOCK_TICKS = 100;
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+/** the flow's own switches, less its backstop proxy (bare loads the site directly) */
+const FLOW_SWITCHES = chromiumArgs(0, true).filter((a) => !a.startsWith('--proxy'));
 
 function hostPages(perHost: number): Record<string, SitePage | string> {
   const pages: Record<string, SitePage | string> = {
@@ -70,27 +78,7 @@ function hostPages(perHost: number): Record<string, SitePage | string> {
 
 /** This process and every process below it (Chromium and its renderers). */
 function treePids(): number[] {
-  const pids: number[] = [];
-  const walk = (pid: number): void => {
-    pids.push(pid);
-    let tids: string[] = [];
-    try {
-      tids = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      return;
-    }
-    for (const tid of tids) {
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
-      } catch {
-        continue;
-      }
-      for (const c of children.split(' ').filter((x) => x !== '')) walk(Number(c));
-    }
-  };
-  walk(process.pid);
-  return pids;
+  return [process.pid, ...descendants().map((p) => p.pid)];
 }
 
 /**
@@ -215,8 +203,8 @@ async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number;
   }
 }
 
-async function bareRun(byHost: string[][]): Promise<ModeRun> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS });
+async function bareRun(byHost: string[][], args: string[]): Promise<ModeRun> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args });
   try {
     const load1 = loadavg()[0]!;
     const cpu0 = treeCpuByKind();
@@ -257,18 +245,25 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     // bare runs half its pages before the flow and half after: the machine's drift over the run
     // (other work, the host's own CPU share) then weighs on both modes alike
     const half = Math.ceil(perHost / 2);
-    const bareBefore = await bareRun(byHost.map((urls) => urls.slice(0, half)));
+    const first = byHost.map((urls) => urls.slice(0, half));
+    const second = byHost.map((urls) => urls.slice(half));
+    const bareBefore = await bareRun(first, ARGS);
+    const sameBefore = await bareRun(first, FLOW_SWITCHES);
     const flow = await flowRun(interleaved);
-    const bareAfter = await bareRun(byHost.map((urls) => urls.slice(half)));
+    const bareAfter = await bareRun(second, ARGS);
+    const sameAfter = await bareRun(second, FLOW_SWITCHES);
     const bare = sumRuns(bareBefore, bareAfter);
+    const same = sumRuns(sameBefore, sameAfter);
     const flowPps = total / flow.seconds;
     const barePps = total / bare.seconds;
+    const samePps = total / same.seconds;
     const ratio = flowPps / barePps;
     const peakMiB = flow.peak.unique / 1024 / 1024;
     return [
       { ...base, mode: 'bare', seconds: Number(bare.seconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)), cpuSeconds: Number(bare.cpuSeconds.toFixed(1)), cpuByProcess: bare.cpuByProcess, load1: Number(bare.load1.toFixed(2)) },
+      { ...base, mode: 'bare-flow-switches', seconds: Number(same.seconds.toFixed(2)), pagesPerSecond: Number(samePps.toFixed(2)), cpuSeconds: Number(same.cpuSeconds.toFixed(1)), cpuByProcess: same.cpuByProcess, load1: Number(same.load1.toFixed(2)) },
       { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), cpuByProcess: flow.cpuByProcess, load1: Number(flow.load1.toFixed(2)) },
-      { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
+      { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), ratioSameSwitches: Number((flowPps / samePps).toFixed(3)), cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
       { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
     ];
   } finally {

@@ -23,6 +23,7 @@ import { createUrlSigner } from '../../src/api/presign.ts';
 import { buildReplayServer } from '../../src/replay/server.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { TEST_SITES_ALLOW, testConfig } from '../support/config.ts';
+import { chromiumBrowsers, descendants, lastSwitch, type ProcessInfo } from '../support/processes.ts';
 import { dispatchTo, startReceiver } from '../support/report-receiver.ts';
 import { realisticAssets, realisticPage, startSite, type Site } from '../support/site.ts';
 
@@ -282,6 +283,54 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(v.page.title).toBe('Big');
     expect(v.page.text.split('\n')).toHaveLength(50_000);
     expect(v.artifacts.html!.length).toBeGreaterThan(1.9e6);
+  });
+
+  it("no capture's window preloads Chromium's WebUI omnibox popup, and the flow's Chromium still disables every feature Playwright disables", async () => {
+    const s = await site({ a: { pages: { '/': '<title>open</title><p>a page held open</p>' } } });
+    const isWebUi = (p: ProcessInfo): boolean => p.args.includes('--top-chrome-webui');
+    const isRenderer = (p: ProcessInfo): boolean => p.args.includes('--type=renderer');
+    /** the features a browser runs without, as it tells its renderers (its own list merged with Playwright's) */
+    const disabledFeatures = (browser: ProcessInfo): string[] => lastSwitch(descendants(browser).find(isRenderer)!.args, 'disable-features')!.split(',');
+    let captureOpen = true;
+    const capture = visit(s.url('a', '/'), { extraMs: 6000 }).finally(() => (captureOpen = false));
+    await expect.poll(() => s.pageRequests('a').length, { timeout: 20_000 }).toBe(1);
+    // the oracle: Playwright's Chromium as it comes (the replay viewer) has one once a window is open
+    const context = await viewer.newContext();
+    try {
+      await (await context.newPage()).setContent('<p>viewer</p>');
+      const plain = (): ProcessInfo[] => chromiumBrowsers((args) => lastSwitch(args, 'proxy-server') === undefined);
+      expect(plain()).toHaveLength(1);
+      await expect.poll(() => descendants(plain()[0]!).some(isWebUi), { timeout: 20_000 }).toBe(true);
+      // while the capture's page is still open (it lingers 6 s), the flow's browser has none
+      const flowBrowsers = chromiumBrowsers((args) => args.includes('--proxy-bypass-list=<-loopback>'));
+      expect(captureOpen).toBe(true);
+      expect(flowBrowsers.length).toBeGreaterThanOrEqual(1);
+      const playwrights = disabledFeatures(plain()[0]!);
+      expect(playwrights).toContain('PaintHolding');
+      for (const b of flowBrowsers) expect(descendants(b).filter(isWebUi)).toEqual([]);
+      // the one holding the capture open (the file's flow has its own browser, idle by now)
+      const capturing = flowBrowsers.filter((b) => descendants(b).some(isRenderer));
+      expect(capturing).toHaveLength(1);
+      expect(disabledFeatures(capturing[0]!)).toEqual(expect.arrayContaining([...playwrights, 'WebUIOmniboxPopup']));
+    } finally {
+      await context.close();
+    }
+    expect((await capture).kind).toBe('rendered');
+  });
+
+  it('text fetched after load is read once the page goes quiet; a page that never goes quiet is read after the cap', async () => {
+    const late = `<title>late</title><p id="x">waiting</p><script>addEventListener('load', () => fetch('/late.json').then((r) => r.json()).then((j) => { document.getElementById('x').textContent = j.note; }));</script>`;
+    const polling = `<title>poll</title><p id="n">0</p><script>let n = 0; addEventListener('load', () => setInterval(() => fetch('/tick?' + ++n).then(() => { document.getElementById('n').textContent = String(n); }), 20));</script>`;
+    const s = await site({ a: { pages: { '/late': late, '/late.json': { contentType: 'application/json', body: '{"note":"arrived after load"}', delayMs: 400 }, '/poll': polling, '/tick': { contentType: 'text/plain', body: 'ok' } } } });
+    const v = await visit(s.url('a', '/late'));
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.page.text).toBe('arrived after load');
+    const p = await visit(s.url('a', '/poll'));
+    expect(p.kind).toBe('rendered');
+    if (p.kind !== 'rendered') return;
+    // read after the 2 s cap: by then many ticks have been answered
+    expect(Number(p.page.text)).toBeGreaterThan(10);
   });
 
   it('two captures in a row share no cookies (and cookies do work within one capture)', async () => {

@@ -55,22 +55,43 @@ export async function startRefusingProxy(onRefuse: (what: string) => void): Prom
 }
 
 /**
- * Fewer threads per renderer: one raster thread, no V8 helper threads. Why: with every request
- * intercepted, a page waits on round trips through the flow, and a renderer's many threads spend
- * that waiting contending with each other and with the flow for the few cores a crawler host has.
- * Measured with bench/capture.ts (80 pages, runs alternated, 2 cores): the flow used 62.5 and 62.9
- * CPU-s with these, 70.8 and 69.3 without; its renderers 32–33 against 37.5–38. Playwright loading
- * the same pages without interception was no cheaper with them (measured with
- * --disable-threaded-compositing added). --disable-threaded-compositing is left out: it makes
- * Page.captureScreenshot fail ("Unable to capture screenshot"), and png and webp need it.
+ * What Playwright's launch() disables with its own --disable-features (playwright-core 1.65).
+ * Chromium keeps only the last --disable-features it is given, so the flow's list repeats these;
+ * a test compares what the flow's renderers are told with what Playwright's are.
  */
-const LEAN_RENDERER_ARGS = ['--num-raster-threads=1', '--js-flags=--single-threaded'] as const;
+const PLAYWRIGHT_DISABLED_FEATURES = [
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'msForceBrowserSignIn',
+  'msEdgeUpdateLaunchServicesPreferredVersion',
+] as const;
+
+/**
+ * No WebUI omnibox popup. Why: every context's window gets one preloaded, in headless mode too,
+ * where nobody can ever open it: chrome://omnibox-popup.top-chrome, some 360 script modules run in
+ * a WebUI renderer. Measured with Playwright loading the bench pages (40 per run, 2 cores): 0.68–0.74
+ * CPU-s a page with it, 0.44–0.46 without; and a page left open a second after load cost 1.04 CPU-s
+ * with it (that renderer's work runs on), 0.47–0.51 without.
+ */
+const FLOW_DISABLED_FEATURES = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup', 'PreloadTopChromeWebUI'] as const;
 
 /** Playwright's launch() adds a fresh temporary --user-data-dir of its own (and refuses one in args). */
 export function chromiumArgs(proxyPort: number, root: boolean): string[] {
   return [
     '--headless',
-    ...LEAN_RENDERER_ARGS,
+    `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...FLOW_DISABLED_FEATURES].join(',')}`,
     ...(root ? ['--no-sandbox'] : []),
     '--disable-gpu',
     '--disable-background-networking',
