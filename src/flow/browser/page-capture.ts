@@ -1,5 +1,5 @@
 // One capture in the browser: a fresh context, every request answered by the recorder, the page
-// loaded and left to linger, then read (title, text, links) and rendered (html, screenshots,
+// loaded, its requests left to go quiet and the page to linger, then read (title, text, links) and rendered (html, screenshots,
 // mhtml). The host's part ends when the page has been read: `hostDoneAt`, from which its pacing
 // delay counts; rendering makes no requests (the recorder aborts any). The deadline covers it all:
 // when it fires the context is closed and the capture is cancelled.
@@ -12,6 +12,10 @@ import type { CaptureBrowser } from './launch.ts';
 import { DEFAULT_RECORDER_LIMITS, MAX_REDIRECTS, Recorder, type MainFailure, type RecorderLimits } from './recorder.ts';
 import { breakAnywherePastCap } from './layout-guard.ts';
 import { MAX_LINKS, readRendered, renderArtifacts, type RenderedArtifacts, type RenderedPage } from './render.ts';
+
+/** After load, the page is read once its requests have been quiet this long, or after QUIET_MAX_MS. */
+const QUIET_MS = 50;
+const QUIET_MAX_MS = 2000;
 
 export interface PageCaptureOptions {
   userAgent: string;
@@ -141,6 +145,8 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
       recorder.stop();
       return { ok: false, hostDoneAt: Date.now(), ...refusal };
     }
+    // what the page fetched while loading (XHR, fetch) is in the text and links, as a reader sees it
+    await recorder.quiet(QUIET_MS, QUIET_MAX_MS, ac.signal);
     if (opts.extraMs > 0) await sleep(opts.extraMs, undefined, { signal: ac.signal });
     const rendered = await readRendered(page, opts.maxLinks);
     recorder.stop();

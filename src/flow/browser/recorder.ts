@@ -8,6 +8,7 @@
 // refuses is aborted and counted; what is over the page's resource or byte budget is aborted, not
 // recorded, and counted. After stop() (the host's part of the capture is over) everything is
 // aborted, so nothing reaches the host off its clock.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Route } from 'playwright-core';
 import type { HeaderList, HttpExchange } from '../../domain/wacz/warc.ts';
 import type { Fetcher, OutgoingRequest } from '../fetcher.ts';
@@ -100,6 +101,9 @@ export class Recorder {
   mainRedirect: string | undefined;
   private started = 0;
   private stopped = false;
+  /** requests being answered now, and when the last one ended */
+  private inFlight = 0;
+  private lastEnded = 0;
 
   private readonly o: RecorderOptions;
 
@@ -113,6 +117,34 @@ export class Recorder {
   }
 
   readonly handle = async (route: Route): Promise<void> => {
+    this.inFlight++;
+    try {
+      await this.answer(route);
+    } finally {
+      this.inFlight--;
+      this.lastEnded = Date.now();
+    }
+  };
+
+  /**
+   * Resolves once no request has been in flight for `quietMs`, counted from the call at the
+   * earliest (what the page fetches around its load has been answered, and its handlers have had
+   * a moment to run), or after `maxMs` (a page that never goes quiet, e.g. polling, is read as it
+   * is then), or when `signal` aborts.
+   */
+  async quiet(quietMs: number, maxMs: number, signal: AbortSignal): Promise<void> {
+    const called = Date.now();
+    const until = called + maxMs;
+    for (;;) {
+      const now = Date.now();
+      if (now >= until || signal.aborted) return;
+      const wait = this.inFlight > 0 ? quietMs : Math.max(this.lastEnded, called) + quietMs - now;
+      if (wait <= 0) return;
+      await sleep(Math.min(wait, until - now), undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  private async answer(route: Route): Promise<void> {
     const request = route.request();
     const main = this.o.isMainDocument(request);
     // a pop-up's requests are not this page's (the pop-up is being closed)
@@ -137,7 +169,7 @@ export class Recorder {
       }
       out = redirectedRequest(out, x.response.status, next);
     }
-  };
+  }
 
   /** One request through the fetcher, within the page's budget; recorded, or undefined when it was not. */
   private async exchange(out: OutgoingRequest, request: Request, main: boolean): Promise<HttpExchange | undefined> {
