@@ -1,8 +1,9 @@
 // One capture in the browser: a fresh context, every request answered by the recorder, the page
-// loaded, its requests left to go quiet and the page to linger, then read (title, text, links) and rendered (html, screenshots,
-// mhtml). The host's part ends when the page has been read: `hostDoneAt`, from which its pacing
-// delay counts; rendering makes no requests (the recorder aborts any). The deadline covers it all:
-// when it fires the context is closed and the capture is cancelled.
+// loaded, its requests left to go quiet and the page to linger, then read (title, text, links)
+// and rendered (html, screenshots, mhtml). The host's part ends when the page has been read:
+// `hostDoneAt`, from which its pacing delay counts; rendering makes no requests (the recorder
+// aborts any). The deadline covers it all: when it fires the context is closed and the capture
+// is cancelled.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserContext, Page, Request } from 'playwright-core';
 import type { CaptureFormat } from '../../config/env.ts';
