@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { OpenFgaClient } from '@openfga/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { share, unshare } from '../../src/cli/fga-share.ts';
-import { createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
+import { batchable, createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
 import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { checkQuestion, createTestStore, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
@@ -124,6 +124,47 @@ describe('checks asked together', () => {
     expect(answers[1]).toBeInstanceOf(FgaCheckError);
     expect((answers[1] as FgaCheckError).statusCode).toBe(400);
     expect((answers[1] as Error).message).toMatch(/OpenFGA check failed \(400\).*no_such_relation/);
+  });
+
+  it("batchable() against OpenFGA itself: a question it calls batchable never gets a batch refused as a whole; one it does not is refused, except where it is stricter", async () => {
+    const good = q('bob', ['acme']);
+    const tuple = (user: string) => ({ user, relation: 'member', object: 'organization:acme' });
+    const cases: [string, CheckQuestion][] = [
+      ['user of 512 characters', { ...good, user: `user:${'u'.repeat(507)}` }],
+      ['user of 513 characters', { ...good, user: `user:${'u'.repeat(508)}` }],
+      ['user of 1 character', { ...good, user: 'u' }],
+      ['user with a space', { ...good, user: 'user:bo b' }],
+      ['object of 256 characters', { ...good, object: `archive:${'a'.repeat(248)}` }],
+      ['object of 257 characters', { ...good, object: `archive:${'a'.repeat(249)}` }],
+      ['relation of 50 characters (not in the model)', { ...good, relation: 'r'.repeat(50) }],
+      ['relation of 51 characters', { ...good, relation: 'r'.repeat(51) }],
+      ['relation with a colon', { ...good, relation: 'can:view' }],
+      ['relation with a hash', { ...good, relation: 'can#view' }],
+      ['100 contextual tuples', { ...good, contextualTuples: Array.from({ length: 100 }, () => tuple('user:bob')) }],
+      ['101 contextual tuples', { ...good, contextualTuples: Array.from({ length: 101 }, () => tuple('user:bob')) }],
+    ];
+    // stricter than OpenFGA, which answers this one item with an error and takes the batch: asked
+    // alone instead, which costs a request and is never wrong
+    const stricter: [string, CheckQuestion][] = [['a contextual tuple whose user has a space', { ...good, contextualTuples: [tuple('user:b ob')] }]];
+    const refusedAsAWhole = async (extra: CheckQuestion): Promise<boolean> => {
+      const res = await fetch(`${store.apiUrl}/stores/${store.storeId}/batch-check`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          checks: [good, extra].map((c, i) => ({ tuple_key: { user: c.user, relation: c.relation, object: c.object }, contextual_tuples: { tuple_keys: c.contextualTuples }, context: c.context, correlation_id: String(i) })),
+          authorization_model_id: store.modelId,
+          consistency: 'HIGHER_CONSISTENCY',
+        }),
+      });
+      const text = await res.text();
+      if (res.status !== 200 && res.status !== 400) throw new Error(`batch-check answered ${res.status}: ${text}`);
+      return res.status === 400;
+    };
+    const seen = await Promise.all(cases.map(async ([name, c]) => ({ name, batchable: batchable(c), openFgaTakesTheBatch: !(await refusedAsAWhole(c)) })));
+    for (const x of seen) expect({ name: x.name, batchable: x.batchable }).toEqual({ name: x.name, batchable: x.openFgaTakesTheBatch });
+    // both answers occur, so the comparison can tell them apart
+    expect(new Set(seen.map((x) => x.batchable))).toEqual(new Set([true, false]));
+    for (const [name, c] of stricter) expect({ name, batchable: batchable(c), openFgaTakesTheBatch: !(await refusedAsAWhole(c)) }).toEqual({ name, batchable: false, openFgaTakesTheBatch: true });
   });
 
   it('a batch refused as a whole is asked again question by question', async () => {
