@@ -81,41 +81,64 @@ export function resolveLink(href: string, base: string): string | null {
   return u.href;
 }
 
-export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLinks[], opts: SelectOptions = {}): SelectedLinks {
-  const refuse = opts.refuse ?? lengthLimits;
-  const cap = opts.maxLinksPerPage ?? MAX_LINKS_PER_PAGE;
-  const refused = new RefusalTallies();
-  const compiled = compileRules(rules, seeds);
-  const follows = (url: string): boolean => compiled.decide(url).action === 'follow';
-  const decided = new Map<string, { rule: number; action: RuleAction }>();
-  const candidates: SelectedLinks['candidates'] = [];
-  const skipped: string[] = [];
-  const tallies = new DecisionTallies();
+/**
+ * selectLinks, a page at a time: pages added in the level's order give exactly what selectLinks
+ * gives for them, so admission can choose a page's links as soon as the pages before it are read.
+ */
+export class LinkSelector {
+  private readonly refuse: (url: string) => Refusal | undefined;
+  private readonly cap: number;
+  private readonly refused = new RefusalTallies();
+  private readonly compiled: ReturnType<typeof compileRules>;
+  private readonly decided = new Map<string, { rule: number; action: RuleAction }>();
+  private readonly candidates: SelectedLinks['candidates'] = [];
+  private readonly skipped: string[] = [];
+  private readonly tallies = new DecisionTallies();
 
-  for (const page of pages) {
+  constructor(rules: Rule[], seeds: string[], opts: SelectOptions = {}) {
+    this.refuse = opts.refuse ?? lengthLimits;
+    this.cap = opts.maxLinksPerPage ?? MAX_LINKS_PER_PAGE;
+    this.compiled = compileRules(rules, seeds);
+  }
+
+  private follows(url: string): boolean {
+    return this.compiled.decide(url).action === 'follow';
+  }
+
+  add(page: FollowPageLinks): void {
     const landed = page.finalUrl ?? page.url;
-    if (!follows(page.url) || !follows(landed)) continue;
+    if (!this.follows(page.url) || !this.follows(landed)) return;
     const links = page.links ?? [];
-    if (links.length > cap) refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
+    const cap = this.cap;
+    if (links.length > cap) this.refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
     for (const link of links.length > cap ? links.slice(0, cap) : links) {
       if (isNofollow(link.rel)) continue;
       const url = resolveLink(link.href, landed);
-      if (url === null || decided.has(url)) continue;
-      const refusal = refuse(url);
+      if (url === null || this.decided.has(url)) continue;
+      const refusal = this.refuse(url);
       if (refusal !== undefined) {
-        decided.set(url, { rule: 0, action: 'skip' });
-        refused.add(url, new URL(url).hostname, refusal.code);
+        this.decided.set(url, { rule: 0, action: 'skip' });
+        this.refused.add(url, new URL(url).hostname, refusal.code);
         continue;
       }
       const u = parseHttpUrl(url)!;
       const key = keyOfUrl(u);
-      const d = compiled.decideKey(key);
-      decided.set(url, d);
+      const d = this.compiled.decideKey(key);
+      this.decided.set(url, d);
       const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
-      tallies.add(decision);
-      if (d.action !== 'skip') candidates.push({ url, action: d.action });
-      else skipped.push(url);
+      this.tallies.add(decision);
+      if (d.action !== 'skip') this.candidates.push({ url, action: d.action });
+      else this.skipped.push(url);
     }
   }
-  return { candidates, decisions: tallies.toArray(), skipped, refused: refused.toArray() };
+
+  result(): SelectedLinks {
+    return { candidates: [...this.candidates], decisions: this.tallies.toArray(), skipped: [...this.skipped], refused: this.refused.toArray() };
+  }
+}
+
+export function selectLinks(rules: Rule[], seeds: string[], pages: FollowPageLinks[], opts: SelectOptions = {}): SelectedLinks {
+  const selector = new LinkSelector(rules, seeds, opts);
+  for (const page of pages) selector.add(page);
+  return selector.result();
 }

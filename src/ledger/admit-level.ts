@@ -15,7 +15,7 @@ import { admitPage, checkManifestTask, checkPlacement, manifestKeyProblem, parse
 import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
 import { hostOf, levelSlots, readsLinks } from '../domain/crawl.ts';
 import { hostsToRecord } from '../domain/level-dispatch.ts';
-import { selectLinks } from '../domain/links.ts';
+import { LinkSelector, type FollowPageLinks } from '../domain/links.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
 import { replaceLevelDecisions, replaceLevelRefusals, replaceLevelSkipped } from '../store/decisions.ts';
@@ -81,7 +81,7 @@ export interface AdmitLevelResult {
   /** next-level pages a replaced report had introduced and this one no longer names */
   frontierRemoved: number;
   expanded: boolean;
-  /** where the time went, in ms: reading manifests and links, choosing links, writing */
+  /** where the time went, in ms: reading manifests and links (links are chosen meanwhile), tallying refusals, writing */
   timings: { readMs: number; selectMs: number; writeMs: number };
 }
 
@@ -179,9 +179,25 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       writing.catch(() => undefined);
     };
 
+    // Links are chosen while the level is still being read: each follow page's as soon as every
+    // page before it in the report has been read (the choice depends on the order; LinkSelector).
+    const policy = deps.policy;
+    const selector = expand ? new LinkSelector(rulesFromFixed(crawl.rules), crawl.seeds, policy !== undefined ? { refuse: (u) => checkUrl(policy, u) } : {}) : null;
+    /** per page: its links to choose from (null: none), undefined until it has been read */
+    const readLinks: (FollowPageLinks | null | undefined)[] = new Array(reported.length);
+    let nextToChoose = 0;
+    const chooseInOrder = (i: number, page: FollowPageLinks | null): void => {
+      readLinks[i] = page;
+      for (; nextToChoose < readLinks.length && readLinks[nextToChoose] !== undefined; nextToChoose++) {
+        const ready = readLinks[nextToChoose];
+        readLinks[nextToChoose] = null;
+        if (ready) selector?.add(ready);
+      }
+    };
+
     // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
     const t0 = performance.now();
-    const perPage = await mapLimit(reported, concurrency, async (p) => {
+    const perPage = await mapLimit(reported, concurrency, async (p, i) => {
       const read: ManifestRead = p.taskId !== undefined && p.manifestKey !== undefined ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) }) : { kind: 'absent' };
       const admission = admitPage(p, read, now);
       if (!sharesTask(p)) {
@@ -201,6 +217,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
           }
         }
       }
+      chooseInOrder(i, links !== undefined ? { url: admission.url, ...(admission.finalUrl !== null ? { finalUrl: admission.finalUrl } : {}), links } : null);
       return { read, admission, links, linksError };
     });
     pending.push(...reported.flatMap((p, i) => (sharesTask(p) ? [{ page: p, admission: perPage[i]!.admission }] : [])));
@@ -210,15 +227,14 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
     const refusedPages = admissions.filter((a) => a.notAdmitted === 'refused');
     if (refusedPages.length > 0) deps.log?.warn('manifests outside the level prefix or bucket: pages failed, nothing registered', { crawlId, depth, refused: refusedPages.length, first: refusedPages[0]!.failure });
-    const followPages: { url: string; finalUrl?: string; links: ManifestLink[] }[] = [];
+    let linksRead = 0;
     for (const x of perPage) {
-      if (x.links !== undefined) followPages.push({ url: x.admission.url, ...(x.admission.finalUrl !== null ? { finalUrl: x.admission.finalUrl } : {}), links: x.links });
+      if (x.links !== undefined) linksRead++;
       else if (x.linksError !== undefined) deps.log?.warn('links artifact unreadable', { crawlId, depth, url: x.admission.url, error: x.linksError });
     }
     const t1 = performance.now();
     const t2 = t1;
-    const policy = deps.policy;
-    const selection = expand ? selectLinks(rulesFromFixed(crawl.rules), crawl.seeds, followPages, policy !== undefined ? { refuse: (u) => checkUrl(policy, u) } : {}) : null;
+    const selection = selector?.result() ?? null;
     // pages the flow refused to fetch (the address they resolved to, a redirect hop, robots.txt's host)
     const refusals = new RefusalTallies();
     for (const x of perPage) if (x.read.kind === 'ok' && x.read.manifest.error?.type === ERROR_TYPE_ADDRESS_REFUSED) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'fetch-refused');
@@ -274,7 +290,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       archives: registrations.filter((r) => r.archiveId !== '').length,
       manifestsUnreadable: unreadable,
       unreported,
-      linksRead: followPages.length,
+      linksRead,
       nextLevelPages,
       cutPages,
       cutSoFar,

@@ -236,3 +236,34 @@ describe('admitLevel with its page rows written while reading', () => {
     expect(await snapshot()).toEqual(before);
   });
 });
+
+describe('admitLevel choosing links while reading', () => {
+  it('takes the next level in report order whatever order the links reads finish in', async () => {
+    const n = 40;
+    const urls = Array.from({ length: n }, (_, i) => `https://a.test/r/${i}`);
+    // the next level has room for 10 pages: the links of pages 0–9, as the report lists them
+    const crawlId = await crawlWith(urls, { maxDepth: 1, maxPages: n + 10 });
+    const prefix = `ordered/${crawlId}/0`;
+    const reported = await mapLimit(urls, 8, (url, i) => writeCapture(s3, config.s3.bucket, prefix, { url, links: [{ href: `/next/${i}` }] }));
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
+    const firstTen = new Set(reported.slice(0, 10).map((p) => p.manifestKey.replace(/\.result\.json$/, '.links.json')));
+    // the first ten pages' links are answered only after every other page's links have been read
+    let othersRead = 0;
+    let releaseFirst!: () => void;
+    const othersDone = new Promise<void>((r) => (releaseFirst = r));
+    const slowFirst: ObjectReader = {
+      async read(bucket, key, maxBytes) {
+        if (firstTen.has(key)) await othersDone;
+        const r = await reader.read(bucket, key, maxBytes);
+        if (key.endsWith('.links.json') && !firstTen.has(key) && ++othersRead === n - 10) releaseFirst();
+        return r;
+      },
+      close() {},
+    };
+    const result = await admitLevel({ ...deps, reader: slowFirst, readConcurrency: 16 }, { crawlId, depth: 0, expand: true });
+    expect(othersRead).toBe(n - 10);
+    expect(result).toMatchObject({ captured: n, linksRead: n, nextLevelPages: 10 });
+    const next = await tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).where('depth', '=', 1).where('state', '=', 'pending').orderBy('id').execute();
+    expect(next.map((p) => p.url)).toEqual(Array.from({ length: 10 }, (_, i) => `https://a.test/next/${i}`));
+  });
+});
