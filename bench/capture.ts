@@ -118,15 +118,14 @@ function treeMemory(): { rss: number; unique: number } {
  */
 function treeCpuByKind(): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const pid of treePids()) {
+  for (const { pid, args } of [{ pid: process.pid, args: [] as string[] }, ...descendants()]) {
     let stat = '';
-    let cmdline = '';
     try {
       stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     } catch {
       continue;
     }
+    const cmdline = args.join(' ');
     // fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14]
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
