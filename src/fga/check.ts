@@ -35,6 +35,8 @@ export interface CheckEndpoint {
   decide(q: CheckQuestion): Promise<boolean>;
   /** the JSON body check sends for q (HIGHER_CONSISTENCY, the pinned model) */
   requestBody(q: CheckQuestion): string;
+  /** the JSON body decide sends for a batch (correlation ids are the positions) */
+  batchRequestBody(qs: CheckQuestion[]): string;
 }
 
 /** An answer OpenFGA gave that is not a decision; statusCode is OpenFGA's. */
@@ -129,12 +131,14 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
     (JSON.parse(await post(`${storePath}/check`, requestBody(q), 'check')) as { allowed?: boolean }).allowed === true;
 
   /** One BatchCheck: per question its decision, or undefined where OpenFGA answered that item with an error. */
-  const batchCheck = async (qs: CheckQuestion[]): Promise<(boolean | undefined)[]> => {
-    const body = JSON.stringify({
+  const batchRequestBody = (qs: CheckQuestion[]): string =>
+    JSON.stringify({
       checks: qs.map((q, i) => ({ tuple_key: tupleKey(q), contextual_tuples: { tuple_keys: q.contextualTuples }, context: q.context, correlation_id: String(i) })),
       authorization_model_id: opts.modelId,
       consistency: 'HIGHER_CONSISTENCY',
     });
+  const batchCheck = async (qs: CheckQuestion[]): Promise<(boolean | undefined)[]> => {
+    const body = batchRequestBody(qs);
     const { result } = JSON.parse(await post(`${storePath}/batch-check`, body, 'batch check')) as { result?: Record<string, { allowed?: boolean; error?: unknown }> };
     return qs.map((_, i) => {
       const item = result?.[String(i)];
@@ -168,7 +172,7 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
   };
 
   const decide = createCoalescer(sendBatch, { maxBatch: opts.maxBatch ?? MAX_BATCH_CHECKS, maxInFlight: opts.batchesInFlight ?? BATCHES_IN_FLIGHT });
-  return { check, decide, requestBody };
+  return { check, decide, requestBody, batchRequestBody };
 }
 
 function messageOf(text: string): string {

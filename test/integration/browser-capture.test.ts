@@ -289,7 +289,7 @@ describe('bounds', { timeout: 120_000 }, () => {
     const s = await site({ a: { pages: { '/': '<title>open</title><p>a page held open</p>' } } });
     const isWebUi = (p: ProcessInfo): boolean => p.args.includes('--top-chrome-webui');
     const isRenderer = (p: ProcessInfo): boolean => p.args.includes('--type=renderer');
-    /** the features a browser runs without, as it tells its renderers (its own list merged with Playwright's) */
+    /** the features a browser runs without, as it tells its renderers (the last --disable-features it was given) */
     const disabledFeatures = (browser: ProcessInfo): string[] => lastSwitch(descendants(browser).find(isRenderer)!.args, 'disable-features')!.split(',');
     let captureOpen = true;
     const capture = visit(s.url('a', '/'), { extraMs: 6000 }).finally(() => (captureOpen = false));
