@@ -256,6 +256,11 @@ export function checkUrl(policy: AddressPolicy, url: string): Refusal | undefine
   } catch {
     return { code: 'bad-url', message: `${short(url)}: not a URL` };
   }
+  return checkParsedUrl(policy, u, url);
+}
+
+/** checkUrl for a URL already parsed; `url` is the text the messages name (default its href). */
+export function checkParsedUrl(policy: AddressPolicy, u: URL, url: string = u.href): Refusal | undefined {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return { code: 'scheme', message: `${short(url)}: only http and https are crawled, not ${u.protocol.replace(/:$/, '')}` };
   if (u.hostname.length > MAX_HOST_LENGTH) return { code: 'host-too-long', message: `${short(url)}: host name longer than ${MAX_HOST_LENGTH} characters` };
   if (u.href.length > MAX_URL_LENGTH) return { code: 'url-too-long', message: `${short(url)}: URL longer than ${MAX_URL_LENGTH} characters` };

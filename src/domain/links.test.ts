@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkUrl, createAddressPolicy } from './address-policy.ts';
-import { isNofollow, resolveLink, selectLinks, type FollowPageLinks } from './links.ts';
+import { checkParsedUrl, checkUrl, createAddressPolicy, parseAllowlist } from './address-policy.ts';
+import { isNofollow, resolveLink, resolveLinkUrl, selectLinks, type FollowPageLinks } from './links.ts';
 import type { Rule } from './rules/index.ts';
+import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
 
 const seeds = ['https://www.example.com/'];
 const rules: Rule[] = [
@@ -169,6 +170,42 @@ describe('isNofollow / resolveLink', () => {
   });
 });
 
+describe('one parse per link', () => {
+  // A link is parsed once: its policy check and its rule key read the URL object resolveLinkUrl
+  // made. Before, each re-parsed the resolved text. Both must give the same answers for any href,
+  // including the odd ones (userinfo, IP forms, ports, dot segments, escapes, Unicode hosts).
+  const piece = fc.constantFrom(
+    'https://', 'http://', '//', '/', '../', './', '?', '#', '@', ':', 'u:p@', 'user@', ':8080', ':443', ':80', '%2e', '%2F', '%41', '%zz', '\\', '\t', ' ',
+    'EXAMPLE.com', 'www.example.com.', 'bücher.de', 'xn--bcher-kva.de', '0x7f.1', '127.0.0.1', '10.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '2130706433', 'localhost',
+    'a', 'b/c', 'q=1&r=2', '..', '.', ';x', '~', 'ä', '\u{1F600}',
+  );
+  const href = fc.oneof(fc.array(piece, { maxLength: 8 }).map((p) => p.join('')), fc.string({ maxLength: 40 }), fc.webUrl({ withFragments: true, withQueryParameters: true }));
+  const base = fc.constantFrom('https://www.example.com/dir/page?x=1', 'http://u:p@127.0.0.1:8080/a/b', 'https://xn--bcher-kva.de/', 'http://[::1]/');
+  const policies = [createAddressPolicy(), createAddressPolicy(parseAllowlist('127.0.0.0/8,localhost:8080,www.example.com:8080'))];
+
+  it('property: the policy verdict and the rule key of the parsed link equal those of its re-parsed text', () => {
+    fc.assert(
+      fc.property(href, base, (h, b) => {
+        const text = resolveLink(h, b);
+        const u = resolveLinkUrl(h, b);
+        expect(u?.href ?? null).toBe(text);
+        if (u === null || text === null) return;
+        for (const policy of policies) expect(checkParsedUrl(policy, u)).toEqual(checkUrl(policy, text));
+        const reparsed = parseHttpUrl(text);
+        expect(reparsed).not.toBeNull();
+        expect(keyOfUrl(u)).toEqual(keyOfUrl(reparsed!));
+        // and the key's href is the URL without userinfo and fragment, however keyOfUrl gets there
+        const bare = new URL(text);
+        bare.username = '';
+        bare.password = '';
+        bare.hash = '';
+        expect(keyOfUrl(u).href).toBe(keyOfUrl(u).origin + bare.href.slice(bare.protocol.length + 2 + bare.host.length));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
 describe('selectLinks: address policy and per-page cap', () => {
   const follow: Rule[] = [{ action: 'follow', pattern: 'any' }];
   const seed = 'https://www.example.com/';
@@ -176,7 +213,7 @@ describe('selectLinks: address policy and per-page cap', () => {
   it('refuses what the policy refuses, tallied per host and code, never as a rule decision', () => {
     const long = `https://${'a'.repeat(3000)}.example/`;
     const res = selectLinks(follow, [seed], [page(seed, ['http://127.0.0.1:8333/buckets/', 'http://localhost/', long, '/ok'])], {
-      refuse: (u) => checkUrl(createAddressPolicy(), u),
+      refuse: (u) => checkParsedUrl(createAddressPolicy(), u),
     });
     expect(res.candidates.map((c) => c.url)).toEqual(['https://www.example.com/ok']);
     expect(res.decisions.every((d) => d.hostname.length <= 253)).toBe(true);

@@ -24,7 +24,7 @@
 import { MAX_HOST_LENGTH, MAX_URL_LENGTH, type Refusal } from './address-policy.ts';
 import { DecisionTallies, RefusalTallies, type DecisionTally, type LinkDecision, type RefusalTally } from './decisions.ts';
 import { compileRules, type Rule, type RuleAction } from './rules/index.ts';
-import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
+import { keyOfUrl } from './rules/url-key.ts';
 
 export type { DecisionTally, LinkDecision } from './decisions.ts';
 
@@ -48,14 +48,14 @@ export interface SelectedLinks {
 export const MAX_LINKS_PER_PAGE = 10_000;
 
 export interface SelectOptions {
-  /** the address policy's verdict on a URL's text (default: only the host and URL length limits) */
-  refuse?: (url: string) => Refusal | undefined;
+  /** the address policy's verdict on a link's absolute URL (default: only the host and URL length limits) */
+  refuse?: (url: URL) => Refusal | undefined;
   maxLinksPerPage?: number;
 }
 
-function lengthLimits(url: string): Refusal | undefined {
-  if (url.length > MAX_URL_LENGTH) return { code: 'url-too-long', message: `URL longer than ${MAX_URL_LENGTH} characters` };
-  if (new URL(url).hostname.length > MAX_HOST_LENGTH) return { code: 'host-too-long', message: `host name longer than ${MAX_HOST_LENGTH} characters` };
+function lengthLimits(url: URL): Refusal | undefined {
+  if (url.href.length > MAX_URL_LENGTH) return { code: 'url-too-long', message: `URL longer than ${MAX_URL_LENGTH} characters` };
+  if (url.hostname.length > MAX_HOST_LENGTH) return { code: 'host-too-long', message: `host name longer than ${MAX_HOST_LENGTH} characters` };
   return undefined;
 }
 
@@ -69,6 +69,11 @@ export function isNofollow(rel: string | undefined): boolean {
 
 /** The absolute http(s) URL a link points at, fragment dropped; null when it is not one. */
 export function resolveLink(href: string, base: string): string | null {
+  return resolveLinkUrl(href, base)?.href ?? null;
+}
+
+/** resolveLink, parsed: the one parse a link gets (its policy check and rule key read this URL). */
+export function resolveLinkUrl(href: string, base: string): URL | null {
   if (typeof href !== 'string') return null;
   let u: URL;
   try {
@@ -78,7 +83,7 @@ export function resolveLink(href: string, base: string): string | null {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
   u.hash = '';
-  return u.href;
+  return u;
 }
 
 /**
@@ -86,7 +91,7 @@ export function resolveLink(href: string, base: string): string | null {
  * gives for them, so admission can choose a page's links as soon as the pages before it are read.
  */
 export class LinkSelector {
-  private readonly refuse: (url: string) => Refusal | undefined;
+  private readonly refuse: (url: URL) => Refusal | undefined;
   private readonly cap: number;
   private readonly refused = new RefusalTallies();
   private readonly compiled: ReturnType<typeof compileRules>;
@@ -113,15 +118,16 @@ export class LinkSelector {
     if (links.length > cap) this.refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
     for (const link of links.length > cap ? links.slice(0, cap) : links) {
       if (isNofollow(link.rel)) continue;
-      const url = resolveLink(link.href, landed);
-      if (url === null || this.decided.has(url)) continue;
-      const refusal = this.refuse(url);
+      const u = resolveLinkUrl(link.href, landed);
+      if (u === null) continue;
+      const url = u.href;
+      if (this.decided.has(url)) continue;
+      const refusal = this.refuse(u);
       if (refusal !== undefined) {
         this.decided.set(url, { rule: 0, action: 'skip' });
-        this.refused.add(url, new URL(url).hostname, refusal.code);
+        this.refused.add(url, u.hostname, refusal.code);
         continue;
       }
-      const u = parseHttpUrl(url)!;
       const key = keyOfUrl(u);
       const d = this.compiled.decideKey(key);
       this.decided.set(url, d);

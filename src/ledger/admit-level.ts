@@ -19,7 +19,7 @@ import { LinkSelector, type FollowPageLinks } from '../domain/links.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
 import { replaceLevelDecisions, replaceLevelRefusals, replaceLevelSkipped } from '../store/decisions.ts';
-import { checkUrl, type AddressPolicy } from '../domain/address-policy.ts';
+import { checkParsedUrl, type AddressPolicy } from '../domain/address-policy.ts';
 import { ERROR_TYPE_ADDRESS_REFUSED } from '../domain/contract.ts';
 import { RefusalTallies } from '../domain/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
@@ -182,7 +182,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     // Links are chosen while the level is still being read: each follow page's as soon as every
     // page before it in the report has been read (the choice depends on the order; LinkSelector).
     const policy = deps.policy;
-    const selector = expand ? new LinkSelector(rulesFromFixed(crawl.rules), crawl.seeds, policy !== undefined ? { refuse: (u) => checkUrl(policy, u) } : {}) : null;
+    const selector = expand ? new LinkSelector(rulesFromFixed(crawl.rules), crawl.seeds, policy !== undefined ? { refuse: (u) => checkParsedUrl(policy, u) } : {}) : null;
     /** per page: its links to choose from (null: none), undefined until it has been read */
     const readLinks: (FollowPageLinks | null | undefined)[] = new Array(reported.length);
     let nextToChoose = 0;

@@ -44,12 +44,16 @@ export function keyOfUrl(u: URL): UrlKey {
   const port = u.port;
   const host = port === '' ? hostname : `${hostname}:${port}`;
   const origin = `${u.protocol}//${host}`;
-  // Everything after the authority: path, and query including a bare '?'. With userinfo cleared the
-  // authority in href is exactly u.host.
-  const c = new URL(u.href);
-  c.username = '';
-  c.password = '';
-  c.hash = '';
+  // Everything after the authority: path, and query including a bare '?'. With no userinfo and no
+  // fragment (a link's URL, nearly always) href is exactly protocol, '//', u.host and that; otherwise
+  // a copy has them cleared first.
+  let c = u;
+  if (u.username !== '' || u.password !== '' || u.hash !== '') {
+    c = new URL(u.href);
+    c.username = '';
+    c.password = '';
+    c.hash = '';
+  }
   const rest = c.href.slice(c.protocol.length + 2 + c.host.length);
   return { protocol: u.protocol, hostname, port, host, origin, site: siteOf(hostname), href: origin + rest };
 }
