@@ -7,5 +7,10 @@ import { extendedEncodeURIComponent } from '@smithy/core/protocols';
  */
 export function objectPath(basePath: string, bucket: string, key: string): string {
   const base = basePath.replace(/\/+$/, '');
-  return `${base}/${extendedEncodeURIComponent(bucket)}/${key.split('/').map(extendedEncodeURIComponent).join('/')}`;
+  // keys made of unreserved characters (every key the ledger writes) encode to themselves
+  const path = UNRESERVED_PATH.test(key) ? key : key.split('/').map(extendedEncodeURIComponent).join('/');
+  return `${base}/${extendedEncodeURIComponent(bucket)}/${path}`;
 }
+
+/** what extendedEncodeURIComponent leaves as it is, and the segments' '/' */
+const UNRESERVED_PATH = /^[A-Za-z0-9\-_.~/]*$/;

@@ -38,8 +38,17 @@ function signerOf(opts: GetSignerOptions): (canonical: string, amzDate: string) 
   };
 }
 
-/** 20261130T190700Z */
-const amzDateOf = (now: Date): string => now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+/** 20261130T190700Z: the same for a whole second, so it is formatted once per second */
+let amzSecond = NaN;
+let amzDate = '';
+const amzDateOf = (now: Date): string => {
+  const second = Math.floor(now.getTime() / 1000);
+  if (second !== amzSecond) {
+    amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    amzSecond = second;
+  }
+  return amzDate;
+};
 
 /** encodeURIComponent plus !'()*, as SigV4 (and the SDK) encode query keys and values */
 const escapeUri = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
