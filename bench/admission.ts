@@ -12,6 +12,7 @@
 //   node bench/admission.ts            (or through npm run bench)
 //   → {"bench":"admission","pages":1000,"seconds":…,"pagesPerSecond":…,"coldPagesPerSecond":…,"met":…,…}
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Manifest } from '../src/domain/contract.ts';
@@ -20,6 +21,7 @@ import { admitLevel, DEFAULT_READ_CONCURRENCY } from '../src/ledger/admit-level.
 import { createObjectReader } from '../src/ledger/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../src/store/crawls.ts';
+import { cpuSecondsOf, processesWhere } from '../test/support/processes.ts';
 import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
 
 export interface AdmissionBenchOptions {
@@ -39,6 +41,23 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
   const out: Record<string, unknown>[] = [];
   for (const pages of [base, base * 10]) out.push(...(await measure({ ...opts, pages })));
   return out;
+}
+
+/** CPU seconds so far: this process (admission, the bench's own work is idle meanwhile), SeaweedFS and Postgres (every backend) */
+function cpuReading(): Record<'node' | 'seaweedfs' | 'postgres', number> {
+  const sum = (which: (args: string[]) => boolean): number => processesWhere(which).reduce((n, p) => n + (cpuSecondsOf(p.pid) ?? 0), 0);
+  return {
+    node: cpuSecondsOf(process.pid) ?? 0,
+    seaweedfs: sum((a) => /(^|\/)weed$/.test(a[0]!)),
+    postgres: sum((a) => /^postgres(:|$)/.test(a[0]!) || /(^|\/)postgres$/.test(a[0]!)),
+  };
+}
+
+function cpuMsSince(before: ReturnType<typeof cpuReading>): Record<'node' | 'seaweedfs' | 'postgres' | 'total', number> {
+  const now = cpuReading();
+  const ms = (k: keyof typeof now): number => Math.round((now[k] - before[k]) * 1000);
+  const out = { node: ms('node'), seaweedfs: ms('seaweedfs'), postgres: ms('postgres') };
+  return { ...out, total: out.node + out.seaweedfs + out.postgres };
 }
 
 /** True once this process has admitted a level: the code admission runs has been compiled by V8 then. */
@@ -124,20 +143,24 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     const count = async (table: 'archives' | 'fga_outbox'): Promise<number> => Number((await bench.db.selectFrom(table).select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const archivesBefore = await count('archives');
     const outboxBefore = await count('fga_outbox');
+    const cpu0 = cpuReading();
     const t0 = performance.now();
     const first = await (opts.around ?? ((fn) => fn()))(() => admitLevel(deps, { crawlId, depth: 0, expand: true }));
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = cpuMsSince(cpu0);
     const t1 = performance.now();
     const again = await admitLevel(deps, { crawlId, depth: 0, expand: true });
     const againSeconds = (performance.now() - t1) / 1000;
 
     // the bare backend: every manifest and links read admission makes, and nothing else
+    const bareCpu0 = cpuReading();
     const t2 = performance.now();
     await mapLimit(reported, inFlight, async (p) => {
       await r0.read(bucket, p.manifestKey);
       await r0.read(bucket, p.manifestKey.replace(/\.result\.json$/, '.links.json'));
     });
     const bareSeconds = (performance.now() - t2) / 1000;
+    const bareCpu = cpuMsSince(bareCpu0);
 
     const outbox = (await count('fga_outbox')) - outboxBefore;
     const archives = (await count('archives')) - archivesBefore;
@@ -165,6 +188,13 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
         repeatArchivesCreated: again.archivesCreated,
         timings: first.timings,
         repeatTimings: again.timings,
+        // what the admission and the bare reads cost in CPU, by process, and how many of the
+        // machine's cores that kept busy: near all of them, the store's share is the floor
+        cores: availableParallelism(),
+        cpuMs: cpu,
+        coresBusy: round(cpu.total / (seconds * 1000), 2),
+        bareCpuMs: bareCpu,
+        bareCoresBusy: round(bareCpu.total / (bareSeconds * 1000), 2),
       },
     ];
   } finally {

@@ -25,7 +25,7 @@ import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow } from '../src/flow/server.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { TEST_SITES_ALLOW } from '../test/support/config.ts';
-import { descendants } from '../test/support/processes.ts';
+import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
 export interface CaptureBenchResult {
@@ -59,8 +59,6 @@ export interface CaptureBenchResult {
 const HOSTS = ['h1', 'h2', 'h3', 'h4'];
 const PARALLELISM = 4;
 const SUBRESOURCES = 10;
-/** USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux) */
-const CLOCK_TICKS = 100;
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 /** the flow's own switches, less its backstop proxy (bare loads the site directly) */
 const FLOW_SWITCHES = chromiumArgs(0, true).filter((a) => !a.startsWith('--proxy'));
@@ -119,18 +117,12 @@ function treeMemory(): { rss: number; unique: number } {
 function treeCpuByKind(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const { pid, args } of [{ pid: process.pid, args: [] as string[] }, ...descendants()]) {
-    let stat = '';
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
+    const seconds = cpuSecondsOf(pid, { reaped: true });
+    if (seconds === undefined) continue;
     const cmdline = args.join(' ');
-    // fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14]
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
     const kind = pid === process.pid ? 'node' : type === undefined ? 'browser' : type === 'utility' ? (/--utility-sub-type=(?:\w+\.)*(\w+)/.exec(cmdline)?.[1] ?? 'utility') : type;
-    out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLOCK_TICKS;
+    out[kind] = (out[kind] ?? 0) + seconds;
   }
   return out;
 }

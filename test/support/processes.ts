@@ -1,5 +1,6 @@
 // The processes this test process started, and theirs, read from /proc (Linux): how a test sees
-// what a browser really runs (its command line, its renderers) without asking the browser.
+// what a browser really runs (its command line, its renderers) without asking the browser; and
+// the CPU time a process used, as benches count it.
 import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcessInfo {
@@ -55,4 +56,41 @@ export function lastSwitch(args: string[], name: string): string | undefined {
     .filter((a) => a.startsWith(`--${name}=`))
     .at(-1)
     ?.slice(name.length + 3);
+}
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds a process has used so far (user and system), with `reaped` also those of the
+ * finished children it waited for; undefined when it has ended.
+ */
+export function cpuSecondsOf(pid: number, opts: { reaped?: boolean } = {}): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // fields after "(comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14]
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]) + (opts.reaped === true ? Number(f[13]) + Number(f[14]) : 0);
+  return ticks / CLOCK_TICKS;
+}
+
+/** Every process on the machine whose arguments satisfy `which` (the stack's servers, say). */
+export function processesWhere(which: (args: string[]) => boolean): { pid: number; args: string[] }[] {
+  const out: { pid: number; args: string[] }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    const args = cmdline.split('\0').filter((a) => a !== '');
+    if (args.length > 0 && which(args)) out.push({ pid: Number(entry), args });
+  }
+  return out;
 }
