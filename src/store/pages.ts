@@ -101,20 +101,20 @@ export interface Candidate {
 
 /**
  * Inserts the links the rules took as pages of `depth`, in the order given, ON CONFLICT DO
- * NOTHING. Returns the rows that actually landed: the ones recording and deciding agree on.
+ * NOTHING: the rows that land are the ones recording and deciding agree on (the level is read
+ * back from the table, cutLevel). Returns how many landed.
  */
-export async function insertCandidates(db: Q, crawlId: string, depth: number, candidates: Candidate[]): Promise<{ id: number; url: string }[]> {
-  if (candidates.length === 0) return [];
+export async function insertCandidates(db: Q, crawlId: string, depth: number, candidates: Candidate[]): Promise<number> {
+  if (candidates.length === 0) return 0;
   const rows = candidates.map((c, i) => ({ ...c, ord: i }));
-  const res = await sql<{ id: number; url: string }>`
+  const res = await sql`
     INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
     SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(url text, host text, action text, ord int)
     ORDER BY x.ord
     ON CONFLICT (crawl_id, url_hash) DO NOTHING
-    RETURNING id, url
   `.execute(db);
-  return res.rows;
+  return Number(res.numAffectedRows ?? 0);
 }
 
 /**
