@@ -138,6 +138,11 @@ export class LinkSelector {
     }
   }
 
+  /** The candidates so far, in discovery order: pages added later only append to them. */
+  get candidatesSoFar(): readonly SelectedLinks['candidates'][number][] {
+    return this.candidates;
+  }
+
   result(): SelectedLinks {
     return { candidates: [...this.candidates], decisions: this.tallies.toArray(), skipped: [...this.skipped], refused: this.refused.toArray() };
   }

@@ -101,6 +101,9 @@ const WRITE_CHUNK = 250;
 /** Candidates past the page budget still inserted (as cut rows); beyond them they are only counted. */
 const CUT_ROWS_KEPT = 1000;
 
+/** Next-level candidates inserted together while the level is still being read */
+const CANDIDATE_CHUNK = 500;
+
 export class AdmissionError extends Error {
   override name = 'AdmissionError';
 }
@@ -183,6 +186,23 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     // page before it in the report has been read (the choice depends on the order; LinkSelector).
     const policy = deps.policy;
     const selector = expand ? new LinkSelector(rulesFromFixed(crawl.rules), crawl.seeds, policy !== undefined ? { refuse: (u) => checkParsedUrl(policy, u) } : {}) : null;
+    // Only as many candidates as the page budget can still take (plus a margin, so the cap's cut
+    // is recorded row by row) are inserted; the rest are counted as cut. The budget is known
+    // before the reads (nothing admission writes changes what this level and those before took),
+    // so candidates are inserted in chunks while the level is read, in the order they were chosen.
+    const slots = selector !== null ? levelSlots(await pagesTaken(trx, crawlId, depth), crawl.max_pages) : 0;
+    const insertLimit = slots + CUT_ROWS_KEPT;
+    let inserted = 0;
+    const flushCandidates = (): void => {
+      const upto = Math.min(selector?.candidatesSoFar.length ?? 0, insertLimit);
+      if (upto <= inserted) return;
+      const rows = selector!.candidatesSoFar.slice(inserted, upto).map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action }));
+      inserted = upto;
+      writing = writing.then(async () => {
+        await insertCandidates(trx, crawlId, depth + 1, rows);
+      });
+      writing.catch(() => undefined);
+    };
     /** per page: its links to choose from (null: none), undefined until it has been read */
     const readLinks: (FollowPageLinks | null | undefined)[] = new Array(reported.length);
     let nextToChoose = 0;
@@ -193,6 +213,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
         readLinks[nextToChoose] = null;
         if (ready) selector?.add(ready);
       }
+      if (selector !== null && selector.candidatesSoFar.length - inserted >= CANDIDATE_CHUNK) flushCandidates();
     };
 
     // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
@@ -222,6 +243,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     });
     pending.push(...reported.flatMap((p, i) => (sharesTask(p) ? [{ page: p, admission: perPage[i]!.admission }] : [])));
     flush();
+    flushCandidates();
     const admissions: PageAdmission[] = perPage.map((x) => x.admission);
     const unreadable = perPage.filter((x) => x.read.kind === 'unreadable').length;
     if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
@@ -254,18 +276,10 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     let cutPages = 0;
     let frontierRemoved = 0;
     if (selection !== null) {
-      // only as many candidates as the page budget can still take (plus a margin, so the cap's
-      // cut is recorded row by row as before) are inserted; the rest are counted as cut
-      const used = await pagesTaken(trx, crawlId, depth);
-      const slots = levelSlots(used, crawl.max_pages);
-      const kept = selection.candidates.slice(0, slots + CUT_ROWS_KEPT);
+      // the candidates inserted meanwhile; a replaced report's next-level pages they no longer
+      // name go (the rows inserted keep the order they were chosen in, before any new ones)
+      const kept = selection.candidates.slice(0, insertLimit);
       frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, kept.map((c) => c.url));
-      await insertCandidates(
-        trx,
-        crawlId,
-        depth + 1,
-        kept.map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action })),
-      );
       const cut = await cutLevel(trx, crawlId, depth + 1, slots);
       nextLevelPages = cut.kept;
       cutPages = cut.cut + (selection.candidates.length - kept.length);

@@ -267,3 +267,36 @@ describe('admitLevel choosing links while reading', () => {
     expect(next.map((p) => p.url)).toEqual(Array.from({ length: 10 }, (_, i) => `https://a.test/next/${i}`));
   });
 });
+
+describe('admitLevel inserting the next level while reading', () => {
+  // Candidates are inserted in chunks (500) as the level is read. The next level must still land
+  // in the order the links were chosen, cut at the page budget, and a replaced report must keep
+  // the rows it still names in their old order and drop the others, as one insert at the end did.
+  it('a next level of several chunks lands in the order chosen, cut at the budget; a replaced report keeps what it still names', async () => {
+    const n = 300;
+    const per = 4;
+    const urls = Array.from({ length: n }, (_, i) => `https://a.test/c/${i}`);
+    // room for 700 next-level pages; 1,200 links found
+    const crawlId = await crawlWith(urls, { maxDepth: 1, maxPages: n + 700 });
+    const prefix = `chunked/${crawlId}/0`;
+    const linksOf = (i: number, dir: string): { href: string }[] => Array.from({ length: per }, (_, j) => ({ href: `/${dir}/${i * per + j}` }));
+    const first = await mapLimit(urls, 16, (url, i) => writeCapture(s3, config.s3.bucket, prefix, { url, links: linksOf(i, 'n') }));
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: first }, 'capture-flow');
+    const nextLevel = async (): Promise<{ pending: string[]; cut: string[] }> => {
+      const rows = await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute();
+      return { pending: rows.filter((r) => r.state === 'pending').map((r) => r.url), cut: rows.filter((r) => r.skip_reason === 'max_pages').map((r) => r.url) };
+    };
+    const link = (dir: string, k: number): string => `https://a.test/${dir}/${k}`;
+    const range = (from: number, to: number, dir: string): string[] => Array.from({ length: to - from }, (_, k) => link(dir, from + k));
+
+    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 700, cutPages: 500, frontierRemoved: 0 });
+    expect(await nextLevel()).toEqual({ pending: range(0, 700, 'n'), cut: range(700, 1200, 'n') });
+
+    // reported again before the next level went out: the first 100 pages now link elsewhere
+    const second = [...(await mapLimit(urls.slice(0, 100), 16, (url, i) => writeCapture(s3, config.s3.bucket, prefix, { url, links: linksOf(i, 'm') }))), ...first.slice(100)];
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: second }, 'capture-flow');
+    // n/0–399 are named no more and go; n/400–1199 keep their rows and order, m/0–399 come after
+    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 700, cutPages: 500, frontierRemoved: 400 });
+    expect(await nextLevel()).toEqual({ pending: range(400, 1100, 'n'), cut: [...range(1100, 1200, 'n'), ...range(0, 400, 'm')] });
+  });
+});
