@@ -89,15 +89,17 @@ async function measurePoint(point: Point): Promise<Record<string, unknown>[]> {
     ] as const) {
       const visibleRows = await sql<{ n: string }>`SELECT count(*) AS n FROM capture_submissions s JOIN crawls c ON c.id = s.crawl_id WHERE c.org_id = ANY(${[...orgs]}::text[])`.execute(api.deps.db);
       const expected = Math.min(50, Number(visibleRows.rows[0]!.n));
-      const headers = (subject: string) => ({ 'x-capture-ledger-subject': subject, 'x-capture-ledger-organizations': orgs.join(',') });
-      const page = async (subject: string) => {
-        const res = await fetch(`${api.url}/api/archives?limit=50`, { headers: headers(subject) });
+      // callers present JWTs, as in production; a cold caller is a new subject with a token of its own
+      const vera = await api.headersFor('vera', [...orgs]);
+      const newcomers = await Promise.all(Array.from({ length: point.samples }, () => api.headersFor(`cold-${randomUUID()}`, [...orgs])));
+      const page = async (headers: Record<string, string>) => {
+        const res = await fetch(`${api.url}/api/archives?limit=50`, { headers });
         const body = (await res.json()) as unknown[];
         if (res.status !== 200 || body.length !== expected) throw new Error(`listing bench: got ${res.status} with ${body.length} rows (stopped early: ${res.headers.get('x-stopped-early')})`);
       };
-      await timed(5, () => page('vera'));
-      const warm = await timed(point.samples, () => page('vera'));
-      const cold = await timed(point.samples, () => page(`cold-${randomUUID()}`));
+      await timed(5, () => page(vera));
+      const warm = await timed(point.samples, () => page(vera));
+      const cold = await timed(point.samples, (i) => page(newcomers[i]!));
       // the bare backends: what any listing must ask at least
       const identity: Identity = { subject: 'vera', organizations: [...orgs] };
       const bare = await timed(point.samples, async () => {
