@@ -1,5 +1,6 @@
-// The address policy's cost where it runs most: admission checks every link it reads
-// (checkUrl), and selectLinks reads up to 10,000 links of a page. One record per measurement.
+// The address policy's cost where it runs most: admission checks every link it reads (the
+// parsed link, checkParsedUrl; seeds and targets as text, checkUrl), and selectLinks reads up to
+// 10,000 links of a page. One record per measurement.
 //   npm run bench -- address-policy
 import { checkParsedUrl, checkUrl, createAddressPolicy, parseAllowlist } from '../src/domain/address-policy.ts';
 import { selectLinks } from '../src/domain/links.ts';

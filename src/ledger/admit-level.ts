@@ -194,9 +194,10 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     const insertLimit = slots + CUT_ROWS_KEPT;
     let inserted = 0;
     const flushCandidates = (): void => {
-      const upto = Math.min(selector?.candidatesSoFar.length ?? 0, insertLimit);
+      if (selector === null) return;
+      const upto = Math.min(selector.candidatesSoFar.length, insertLimit);
       if (upto <= inserted) return;
-      const rows = selector!.candidatesSoFar.slice(inserted, upto).map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action }));
+      const rows = selector.candidatesSoFar.slice(inserted, upto).map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action }));
       inserted = upto;
       writing = writing.then(async () => {
         await insertCandidates(trx, crawlId, depth + 1, rows);
@@ -213,7 +214,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
         readLinks[nextToChoose] = null;
         if (ready) selector?.add(ready);
       }
-      if (selector !== null && selector.candidatesSoFar.length - inserted >= CANDIDATE_CHUNK) flushCandidates();
+      if ((selector?.candidatesSoFar.length ?? 0) - inserted >= CANDIDATE_CHUNK) flushCandidates();
     };
 
     // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
@@ -276,8 +277,8 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     let cutPages = 0;
     let frontierRemoved = 0;
     if (selection !== null) {
-      // the candidates inserted meanwhile; a replaced report's next-level pages they no longer
-      // name go (the rows inserted keep the order they were chosen in, before any new ones)
+      // the candidates inserted meanwhile; next-level pages a replaced report had introduced and
+      // this one no longer names go (those it still names keep their place, ahead of new ones)
       const kept = selection.candidates.slice(0, insertLimit);
       frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, kept.map((c) => c.url));
       const cut = await cutLevel(trx, crawlId, depth + 1, slots);
