@@ -14,7 +14,7 @@ export interface SlowRule {
 }
 
 export interface FlowKnobs {
-  /** extra ms every capture takes (the browser lingering on the page) */
+  /** extra ms every capture of a page that loads takes (the browser lingering on it), failed or not */
   captureDelayMs?: number;
   /** extra ms for the captures whose URL matches */
   slow?: SlowRule[];

@@ -144,6 +144,9 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
     const refusal = afterLoad?.(main, finalUrl);
     if (refusal !== undefined) {
       recorder.stop();
+      // a page judged failed after it loaded lingers as long as any other (the test knobs' extra
+      // time is "every capture's"; a failure injected there must not be a fast path)
+      if (opts.extraMs > 0) await sleep(opts.extraMs, undefined, { signal: ac.signal });
       return { ok: false, hostDoneAt: Date.now(), ...refusal };
     }
     // what the page fetched while loading (XHR, fetch) is in the text and links, as a reader sees it
