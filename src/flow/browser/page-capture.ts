@@ -142,16 +142,13 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
       return { ok: false, hostDoneAt, kind: 'navigation', message: `${url} loaded without a recorded document response`, finalUrl };
     }
     const refusal = afterLoad?.(main, finalUrl);
-    if (refusal !== undefined) {
-      recorder.stop();
-      // a page judged failed after it loaded lingers as long as any other (the test knobs' extra
-      // time is "every capture's"; a failure injected there must not be a fast path)
-      if (opts.extraMs > 0) await sleep(opts.extraMs, undefined, { signal: ac.signal });
-      return { ok: false, hostDoneAt: Date.now(), ...refusal };
-    }
-    // what the page fetched while loading (XHR, fetch) is in the text and links, as a reader sees it
-    await recorder.quiet(QUIET_MS, QUIET_MAX_MS, ac.signal);
+    // a page judged failed records nothing more; what any other fetched while loading (XHR,
+    // fetch) is in the text and links, as a reader sees it
+    if (refusal !== undefined) recorder.stop();
+    else await recorder.quiet(QUIET_MS, QUIET_MAX_MS, ac.signal);
+    // every page that loaded lingers, the one judged failed too (the test knobs' extra time)
     if (opts.extraMs > 0) await sleep(opts.extraMs, undefined, { signal: ac.signal });
+    if (refusal !== undefined) return { ok: false, hostDoneAt: Date.now(), ...refusal };
     const rendered = await readRendered(page, opts.maxLinks);
     recorder.stop();
     hostDoneAt = Date.now();
