@@ -138,8 +138,7 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
       consistency: 'HIGHER_CONSISTENCY',
     });
   const batchCheck = async (qs: CheckQuestion[]): Promise<(boolean | undefined)[]> => {
-    const body = batchRequestBody(qs);
-    const { result } = JSON.parse(await post(`${storePath}/batch-check`, body, 'batch check')) as { result?: Record<string, { allowed?: boolean; error?: unknown }> };
+    const { result } = JSON.parse(await post(`${storePath}/batch-check`, batchRequestBody(qs), 'batch check')) as { result?: Record<string, { allowed?: boolean; error?: unknown }> };
     return qs.map((_, i) => {
       const item = result?.[String(i)];
       return item === undefined || item.error !== undefined ? undefined : item.allowed === true;

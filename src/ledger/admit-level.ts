@@ -171,15 +171,18 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     // time on the transaction's connection, so Postgres works while S3 answers.
     const registrations: Registration[] = [];
     let writing: Promise<void> = Promise.resolve();
+    const enqueueWrite = (write: () => Promise<void>): void => {
+      writing = writing.then(write);
+      // awaited after the reads; until then a failure must not count as unhandled
+      writing.catch(() => undefined);
+    };
     let pending: Admitted[] = [];
     const flush = (): void => {
       const rows = pending;
       pending = [];
-      writing = writing.then(async () => {
+      enqueueWrite(async () => {
         registrations.push(...(await writePageRows(trx, crawl, crawlId, depth, rows)));
       });
-      // awaited after the reads; until then a failure must not count as unhandled
-      writing.catch(() => undefined);
     };
 
     // Links are chosen while the level is still being read: each follow page's as soon as every
@@ -199,10 +202,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       if (upto <= inserted) return;
       const rows = selector.candidatesSoFar.slice(inserted, upto).map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action }));
       inserted = upto;
-      writing = writing.then(async () => {
+      enqueueWrite(async () => {
         await insertCandidates(trx, crawlId, depth + 1, rows);
       });
-      writing.catch(() => undefined);
     };
     /** per page: its links to choose from (null: none), undefined until it has been read */
     const readLinks: (FollowPageLinks | null | undefined)[] = new Array(reported.length);
