@@ -118,8 +118,8 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     };
     // as the activity does it: manifests and links through the lean signed-GET reader. The
     // worker's reader lives as long as the worker, its connections open from earlier levels: they
-    // are opened here before the clock starts (48 new connections cost ~0.35 s on this machine,
-    // which the bare reads below, run after admission, would not pay either).
+    // are open before the clock starts (48 new connections cost ~0.35 s on this machine, which the
+    // bare reads below, run after admission, would not pay either).
     const inFlight = opts.readConcurrency ?? DEFAULT_READ_CONCURRENCY;
     reader = createObjectReader(config.s3, { maxSockets: inFlight });
     const r0 = reader;
@@ -139,7 +139,8 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     }
     admittedInProcess = true;
     const { crawlId, reported } = await seedLevel(pages);
-    await mapLimit(reported.slice(0, inFlight), inFlight, (p) => r0.read(bucket, p.manifestKey));
+    // the warm-up level's reads opened them; without it they are opened here
+    if (opts.warmup === false) await mapLimit(reported.slice(0, inFlight), inFlight, (p) => r0.read(bucket, p.manifestKey));
     const count = async (table: 'archives' | 'fga_outbox'): Promise<number> => Number((await bench.db.selectFrom(table).select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const archivesBefore = await count('archives');
     const outboxBefore = await count('fga_outbox');

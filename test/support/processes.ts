@@ -9,13 +9,22 @@ export interface ProcessInfo {
   children: ProcessInfo[];
 }
 
-function read(pid: number): ProcessInfo | undefined {
+/** A process's arguments, undefined when it has ended. Chromium's child processes rewrite their
+ * title: one string, the arguments joined by spaces. */
+function argsOf(pid: number | string): string[] | undefined {
   let cmdline: string;
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    return undefined; // ended meanwhile
+    return undefined;
   }
+  const parts = cmdline.split('\0').filter((a) => a !== '');
+  return parts.length === 1 ? parts[0]!.split(' ') : parts;
+}
+
+function read(pid: number): ProcessInfo | undefined {
+  const args = argsOf(pid);
+  if (args === undefined) return undefined; // ended meanwhile
   const children: ProcessInfo[] = [];
   let tids: string[] = [];
   try {
@@ -35,9 +44,7 @@ function read(pid: number): ProcessInfo | undefined {
       if (child !== undefined) children.push(child);
     }
   }
-  // Chromium's child processes rewrite their title: one string, the arguments joined by spaces
-  const parts = cmdline.split('\0').filter((a) => a !== '');
-  return { pid, args: parts.length === 1 ? parts[0]!.split(' ') : parts, children };
+  return { pid, args, children };
 }
 
 /** Every process below this one, depth first. */
@@ -83,14 +90,8 @@ export function processesWhere(which: (args: string[]) => boolean): { pid: numbe
   const out: { pid: number; args: string[] }[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    let cmdline: string;
-    try {
-      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-    } catch {
-      continue;
-    }
-    const args = cmdline.split('\0').filter((a) => a !== '');
-    if (args.length > 0 && which(args)) out.push({ pid: Number(entry), args });
+    const args = argsOf(entry);
+    if (args !== undefined && args.length > 0 && which(args)) out.push({ pid: Number(entry), args });
   }
   return out;
 }
