@@ -1,8 +1,10 @@
-// Searching: OpenSearch first, then OpenFGA can_view (one BatchCheck per round) drops what the
-// caller may not see — the same shape as GET /api/archives. The index knows nothing about
-// permissions, so a narrow caller's hits are mostly dropped: the search reads on with
-// search_after, a bounded number of rounds, until the page is full. `total` stays the index's raw
-// count and includes what authorization dropped.
+// Searching: OpenSearch ranks, then the ledger and OpenFGA can_view drop what the caller may not
+// see — the same shape as GET /api/archives. The index knows nothing about permissions, so a
+// narrow caller's hits are mostly dropped. Ranking reads therefore carry ids only and read well
+// past the page (search_after, a bounded number of rounds, until the page is full); only the
+// page's own documents are then fetched with their fields and snippets, since highlighting every
+// hit read would cost more than the rest of the search. `total` stays the index's raw count and
+// includes what authorization dropped.
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../db/connect.ts';
 import type { Identity } from '../domain/identity.ts';
@@ -55,16 +57,27 @@ export interface SearchAnswer {
   nextOffset?: number;
 }
 
+/** Every word (every bigram, for CJK) must appear, in the title or in the text; a title match weighs twice. */
+export function matchQuery(q: string): Record<string, unknown> {
+  return { multi_match: { query: q, fields: ['title^2', 'text'], type: 'best_fields', operator: 'and' } };
+}
+
+/** What a hit shows: the stored fields it is answered with, and a snippet of its text. */
+export const HIT_FIELDS = {
+  _source: ['archiveId', 'url', 'title', 'textWithheld', 'capturedAt', 'ts'],
+  // plain text, no markup: the picker must not render index content as HTML
+  highlight: { pre_tags: [''], post_tags: [''], fields: { text: { fragment_size: 160, number_of_fragments: 1 } } },
+} as const;
+
 /**
- * The query: every word (every bigram, for CJK) must appear, in the title or in the text; a
- * title match weighs twice. Pure, so tests can check its shape.
+ * The read that ranks: document ids, scores and sort values only. No source and no highlight, so
+ * reading past the hits a narrow caller may not see costs the index little. Pure, so tests can
+ * check its shape.
  */
 export function buildQuery(q: string, opts: SearchOptions): Record<string, unknown> {
   return {
-    query: { multi_match: { query: q, fields: ['title^2', 'text'], type: 'best_fields', operator: 'and' } },
-    _source: ['archiveId', 'url', 'title', 'textWithheld', 'capturedAt', 'ts'],
-    // plain text, no markup: the picker must not render index content as HTML
-    highlight: { pre_tags: [''], post_tags: [''], fields: { text: { fragment_size: 160, number_of_fragments: 1 } } },
+    query: matchQuery(q),
+    _source: false,
     // relevance, then a total order so search_after continues exactly where a read ended
     sort: [{ _score: 'desc' }, { archiveId: 'asc' }, { position: 'asc' }],
     track_total_hits: opts.trackTotal ?? true,
@@ -73,43 +86,90 @@ export function buildQuery(q: string, opts: SearchOptions): Record<string, unkno
   };
 }
 
+/** The read that fills a page: the chosen documents, with the same query so their snippets match it. */
+export function buildFetchQuery(q: string, documentIds: readonly string[]): Record<string, unknown> {
+  return {
+    query: { bool: { must: [matchQuery(q)], filter: [{ ids: { values: documentIds } }] } },
+    ...HIT_FIELDS,
+    track_total_hits: false,
+    size: documentIds.length,
+  };
+}
+
+/** One ranked document, before anything is known about it but its id. */
+export interface IndexMatch {
+  documentId: string;
+  archiveId: string;
+  score: number;
+}
+
 interface RawHit {
+  _id?: string;
   _score?: number | null;
   sort?: unknown[];
   _source?: Partial<PageDocument>;
   highlight?: { text?: string[] };
 }
 
-/** Asks OpenSearch only. Nothing here decides who may see what. */
-export async function queryIndex(search: SearchIndex, q: string, opts: SearchOptions): Promise<{ hits: IndexHit[]; total: number; read: number; lastSort?: unknown[] }> {
+const indexMissing = (err: unknown): boolean => (err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception';
+
+/** Asks OpenSearch only, for the ranking. Nothing here decides who may see what. */
+export async function queryIndex(search: SearchIndex, q: string, opts: SearchOptions): Promise<{ matches: IndexMatch[]; total: number; read: number; lastSort?: unknown[] }> {
   let res;
   try {
     res = await search.client.search({
       index: search.index,
       body: buildQuery(q, opts) as never,
-      filter_path: ['hits.total.value', 'hits.hits._score', 'hits.hits._source', 'hits.hits.highlight', 'hits.hits.sort'],
+      filter_path: ['hits.total.value', 'hits.hits._id', 'hits.hits._score', 'hits.hits.sort'],
     });
   } catch (err) {
     // nothing indexed yet (or the index was dropped for a rebuild): no hits, not an error
-    if ((err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception') return { hits: [], total: 0, read: 0 };
+    if (indexMissing(err)) return { matches: [], total: 0, read: 0 };
     throw err;
   }
   const body = res.body as unknown as { hits?: { total?: { value?: number }; hits?: RawHit[] } };
-  const hits: IndexHit[] = [];
   const raw = body.hits?.hits ?? [];
+  const matches: IndexMatch[] = [];
   for (const h of raw) {
-    const s = h._source;
-    if (!s || typeof s.archiveId !== 'string' || typeof s.url !== 'string' || typeof s.capturedAt !== 'string') continue;
-    const hit: IndexHit = { archiveId: s.archiveId, url: s.url, capturedAt: s.capturedAt, score: h._score ?? 0 };
+    // the document id is `<archiveId>:<position>` (documentId in schema.ts); one written by hand
+    // in another shape keeps its place in the order (offsets count it) and is never shown
+    const id = h._id ?? '';
+    matches.push({ documentId: id, archiveId: id.slice(0, Math.max(id.lastIndexOf(':'), 0)), score: h._score ?? 0 });
+  }
+  const lastSort = raw[raw.length - 1]?.sort;
+  return { matches, total: body.hits?.total?.value ?? 0, read: raw.length, ...(lastSort !== undefined ? { lastSort } : {}) };
+}
+
+/** The shown fields of `matches`, in their order; a document gone from the index since it was ranked is left out. */
+export async function fetchHits(search: SearchIndex, q: string, matches: readonly IndexMatch[]): Promise<IndexHit[]> {
+  if (matches.length === 0) return [];
+  let res;
+  try {
+    res = await search.client.search({
+      index: search.index,
+      body: buildFetchQuery(q, matches.map((m) => m.documentId)) as never,
+      filter_path: ['hits.hits._id', 'hits.hits._source', 'hits.hits.highlight'],
+    });
+  } catch (err) {
+    if (indexMissing(err)) return [];
+    throw err;
+  }
+  const body = res.body as unknown as { hits?: { hits?: RawHit[] } };
+  const byId = new Map((body.hits?.hits ?? []).map((h) => [h._id, h]));
+  const hits: IndexHit[] = [];
+  for (const m of matches) {
+    const raw = byId.get(m.documentId);
+    const s = raw?._source;
+    if (!s || s.archiveId !== m.archiveId || typeof s.url !== 'string' || typeof s.capturedAt !== 'string') continue;
+    const hit: IndexHit = { archiveId: m.archiveId, url: s.url, capturedAt: s.capturedAt, score: m.score };
     if (typeof s.title === 'string') hit.title = s.title;
     if (typeof s.textWithheld === 'string') hit.textWithheld = s.textWithheld;
     if (typeof s.ts === 'string') hit.ts = s.ts;
-    const snippet = h.highlight?.text?.[0];
+    const snippet = raw!.highlight?.text?.[0];
     if (snippet !== undefined) hit.snippet = snippet;
     hits.push(hit);
   }
-  const lastSort = raw[raw.length - 1]?.sort;
-  return { hits, total: body.hits?.total?.value ?? 0, read: raw.length, ...(lastSort !== undefined ? { lastSort } : {}) };
+  return hits;
 }
 
 export interface SearchDeps {
@@ -118,69 +178,104 @@ export interface SearchDeps {
   search: SearchIndex;
 }
 
+type LedgerRow = { object_key: string; captured_at: Date };
+
 /**
- * What GET /api/search answers: the index's hits, kept only where OpenFGA says can_view (one
- * BatchCheck per round over the archives not asked about yet) and the archive is still in the
- * ledger (the index may outlive a row). capturedAt comes from the ledger row. When authorization
- * drops hits, reading goes on after the last hit read (search_after) with a larger read, up to
- * MAX_SEARCH_ROUNDS reads, so a page is full whenever enough visible hits exist in that reach.
+ * What GET /api/search answers: the index's ranking, kept only where the archive is in the ledger
+ * (the index may outlive a row) and OpenFGA says can_view; capturedAt comes from the ledger row.
+ * Ranking reads carry ids only, so the first one reads well past the page (FIRST_READ_FACTOR ×
+ * limit); when authorization drops more than that, reading goes on after the last hit read
+ * (search_after) with a larger read, up to MAX_SEARCH_ROUNDS reads. Only the page's own
+ * documents are then fetched with their fields and snippets.
  */
 export async function searchForCaller(deps: SearchDeps, identity: Identity, q: string, opts: SearchOptions): Promise<SearchAnswer> {
+  // from + size may not pass the index's result window; search_after reads are not bound by it
+  let size = Math.min(MAX_ROUND_SIZE, Math.max(opts.size * FIRST_READ_FACTOR, MIN_FIRST_READ), Math.max(opts.size, MAX_RESULT_WINDOW - opts.from));
+  // the caller's reach and the first ranking read do not depend on each other
+  const [reach, first] = await Promise.all([reachableObjects(deps.fga, identity), queryIndex(deps.search, q, { size, from: opts.from, trackTotal: true })]);
   // as the listing does: for a caller who reaches few crawls, the ledger drops hits outside them
   // and only the rest are checked; otherwise every hit is checked
-  const reach = await reachableObjects(deps.fga, identity);
   const scope: CandidateScope = reach === undefined ? { kind: 'all' } : { kind: 'reachable', ...reach };
-  const visible: SearchHit[] = [];
-  // archive id -> its ledger row when the caller may view it and it exists, null otherwise
-  const known = new Map<string, { object_key: string; captured_at: Date } | null>();
-  let total = 0;
+  const total = first.total;
+  const page: IndexMatch[] = [];
+  // archive id -> its ledger row when it is in the ledger and the scope (null when not); then
+  // whether the caller may view it
+  const inLedger = new Map<string, LedgerRow | null>();
+  const viewable = new Map<string, boolean>();
   let consumed = 0;
-  let after: unknown[] | undefined;
-  let size = Math.min(MAX_ROUND_SIZE, Math.max(opts.size * 2, 20));
-  for (let round = 0; round < MAX_SEARCH_ROUNDS; round++) {
-    // from + size may not pass the index's result window; search_after reads are not bound by it
-    if (after === undefined) size = Math.min(size, Math.max(opts.size, MAX_RESULT_WINDOW - opts.from));
-    const read = await queryIndex(deps.search, q, { size, from: opts.from, trackTotal: round === 0, ...(after !== undefined ? { searchAfter: after } : {}) });
-    if (round === 0) total = read.total;
-    await learn(deps, identity, scope, known, read.hits);
-    let kept = 0;
-    for (let i = 0; i < read.hits.length; i++) {
-      const h = read.hits[i]!;
-      const row = known.get(h.archiveId);
-      if (row === null || row === undefined) continue;
-      kept += 1;
-      visible.push({ ...h, capturedAt: row.captured_at.toISOString(), objectKey: row.object_key });
-      if (visible.length === opts.size) {
-        const next = opts.from + consumed + i + 1;
-        const more = i < read.hits.length - 1 || read.read === size;
-        return { hits: visible, total, ...(more ? { nextOffset: next } : {}) };
-      }
+  let read = first;
+  for (let round = 1; ; round++) {
+    await learnLedger(deps, scope, inLedger, read.matches);
+    let i = 0;
+    for (; i < read.matches.length && page.length < opts.size; i++) {
+      const m = read.matches[i]!;
+      if (inLedger.get(m.archiveId) === null) continue;
+      if (!viewable.has(m.archiveId)) await learnViewable(deps, identity, inLedger, viewable, read.matches.slice(i), opts.size - page.length);
+      if (viewable.get(m.archiveId) === true) page.push(m);
+    }
+    if (page.length === opts.size) {
+      const more = i < read.matches.length || read.read === size;
+      return answer(deps, q, page, inLedger, total, more ? opts.from + consumed + i : undefined);
     }
     consumed += read.read;
-    if (read.read < size || read.lastSort === undefined) return { hits: visible, total };
-    after = read.lastSort;
+    if (read.read < size || read.lastSort === undefined) return answer(deps, q, page, inLedger, total, undefined);
+    if (round === MAX_SEARCH_ROUNDS) return answer(deps, q, page, inLedger, total, opts.from + consumed);
     // read enough to fill the rest at the ratio this read let through, plus a quarter
+    const kept = read.matches.filter((m) => viewable.get(m.archiveId) === true).length;
     const ratio = Math.max(kept, 1) / Math.max(read.read, 1);
-    size = Math.min(MAX_ROUND_SIZE, Math.max(size, Math.ceil(((opts.size - visible.length) / ratio) * 1.25)));
+    size = Math.min(MAX_ROUND_SIZE, Math.max(size, Math.ceil(((opts.size - page.length) / ratio) * 1.25)));
+    read = await queryIndex(deps.search, q, { size, from: opts.from, trackTotal: false, searchAfter: read.lastSort });
   }
-  return { hits: visible, total, nextOffset: opts.from + consumed };
 }
 
-/** Asks the ledger (within the scope) and then OpenFGA (one BatchCheck) about the archives of `hits` not known yet. */
-async function learn(
+/** The first ranking read asks for this many times the page (at least MIN_FIRST_READ): ids cost little. */
+export const FIRST_READ_FACTOR = 10;
+const MIN_FIRST_READ = 200;
+/** Checks one BatchCheck round asks at least (one request of the SDK's batch size). */
+const MIN_CHECKS = 50;
+
+async function answer(deps: SearchDeps, q: string, page: IndexMatch[], ledger: Map<string, LedgerRow | null>, total: number, nextOffset: number | undefined): Promise<SearchAnswer> {
+  const hits = (await fetchHits(deps.search, q, page)).map((h) => {
+    const row = ledger.get(h.archiveId)!;
+    return { ...h, capturedAt: row.captured_at.toISOString(), objectKey: row.object_key };
+  });
+  return { hits, total, ...(nextOffset !== undefined ? { nextOffset } : {}) };
+}
+
+/** Asks the ledger, within the scope, about the archives of `matches` not asked about yet (one query). */
+async function learnLedger(deps: SearchDeps, scope: CandidateScope, inLedger: Map<string, LedgerRow | null>, matches: readonly IndexMatch[]): Promise<void> {
+  const ids: string[] = [];
+  for (const m of matches) {
+    if (inLedger.has(m.archiveId)) continue;
+    if (UUID.test(m.archiveId)) ids.push(m.archiveId);
+    else inLedger.set(m.archiveId, null);
+  }
+  if (ids.length === 0) return;
+  const unique = [...new Set(ids)];
+  const rows = new Map((await archivesWithin(deps.db, unique, scope)).map((r) => [r.id, r]));
+  for (const id of unique) inLedger.set(id, rows.get(id) ?? null);
+}
+
+/**
+ * One BatchCheck over the next archives in `matches` (in order) that are in the ledger and not
+ * checked yet: enough to fill what the page still needs, plus a quarter, at least MIN_CHECKS.
+ */
+async function learnViewable(
   deps: SearchDeps,
   identity: Identity,
-  scope: CandidateScope,
-  known: Map<string, { object_key: string; captured_at: Date } | null>,
-  hits: IndexHit[],
+  inLedger: Map<string, LedgerRow | null>,
+  viewable: Map<string, boolean>,
+  matches: readonly IndexMatch[],
+  needed: number,
 ): Promise<void> {
-  const ids = [...new Set(hits.map((h) => h.archiveId))].filter((id) => !known.has(id) && UUID.test(id));
-  for (const h of hits) if (!known.has(h.archiveId) && !UUID.test(h.archiveId)) known.set(h.archiveId, null);
-  if (ids.length === 0) return;
-  const rows = await archivesWithin(deps.db, ids, scope);
-  const allowed = await viewableArchives(deps.fga, identity, rows.map((r) => r.id));
-  const ledger = new Map(rows.filter((r) => allowed.has(r.id)).map((r) => [r.id, r]));
-  for (const id of ids) known.set(id, ledger.get(id) ?? null);
+  const want = Math.max(MIN_CHECKS, Math.ceil(needed * 1.25));
+  const ids = new Set<string>();
+  for (const m of matches) {
+    if (ids.size === want) break;
+    if (inLedger.get(m.archiveId) && !viewable.has(m.archiveId)) ids.add(m.archiveId);
+  }
+  const allowed = await viewableArchives(deps.fga, identity, [...ids]);
+  for (const id of ids) viewable.set(id, allowed.has(id));
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

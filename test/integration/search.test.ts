@@ -263,11 +263,12 @@ describe('GET /api/search', () => {
 });
 
 describe('GET /api/search for a caller who sees few of the hits', () => {
-  const hidden = Array.from({ length: 120 }, () => randomUUID());
+  // more than the first ranking read takes (10 × limit, at least 200), so reading on is needed
+  const hidden = Array.from({ length: 450 }, () => randomUUID());
   let visible: string[];
 
   beforeAll(async () => {
-    // 120 pages the caller may not view rank first (the word in the title too); five of theirs last
+    // 450 pages the caller may not view rank first (the word in the title too); five of theirs last
     visible = [ids.english!, ids.japanese!, ids.withheld!, ids.withheldLine!, ids.empty!];
     const body: unknown[] = [];
     for (const id of hidden) body.push({ index: { _index: INDEX, _id: `${id}:0` } }, { archiveId: id, position: 0, url: `https://globex.test/${id}`, title: 'okapi okapi', text: 'okapi okapi okapi', capturedAt: '2024-05-01T00:00:00Z' });
@@ -285,9 +286,13 @@ describe('GET /api/search for a caller who sees few of the hits', () => {
   it('reads on past the hidden hits until the page is full; total stays the raw count', async () => {
     const r = await searchAs('okapi', alice, '&limit=5');
     expect(r.status).toBe(200);
-    expect(r.body.total).toBe(125);
+    expect(r.body.total).toBe(455);
     expect(r.body.hits.map((h) => h.archiveId).sort()).toEqual([...visible].sort());
     expect(r.body).not.toHaveProperty('nextOffset');
+    // each hit is shown with its own fields and a snippet of its text, fetched for the page only
+    for (const h of r.body.hits) {
+      expect(h).toMatchObject({ url: `https://example.test/okapi/${h.archiveId}`, snippet: 'a lone okapi among many words of plain text' });
+    }
   });
 
   it('pages with nextOffset: every visible hit once, none skipped', async () => {
@@ -299,7 +304,7 @@ describe('GET /api/search for a caller who sees few of the hits', () => {
       seen.push(...r.body.hits.map((h) => h.archiveId as string));
       const next = (r.body as { nextOffset?: number }).nextOffset;
       if (next === undefined) break;
-      expect(next).toBeGreaterThan(120);
+      expect(next).toBeGreaterThan(hidden.length);
       extra = `&limit=2&offset=${next}`;
     }
     expect(seen.sort()).toEqual([...visible].sort());
@@ -308,7 +313,49 @@ describe('GET /api/search for a caller who sees few of the hits', () => {
   it('a caller who sees none of them gets an empty page after a bounded number of reads', async () => {
     const r = await searchAs('okapi', mallory, '&limit=5');
     expect(r.body.hits).toEqual([]);
-    expect(r.body.total).toBe(125);
+    expect(r.body.total).toBe(455);
+  });
+});
+
+describe('GET /api/search for a caller whose reach is too wide to list', () => {
+  // 1,000 shares cut the caller's ListObjects answer, so every hit in the ledger is checked:
+  // 120 archives of another organization rank first, then the three shared ones. The checks go
+  // out 50 at a time, in the index's order, until the page is full.
+  const wide = devHeaders('wide');
+  const inLedger = Array.from({ length: 120 }, () => randomUUID());
+  const shared = Array.from({ length: 3 }, () => randomUUID());
+
+  beforeAll(async () => {
+    const grant = { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } };
+    const sharedIds = [...shared, ...Array.from({ length: 1000 }, () => randomUUID())];
+    for (let i = 0; i < sharedIds.length; i += 100) {
+      await store.client.write({ writes: sharedIds.slice(i, i + 100).map((id) => ({ user: 'user:wide', relation: 'viewer', object: `archive:${id}`, condition: grant })) });
+    }
+    const when = new Date('2024-05-01T00:00:00Z');
+    await tdb.db
+      .insertInto('archives')
+      .values([...inLedger, ...shared].map((id) => ({ id, task_id: `task-${id}`, bucket, object_key: `search-tests/${id}.wacz`, url: `https://wide.test/${id}`, provenance: JSON.stringify({}), captured_at: when })))
+      .execute();
+    const body: unknown[] = [];
+    for (const id of inLedger) body.push({ index: { _index: INDEX, _id: `${id}:0` } }, { archiveId: id, position: 0, url: `https://wide.test/${id}`, title: 'pangolin pangolin', text: 'pangolin pangolin pangolin', capturedAt: '2024-05-01T00:00:00Z' });
+    for (const id of shared) body.push({ index: { _index: INDEX, _id: `${id}:0` } }, { archiveId: id, position: 0, url: `https://wide.test/${id}`, text: 'one pangolin among many words of plain text', capturedAt: '2024-05-01T00:00:00Z' });
+    const res = await search.client.bulk({ body: body as never, refresh: true });
+    expect(res.body.errors).toBe(false);
+  });
+
+  afterAll(async () => {
+    const res = await search.client.bulk({ body: [...inLedger, ...shared].map((id) => ({ delete: { _index: INDEX, _id: `${id}:0` } })) as never, refresh: true });
+    expect(res.body.errors).toBe(false);
+    // rows without a WACZ behind them: the indexing tests below would count them as failed
+    await tdb.db.deleteFrom('archives').where('id', 'in', [...inLedger, ...shared]).execute();
+  });
+
+  it('checks past 50 hidden hits in the ledger and shows the shared ones, with their ledger rows', async () => {
+    const r = await searchAs('pangolin', wide, '&limit=3');
+    expect(r.status).toBe(200);
+    expect(r.body.total).toBe(123);
+    expect(r.body.hits.map((h) => h.archiveId).sort()).toEqual([...shared].sort());
+    for (const h of r.body.hits) expect(h).toMatchObject({ objectKey: `search-tests/${h.archiveId}.wacz`, capturedAt: '2024-05-01T00:00:00.000Z' });
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePagesJsonl, formatPagesJsonl } from '../../src/domain/pages-jsonl.ts';
 import { pageDocuments } from '../../src/search/indexer.ts';
-import { buildQuery } from '../../src/search/query.ts';
+import { buildFetchQuery, buildQuery } from '../../src/search/query.ts';
 import { documentId, INDEX_MAPPINGS } from '../../src/search/schema.ts';
 import { withheldFromProvenance } from '../../src/search/types.ts';
 
@@ -67,5 +67,22 @@ describe('the index shape', () => {
     const later = buildQuery('x', { size: 80, from: 0, searchAfter: [1.5, 'a', 3], trackTotal: false });
     expect(later).toMatchObject({ search_after: [1.5, 'a', 3], size: 80, track_total_hits: false });
     expect(later).not.toHaveProperty('from');
+  });
+
+  it('ranks with ids only: no source and no highlight in a ranking read', () => {
+    const q = buildQuery('x', { size: 200, from: 0 });
+    expect(q._source).toBe(false);
+    expect(q).not.toHaveProperty('highlight');
+  });
+
+  it("fetches a page's documents by id, under the same query so the snippets match it", () => {
+    const q = buildFetchQuery('東京タワー', ['a:0', 'b:3']);
+    expect(q).toEqual({
+      query: { bool: { must: [buildQuery('東京タワー', { size: 1, from: 0 }).query], filter: [{ ids: { values: ['a:0', 'b:3'] } }] } },
+      _source: ['archiveId', 'url', 'title', 'textWithheld', 'capturedAt', 'ts'],
+      highlight: { pre_tags: [''], post_tags: [''], fields: { text: { fragment_size: 160, number_of_fragments: 1 } } },
+      track_total_hits: false,
+      size: 2,
+    });
   });
 });

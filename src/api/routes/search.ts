@@ -1,8 +1,8 @@
 // Full-text search. Registered only when CAPTURE_LEDGER_OPENSEARCH_URL is set: without an index
 // the capability is not there, and a 404 says exactly that.
 //   POST /api/crawls/:id/index — index the crawl's unindexed archives (can_submit on its org, else 404)
-//   GET  /api/search?q=        — OpenSearch first, then can_view (one BatchCheck per read) drops the
-//                                rest, reading on to fill the page; total is the index's raw count.
+//   GET  /api/search?q=        — OpenSearch ranks, then can_view (BatchCheck, in the index's order)
+//                                drops the rest, reading on to fill the page; total is the index's raw count.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BadRequestError } from '../../domain/errors.ts';
 import { indexCrawl } from '../../search/indexer.ts';
