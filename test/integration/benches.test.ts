@@ -1,0 +1,58 @@
+// The issue-14 benches, run at a small size against the real stack, so a bench that stops working
+// (the listing bench once answered 401 for a session unseen) fails here and not in the next
+// measurement. Only what a bench must get right is asserted — its records, the rows it made, the
+// answers it checked — never a speed: figures are read in `npm run bench`, not in tests.
+import { describe, expect, it } from 'vitest';
+import { run as admission } from '../../bench/admission.ts';
+import { run as listing } from '../../bench/listing.ts';
+import { run as search } from '../../bench/search.ts';
+import { run as signing } from '../../bench/signing.ts';
+
+const finite = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x);
+
+describe('benches at a small size', () => {
+  it('admission: each level admitted whole, its archives and next level written, beside the bare reads', { timeout: 120_000 }, async () => {
+    const records = await admission({ pages: 30, linksPerPage: 5, hosts: 3 });
+    expect(records.map((r) => r.pages)).toEqual([30, 300]);
+    for (const r of records) {
+      expect(r).toMatchObject({ bench: 'admission', archivesCreated: r.pages, archives: r.pages, outboxRows: r.pages, repeatArchivesCreated: 0 });
+      expect(r.nextLevelPages).toBeGreaterThan(0);
+      for (const k of ['pagesPerSecond', 'bareReadSeconds', 'ratio']) expect(finite(r[k]), k).toBe(true);
+      expect(typeof r.met).toBe('boolean');
+    }
+  });
+
+  it('signing: every request answered 200 on both sides, figures side by side', { timeout: 120_000 }, async () => {
+    const records = await signing({ archives: 20, requests: 200, concurrency: 4 });
+    expect(records.map((r) => `${r.kind}:${r.archives}`)).toEqual(['bare-check:20', 'api:20', 'summary:20', 'bare-check:200', 'api:200', 'summary:200']);
+    for (const r of records.filter((x) => x.kind !== 'summary')) expect(r).toMatchObject({ requests: 200, errors: 0 });
+    for (const r of records.filter((x) => x.kind === 'summary')) {
+      expect(finite(r.throughputRatio) && finite(r.addedP99Pct)).toBe(true);
+      expect(typeof r.met).toBe('boolean');
+    }
+  });
+
+  it('listing: every sampled page is full (the bench refuses a short one), warm, cold and bare', { timeout: 120_000 }, async () => {
+    const records = await listing({ archives: 200, samples: 3 });
+    expect(records.length).toBeGreaterThan(0);
+    for (const r of records) {
+      expect(r.bench).toBe('listing');
+      for (const k of ['ratioWarmP50']) expect(finite(r[k]), k).toBe(true);
+      expect(typeof r.met).toBe('boolean');
+    }
+  });
+
+  it('search: every page indexed, and every query page holds every visible hit there is, up to the limit', { timeout: 180_000 }, async () => {
+    const records = await search({ pages: 200, queries: 20, limit: 5 });
+    const indexed = records.filter((r) => r.bench === 'search-index');
+    const queried = records.filter((r) => r.bench === 'search-query');
+    expect(indexed.map((r) => [r.pages, r.documentsInIndex, r.failed])).toEqual([
+      [200, 200, 0],
+      [2000, 2000, 0],
+    ]);
+    for (const r of queried) {
+      expect(r.fullPageRate).toBe(1);
+      expect(finite(r.p50Ms) && finite(r.openSearchOnlyP50Ms)).toBe(true);
+    }
+  });
+});
