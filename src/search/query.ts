@@ -28,7 +28,7 @@ export interface SearchOptions {
   trackTotal?: boolean;
 }
 
-/** One page as the index returned it, before authorization. */
+/** One page as the index stores it (title, text snippet and where it came from). */
 export interface IndexHit {
   archiveId: string;
   url: string;
@@ -210,7 +210,7 @@ export async function searchForCaller(deps: SearchDeps, identity: Identity, q: s
     for (; i < read.matches.length && page.length < opts.size; i++) {
       const m = read.matches[i]!;
       if (inLedger.get(m.archiveId) === null) continue;
-      if (!viewable.has(m.archiveId)) await learnViewable(deps, identity, inLedger, viewable, read.matches.slice(i), opts.size - page.length);
+      if (!viewable.has(m.archiveId)) await learnViewable(deps, identity, inLedger, viewable, read.matches, i, opts.size - page.length);
       if (viewable.get(m.archiveId) === true) page.push(m);
     }
     if (page.length === opts.size) {
@@ -257,8 +257,9 @@ async function learnLedger(deps: SearchDeps, scope: CandidateScope, inLedger: Ma
 }
 
 /**
- * One BatchCheck over the next archives in `matches` (in order) that are in the ledger and not
- * checked yet: enough to fill what the page still needs, plus a quarter, at least MIN_CHECKS.
+ * One BatchCheck over the next archives in `matches` from `start` (in order) that are in the
+ * ledger and not checked yet: enough to fill what the page still needs, plus a quarter, at least
+ * MIN_CHECKS.
  */
 async function learnViewable(
   deps: SearchDeps,
@@ -266,13 +267,14 @@ async function learnViewable(
   inLedger: Map<string, LedgerRow | null>,
   viewable: Map<string, boolean>,
   matches: readonly IndexMatch[],
+  start: number,
   needed: number,
 ): Promise<void> {
   const want = Math.max(MIN_CHECKS, Math.ceil(needed * 1.25));
   const ids = new Set<string>();
-  for (const m of matches) {
-    if (ids.size === want) break;
-    if (inLedger.get(m.archiveId) && !viewable.has(m.archiveId)) ids.add(m.archiveId);
+  for (let i = start; i < matches.length && ids.size < want; i++) {
+    const id = matches[i]!.archiveId;
+    if (inLedger.get(id) && !viewable.has(id)) ids.add(id);
   }
   const allowed = await viewableArchives(deps.fga, identity, [...ids]);
   for (const id of ids) viewable.set(id, allowed.has(id));
