@@ -52,7 +52,7 @@ function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) 
 /** Which of these archives are in the ledger and within the scope: their id, object key and capturedAt. */
 export async function archivesWithin(db: Db, ids: readonly string[], scope: CandidateScope): Promise<Pick<Archive, 'id' | 'object_key' | 'captured_at'>[]> {
   if (ids.length === 0 || (scope.kind === 'reachable' && scope.jobs.length === 0 && scope.shared.length === 0)) return [];
-  let q = db.selectFrom('archives').select(['id', 'object_key', 'captured_at']).where('id', 'in', [...ids]);
+  let q = db.selectFrom('archives').select(['id', 'object_key', 'captured_at']).where('id', '=', sql<string>`any(${[...ids]}::uuid[])`);
   if (scope.kind === 'reachable') q = q.where(reachableClause(scope));
   return q.execute();
 }
