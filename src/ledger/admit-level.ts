@@ -23,7 +23,7 @@ import { checkParsedUrl, type AddressPolicy } from '../domain/address-policy.ts'
 import { ERROR_TYPE_ADDRESS_REFUSED } from '../domain/contract.ts';
 import { RefusalTallies } from '../domain/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
-import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
+import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelHasPages, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
 import { getDispatch, recordHosts } from '../store/level-dispatches.ts';
 import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
 import { recordSubmissions, registerCaptures, type Registration } from './register.ts';
@@ -196,6 +196,17 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     const slots = selector !== null ? levelSlots(await pagesTaken(trx, crawlId, depth), crawl.max_pages) : 0;
     const insertLimit = slots + CUT_ROWS_KEPT;
     let inserted = 0;
+    // A next level with no rows yet (a first admission) is exactly what lands now, in order, so
+    // each chunk lands already cut at the budget and nothing needs resetting or recounting after.
+    // Rows a replaced report introduced are reset and the level recut at the end instead.
+    const nextLevelHadPages = selector !== null && (await levelHasPages(trx, crawlId, depth + 1));
+    const landed = { kept: 0, cut: 0 };
+    // what needs none of the reads goes first, while S3 answers the first manifests
+    enqueueWrite(async () => {
+      await recordHosts(trx, crawlId, hostsToRecord(body, new Set(dispatched.map((p) => p.host)), crawl.per_host_delay_ms, now));
+      await markReportAdmitted(trx, crawlId, depth, report.report_id);
+      await markDepthReached(trx, crawlId, depth);
+    });
     const flushCandidates = (): void => {
       if (selector === null) return;
       const upto = Math.min(selector.candidatesSoFar.length, insertLimit);
@@ -203,7 +214,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       const rows = selector.candidatesSoFar.slice(inserted, upto).map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action }));
       inserted = upto;
       enqueueWrite(async () => {
-        await insertCandidates(trx, crawlId, depth + 1, rows);
+        const r = await insertCandidates(trx, crawlId, depth + 1, rows, nextLevelHadPages ? undefined : { placed: landed.kept + landed.cut, slots });
+        landed.kept += r.kept;
+        landed.cut += r.cut;
       });
     };
     /** per page: its links to choose from (null: none), undefined until it has been read */
@@ -272,8 +285,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     const t3 = performance.now();
 
     await writing;
-    await recordHosts(trx, crawlId, hostsToRecord(body, new Set(dispatched.map((p) => p.host)), crawl.per_host_delay_ms, now));
-    const unreported = await failUnreported(trx, crawlId, depth, reported.map((p) => p.url));
+    const unreported = await failUnreported(trx, crawlId, depth);
 
     let nextLevelPages = 0;
     let cutPages = 0;
@@ -282,16 +294,17 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       // the candidates inserted meanwhile; next-level pages a replaced report had introduced and
       // this one no longer names go (those it still names keep their place, ahead of new ones)
       const kept = selection.candidates.slice(0, insertLimit);
-      frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, kept.map((c) => c.url));
-      const cut = await cutLevel(trx, crawlId, depth + 1, slots);
+      let cut = landed;
+      if (nextLevelHadPages) {
+        frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, kept.map((c) => c.url));
+        cut = await cutLevel(trx, crawlId, depth + 1, slots);
+      }
       nextLevelPages = cut.kept;
       cutPages = cut.cut + (selection.candidates.length - kept.length);
       await replaceLevelDecisions(trx, crawlId, depth, selection.decisions);
       await replaceLevelSkipped(trx, crawlId, depth, selection.skipped);
     }
     await replaceLevelRefusals(trx, crawlId, depth, refusals.toArray());
-    await markReportAdmitted(trx, crawlId, depth, report.report_id);
-    await markDepthReached(trx, crawlId, depth);
     const cutSoFar = await pagesCut(trx, crawlId);
     const t4 = performance.now();
     return {

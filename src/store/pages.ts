@@ -83,14 +83,24 @@ export async function applyPageAdmissions(db: Q, crawlId: string, depth: number,
   return Number(res.numAffectedRows ?? 0);
 }
 
-/** Dispatched pages of a level the report did not mention end failed rather than pending forever. */
-export async function failUnreported(db: Q, crawlId: string, depth: number, reportedUrls: string[]): Promise<number> {
+/**
+ * Dispatched pages of a level the report did not mention end failed rather than pending forever.
+ * Run once every reported page's row has been written (applyPageAdmissions leaves none of them
+ * pending): what is still pending then is exactly what the report left out, found without
+ * comparing every row with every reported URL.
+ */
+export async function failUnreported(db: Q, crawlId: string, depth: number): Promise<number> {
   const res = await sql`
     UPDATE crawl_pages SET state = 'failed'
     WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
-      AND NOT (url = ANY(${reportedUrls}::text[]))
   `.execute(db);
   return Number(res.numAffectedRows ?? 0);
+}
+
+/** Whether a level has any rows yet (a level reported again before its next level went out has). */
+export async function levelHasPages(db: Q, crawlId: string, depth: number): Promise<boolean> {
+  const r = await sql<{ has: boolean }>`SELECT EXISTS (SELECT 1 FROM crawl_pages WHERE crawl_id = ${crawlId} AND depth = ${depth}) AS has`.execute(db);
+  return r.rows[0]?.has === true;
 }
 
 export interface Candidate {
@@ -99,22 +109,53 @@ export interface Candidate {
   action: 'follow' | 'capture';
 }
 
+/** Where a chunk of candidates falls in a level that had no rows before: `placed` rows landed ahead of it, `slots` stay pending. */
+export interface LevelBudget {
+  placed: number;
+  slots: number;
+}
+
 /**
  * Inserts the links the rules took as pages of `depth`, in the order given, ON CONFLICT DO
- * NOTHING: the rows that land are the ones recording and deciding agree on (the level is read
- * back from the table, cutLevel). Returns how many landed.
+ * NOTHING: the rows that land are the ones recording and deciding agree on. Returns how many
+ * landed pending (kept) and cut.
+ *
+ * Without a budget every row lands pending and the level is cut afterwards (cutLevel). With one
+ * (the level had no rows before this admission, so the rows that land are the whole level, in
+ * order) the rows past `slots` land already cut, as cutLevel would leave them: a URL already a
+ * page of the crawl takes no place, the same test the unique index makes.
  */
-export async function insertCandidates(db: Q, crawlId: string, depth: number, candidates: Candidate[]): Promise<number> {
-  if (candidates.length === 0) return 0;
-  const rows = candidates.map((c, i) => ({ ...c, ord: i }));
-  const res = await sql`
-    INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
-    SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(url text, host text, action text, ord int)
-    ORDER BY x.ord
-    ON CONFLICT (crawl_id, url_hash) DO NOTHING
+export async function insertCandidates(db: Q, crawlId: string, depth: number, candidates: Candidate[], budget?: LevelBudget): Promise<{ kept: number; cut: number }> {
+  if (candidates.length === 0) return { kept: 0, cut: 0 };
+  const rows = JSON.stringify(candidates.map((c, i) => ({ ...c, ord: i })));
+  if (budget === undefined) {
+    const res = await sql`
+      INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
+      SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action
+      FROM jsonb_to_recordset(${rows}::jsonb) AS x(url text, host text, action text, ord int)
+      ORDER BY x.ord
+      ON CONFLICT (crawl_id, url_hash) DO NOTHING
+    `.execute(db);
+    return { kept: Number(res.numAffectedRows ?? 0), cut: 0 };
+  }
+  const res = await sql<{ kept: number; cut: number }>`
+    WITH landed AS (
+      INSERT INTO crawl_pages (crawl_id, url, depth, host, action, state, skip_reason)
+      SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action,
+             CASE WHEN x.place > ${budget.slots} THEN 'skipped' ELSE 'pending' END,
+             CASE WHEN x.place > ${budget.slots} THEN ${MAX_PAGES_SKIP} END
+      FROM (
+        SELECT x.*, ${budget.placed}::int + row_number() OVER (ORDER BY x.ord) AS place
+        FROM jsonb_to_recordset(${rows}::jsonb) AS x(url text, host text, action text, ord int)
+        WHERE NOT EXISTS (SELECT 1 FROM crawl_pages p WHERE p.crawl_id = ${crawlId} AND p.url_hash = digest(x.url, 'sha256'))
+      ) x
+      ORDER BY x.ord
+      ON CONFLICT (crawl_id, url_hash) DO NOTHING
+      RETURNING state
+    )
+    SELECT count(*) FILTER (WHERE state = 'pending')::int AS kept, count(*) FILTER (WHERE state = 'skipped')::int AS cut FROM landed
   `.execute(db);
-  return Number(res.numAffectedRows ?? 0);
+  return { kept: res.rows[0]?.kept ?? 0, cut: res.rows[0]?.cut ?? 0 };
 }
 
 /**
