@@ -82,7 +82,8 @@ export function resolveLinkUrl(href: string, base: string): URL | null {
     return null;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-  u.hash = '';
+  // clearing re-serialises the URL; only a URL with a fragment (even an empty one) has a '#'
+  if (u.href.includes('#')) u.hash = '';
   return u;
 }
 

@@ -30,9 +30,18 @@ export function isIpLiteral(hostname: string): boolean {
  * when it has none — an IP address, localhost, or a name that is itself a public suffix.
  */
 export function siteOf(hostname: string): string {
-  if (isIpLiteral(hostname)) return hostname;
-  return getDomain(hostname, TLDTS_OPTIONS) ?? hostname;
+  let site = knownSites.get(hostname);
+  if (site === undefined) {
+    site = isIpLiteral(hostname) ? hostname : (getDomain(hostname, TLDTS_OPTIONS) ?? hostname);
+    if (knownSites.size >= KNOWN_SITES_MAX) knownSites.clear();
+    knownSites.set(hostname, site);
+  }
+  return site;
 }
+
+/** siteOf's answers by host name (a pure function of it): a level's links name few hosts, each many times. */
+const knownSites = new Map<string, string>();
+const KNOWN_SITES_MAX = 10_000;
 
 /** The registrable domain, or null (IP address, localhost, a public suffix itself). */
 export function registrableDomain(hostname: string): string | null {
