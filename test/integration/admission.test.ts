@@ -160,6 +160,20 @@ describe('admitLevel', () => {
     ]);
   });
 
+  it('links that are already pages of the crawl take no place under the budget', async () => {
+    // the next level is cut as it lands (it had no rows): only the rows that land are counted
+    const crawlId = await crawlWith(['https://a.test/', 'https://a.test/two'], { maxDepth: 1, maxPages: 4 });
+    const seed = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url: 'https://a.test/', links: [{ href: '/two' }, { href: '/' }, { href: '/n1' }, { href: '/n2' }, { href: '/n3' }] });
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [seed] }, 'capture-flow');
+    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 2, cutPages: 1, unreported: 1 });
+    const next = await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute();
+    expect(next).toEqual([
+      { url: 'https://a.test/n1', state: 'pending', skip_reason: null },
+      { url: 'https://a.test/n2', state: 'pending', skip_reason: null },
+      { url: 'https://a.test/n3', state: 'skipped', skip_reason: 'max_pages' },
+    ]);
+  });
+
   it('registerCapture: archive and tuple together, once', async () => {
     const crawlId = await crawlWith(['https://a.test/r'], { maxDepth: 0, maxPages: 1 });
     const archive = { taskId: `reg-${crawlId}`, bucket: 'captures', objectKey: `reg/${crawlId}.wacz`, url: 'https://a.test/r', finalUrl: null, sha256: null, size: null, capturedAt: new Date().toISOString(), provenance: {} };
