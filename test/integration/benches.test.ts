@@ -19,6 +19,11 @@ describe('benches at a small size', () => {
       expect(r.nextLevelPages).toBeGreaterThan(0);
       for (const k of ['pagesPerSecond', 'bareReadSeconds', 'ratio']) expect(finite(r[k]), k).toBe(true);
       expect(typeof r.met).toBe('boolean');
+      // five levels at the first size, the median of them the figure; one at 10×
+      const samples = r.samplesPagesPerSecond as number[];
+      expect(samples).toHaveLength(r.pages === 30 ? 5 : 1);
+      expect(samples.every(finite)).toBe(true);
+      expect(r.pagesPerSecond).toBe([...samples].sort((a, b) => a - b)[(samples.length - 1) / 2]);
     }
   });
 
