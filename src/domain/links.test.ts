@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { hostOf } from './crawl.ts';
 import { checkParsedUrl, checkUrl, createAddressPolicy, parseAllowlist } from './address-policy.ts';
 import { isNofollow, resolveLink, resolveLinkUrl, selectLinks, type FollowPageLinks } from './links.ts';
 import type { Rule } from './rules/index.ts';
@@ -24,10 +25,10 @@ describe('selectLinks', () => {
       page('https://www.example.com/a', ['/b', '/pdf/1.pdf', 'https://ads.example.com:8443/y']),
     ]);
     expect(res.candidates).toEqual([
-      { url: 'https://www.example.com/a', action: 'follow' },
-      { url: 'https://www.example.com/pdf/1.pdf', action: 'capture' },
-      { url: 'https://blog.example.com/', action: 'follow' },
-      { url: 'https://www.example.com/b', action: 'follow' },
+      { url: 'https://www.example.com/a', host: 'www.example.com', action: 'follow' },
+      { url: 'https://www.example.com/pdf/1.pdf', host: 'www.example.com', action: 'capture' },
+      { url: 'https://blog.example.com/', host: 'blog.example.com', action: 'follow' },
+      { url: 'https://www.example.com/b', host: 'www.example.com', action: 'follow' },
     ]);
     expect(res.decisions).toEqual([
       { rule: 3, action: 'follow', hostname: 'www.example.com', links: 2, samples: ['https://www.example.com/a', 'https://www.example.com/b'] },
@@ -97,7 +98,7 @@ describe('selectLinks', () => {
 
   it('a redirect that stays followed is fine', () => {
     const res = selectLinks(rules, seeds, [page('http://www.example.com/', ['/a'], 'https://blog.example.com/')]);
-    expect(res.candidates).toEqual([{ url: 'https://blog.example.com/a', action: 'follow' }]);
+    expect(res.candidates).toEqual([{ url: 'https://blog.example.com/a', host: 'blog.example.com', action: 'follow' }]);
   });
 
   it('host names in the tallies drop the port; at most 5 samples, every distinct URL counted', () => {
@@ -113,7 +114,7 @@ describe('selectLinks', () => {
 
   it('property: candidates are distinct, fragment-free http(s), never skip; tallies count exactly the decided links', () => {
     const href = fc.oneof(
-      fc.constantFrom('/a', '/a#x', 'b', '../c', '?q', '#only', 'https://ads.example.com/', 'https://blog.example.com/d', 'mailto:x@y', 'http://other.org', '/pdf/z'),
+      fc.constantFrom('/a', '/a#x', 'b', '../c', '?q', '#only', 'https://ads.example.com/', 'https://blog.example.com/d', 'https://blog.example.com:8443/e', 'http://WWW.example.com./f', 'mailto:x@y', 'http://other.org', '/pdf/z'),
       fc.string(),
     );
     const link = fc.record({ href, rel: fc.option(fc.constantFrom('nofollow', 'noopener', 'NOFOLLOW x'), { nil: undefined }) });
@@ -131,6 +132,8 @@ describe('selectLinks', () => {
           expect(u).toMatch(/^https?:\/\//);
           expect(u).not.toContain('#');
         }
+        // the host a page row records is the one its URL's text gives
+        for (const c of res.candidates) expect(c.host).toBe(hostOf(c.url));
         const counted = res.decisions.reduce((n, d) => n + d.links, 0);
         const nonSkip = res.decisions.filter((d) => d.action !== 'skip').reduce((n, d) => n + d.links, 0);
         expect(nonSkip).toBe(urls.length);

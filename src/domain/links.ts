@@ -35,8 +35,8 @@ export interface FollowPageLinks {
 }
 
 export interface SelectedLinks {
-  /** distinct, in discovery order */
-  candidates: { url: string; action: 'follow' | 'capture' }[];
+  /** distinct, in discovery order; host is the URL's host as a page row records it (port kept) */
+  candidates: { url: string; host: string; action: 'follow' | 'capture' }[];
   decisions: DecisionTally[];
   /** distinct URLs the rules skipped (rule 0 included), in discovery order: pagesDiscovered counts them */
   skipped: string[];
@@ -134,7 +134,7 @@ export class LinkSelector {
       this.decided.set(url, d);
       const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
       this.tallies.add(decision);
-      if (d.action !== 'skip') this.candidates.push({ url, action: d.action });
+      if (d.action !== 'skip') this.candidates.push({ url, host: u.host, action: d.action });
       else this.skipped.push(url);
     }
   }

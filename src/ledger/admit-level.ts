@@ -13,7 +13,7 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../db/connect.ts';
 import { admitPage, checkManifestTask, checkPlacement, manifestKeyProblem, parseLinksArtifact, parseManifest, type ManifestRead, type PageAdmission } from '../domain/admission.ts';
 import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
-import { hostOf, levelSlots, readsLinks } from '../domain/crawl.ts';
+import { levelSlots, readsLinks } from '../domain/crawl.ts';
 import { hostsToRecord } from '../domain/level-dispatch.ts';
 import { LinkSelector, type FollowPageLinks } from '../domain/links.ts';
 import { mapLimit } from '../domain/map-limit.ts';
@@ -211,7 +211,7 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       if (selector === null) return;
       const upto = Math.min(selector.candidatesSoFar.length, insertLimit);
       if (upto <= inserted) return;
-      const rows = selector.candidatesSoFar.slice(inserted, upto).map((c) => ({ url: c.url, host: hostOf(c.url), action: c.action }));
+      const rows = selector.candidatesSoFar.slice(inserted, upto);
       inserted = upto;
       enqueueWrite(async () => {
         const r = await insertCandidates(trx, crawlId, depth + 1, rows, nextLevelHadPages ? undefined : { placed: landed.kept + landed.cut, slots });
