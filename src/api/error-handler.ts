@@ -9,7 +9,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError, MethodNotAllowedError, NotFoundError } from '../domain/errors.ts';
-import { UUID_PATTERN } from './schemas/common.ts';
+import { UUID_PATTERN } from '../domain/uuid.ts';
 
 export interface ValidationDetail {
   /** where the bad value is: `body.maxDepth`, `querystring.before`, `params.id`, `body.seeds.0` */

@@ -14,9 +14,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.ts';
 import { CAPABILITY_HEADER } from '../domain/contract.ts';
 import { BadRequestError, ForbiddenError, UnauthenticatedError } from '../domain/errors.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { capabilityMatches } from '../ledger/capability.ts';
 import { getDispatch, type LevelDispatch } from '../store/level-dispatches.ts';
-import { UUID_PATTERN } from './schemas/common.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,7 +33,6 @@ export interface LevelGateOptions {
   onTokenRefused?: (crawlId: string, depth: number, reason: string) => Promise<void>;
 }
 
-const UUID = new RegExp(UUID_PATTERN);
 const DEPTH = /^\d{1,4}$/;
 
 function presentedCapability(request: FastifyRequest): string | undefined {
@@ -50,7 +49,7 @@ export function levelCapabilityGate(opts: LevelGateOptions) {
   return async function levelGate(request: FastifyRequest): Promise<void> {
     request.levelDispatch = null;
     const params = request.params as { id?: unknown; depth?: unknown };
-    const crawlId = typeof params.id === 'string' && UUID.test(params.id) ? params.id.toLowerCase() : undefined;
+    const crawlId = typeof params.id === 'string' && isUuid(params.id) ? params.id.toLowerCase() : undefined;
     const depth = typeof params.depth === 'string' && DEPTH.test(params.depth) ? Number(params.depth) : undefined;
     const presented = presentedCapability(request);
     const dispatch = presented !== undefined && crawlId !== undefined && depth !== undefined ? await getDispatch(opts.db, crawlId, depth) : undefined;

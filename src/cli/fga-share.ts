@@ -11,6 +11,7 @@ import { ClientWriteRequestOnDuplicateWrites, ClientWriteRequestOnMissingDeletes
 import { ConfigError, loadConfig } from '../config/env.ts';
 import { isValidName } from '../config/identity.ts';
 import { createDb, type Db } from '../db/connect.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { findArchive } from '../store/archives.ts';
 import { createFgaClient } from '../fga/client.ts';
 import { archiveRef, checkContext, userRef } from '../fga/tuples.ts';
@@ -19,7 +20,6 @@ export const SHARE_CONDITION = 'non_expired_grant';
 const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 /** The longest share: a year. Nothing outside the organization is shared without an expiry. */
 export const MAX_SHARE_SECONDS = 366 * 86_400;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class ShareUsageError extends Error {
   override name = 'ShareUsageError';
@@ -65,7 +65,7 @@ export interface ShareResult {
 }
 
 async function requireArchive(db: Db, archiveId: string): Promise<string> {
-  if (!UUID.test(archiveId)) throw new ShareUsageError(`archive id ${JSON.stringify(archiveId)} is not a UUID`);
+  if (!isUuid(archiveId)) throw new ShareUsageError(`archive id ${JSON.stringify(archiveId)} is not a UUID`);
   const id = archiveId.toLowerCase();
   if ((await findArchive(db, id)) === undefined) throw new ShareUsageError(`no archive ${id} in the ledger`);
   return id;

@@ -11,6 +11,7 @@
 // orders by the same truncated value, so the SQL and `isPastCursor` agree row for row). Ids are
 // lower-case UUIDs, whose string order is Postgres's uuid order.
 import { BadRequestError } from './errors.ts';
+import { isUuid } from './uuid.ts';
 
 export interface PageCursor {
   /** only rows older than this (ms precision), or as old with a smaller id when `id` is set */
@@ -36,7 +37,6 @@ export function cursorQuerySchema(timestampName: string) {
   } as const;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function invalid(field: string, message: string): BadRequestError {
   return new BadRequestError('invalid request', { details: [{ field: `querystring.${field}`, message }] });
@@ -52,7 +52,7 @@ export function parseCursor(query: { before?: string; beforeId?: string }): Page
   const at = new Date(before);
   if (Number.isNaN(at.getTime())) throw invalid('before', 'must be an ISO 8601 timestamp');
   if (beforeId === undefined) return { before: at };
-  if (!UUID.test(beforeId)) throw invalid('beforeId', 'must be a UUID');
+  if (!isUuid(beforeId)) throw invalid('beforeId', 'must be a UUID');
   return { before: at, id: beforeId.toLowerCase() };
 }
 

@@ -4,6 +4,7 @@
 // appearing in a list grants nothing, fetching still passes the strongly consistent check.
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { checkEndpointOf, type CheckQuestion } from './check.ts';
 import { archiveRef, checkContext, membershipTuples, orgRef, userRef } from './tuples.ts';
 
@@ -78,7 +79,6 @@ export async function viewableArchives(fga: OpenFgaClient, identity: Identity, a
  */
 export const LIST_OBJECTS_MAX_RESULTS = 1000;
 const LIST_OBJECTS_TRUST_MS = 2500;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** What the caller can reach from the authorization side, or undefined when a list was cut. */
 export interface ReachableObjects {
@@ -112,6 +112,6 @@ export async function reachableObjects(fga: OpenFgaClient, identity: Identity): 
   // answer that took that long may be partial too.
   if (performance.now() - started >= LIST_OBJECTS_TRUST_MS) return undefined;
   // ids the ledger could hold (uuids); a hand-written tuple naming anything else reaches nothing
-  const ids = (refs: string[]): string[] => [...new Set(refs.map((r) => r.slice(r.indexOf(':') + 1).toLowerCase()).filter((id) => UUID.test(id)))];
+  const ids = (refs: string[]): string[] => [...new Set(refs.map((r) => r.slice(r.indexOf(':') + 1).toLowerCase()).filter(isUuid))];
   return { jobs: ids([...owned.objects, ...member.objects]), shared: ids(shared.objects) };
 }

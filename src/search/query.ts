@@ -8,6 +8,7 @@
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../db/connect.ts';
 import type { Identity } from '../domain/identity.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { reachableObjects, viewableArchives } from '../fga/authorize.ts';
 import { archivesWithin, type CandidateScope } from '../store/archives.ts';
 import type { SearchIndex } from './client.ts';
@@ -247,7 +248,7 @@ async function learnLedger(deps: SearchDeps, scope: CandidateScope, inLedger: Ma
   const ids: string[] = [];
   for (const m of matches) {
     if (inLedger.has(m.archiveId)) continue;
-    if (UUID.test(m.archiveId)) ids.push(m.archiveId);
+    if (isUuid(m.archiveId)) ids.push(m.archiveId);
     else inLedger.set(m.archiveId, null);
   }
   if (ids.length === 0) return;
@@ -280,4 +281,3 @@ async function learnViewable(
   for (const id of ids) viewable.set(id, allowed.has(id));
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { pathPattern, RouteMethods, validationDetails } from '../../src/api/error-handler.ts';
 import { pickerView, replayLink } from '../../src/api/picker.ts';
-import { Nullable, RuleActionSchema, UUID_PATTERN } from '../../src/api/schemas/common.ts';
+import { Nullable, RuleActionSchema } from '../../src/api/schemas/common.ts';
+import { UUID_PATTERN } from '../../src/domain/uuid.ts';
 import Type from 'typebox';
 import { grantDuration, parseShareDuration, shareSubject, ShareUsageError } from '../../src/cli/fga-share.ts';
 

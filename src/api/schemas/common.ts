@@ -5,9 +5,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { cursorQuerySchema } from '../../domain/cursor.ts';
 import { RULE_ACTIONS, type RuleAction } from '../../domain/rules/index.ts';
-
-/** A plain UUID (ajv's `uuid` format alone would also accept a `urn:uuid:` prefix). */
-export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+import { UUID_PATTERN } from '../../domain/uuid.ts';
 
 export const Uuid = Type.String({ format: 'uuid', pattern: UUID_PATTERN });
 
