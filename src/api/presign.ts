@@ -12,7 +12,7 @@ export type UrlSigner = (bucket: string, key: string, expiresIn: number) => Prom
 
 export function createUrlSigner(s3: Config['s3']): UrlSigner {
   const endpoint = new URL(s3.endpoint);
-  const basePath = endpoint.pathname.replace(/\/+$/, '');
+  const basePath = endpoint.pathname;
   const presign = createGetPresigner(s3);
   return async (bucket, key, expiresIn) => {
     const path = objectPath(basePath, bucket, key);

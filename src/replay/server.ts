@@ -64,7 +64,7 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
   const dir = opts.staticDir ?? replayWebPageDir();
   const index = await readFile(join(dir, 'index.html'), 'utf8');
   const endpoint = new URL(opts.endpoint);
-  const basePath = endpoint.pathname.replace(/\/+$/, '');
+  const basePath = endpoint.pathname;
 
   const sendIndex = async (_req: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
   app.get('/', sendIndex);
