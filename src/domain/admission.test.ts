@@ -40,6 +40,14 @@ describe('parseManifest', () => {
       expect(() => parseManifest(bad)).toThrow(ManifestShapeError);
     }
   });
+
+  it('refuses a NUL character in any string or key, the one thing the ledger cannot store', () => {
+    for (const bad of [{ ...manifest(), software: 'a\u0000b' }, { ...manifest(), url: '\u0000' }, { ...manifest(), extra: { 'k\u0000': 1 } }, { ...manifest(), artifacts: [{ format: 'wacz', bucket: 'b', key: 'x\u0000.wacz' }] }]) {
+      expect(() => parseManifest(JSON.stringify(bad))).toThrow('manifest has a NUL character in a string');
+    }
+    // an escaped backslash before u0000 is text, not a NUL
+    expect(parseManifest(JSON.stringify({ ...manifest(), software: 'a\\u0000b' })).software).toBe('a\\u0000b');
+  });
 });
 
 describe('parseLinksArtifact', () => {
@@ -79,6 +87,26 @@ describe('archiveFromManifest', () => {
     expect(a.admit && a.archive.capturedAt).toBe('2025-02-02T00:00:00.000Z');
     const b = archiveFromManifest(manifest({ finishedAt: 'garbage' }), { manifestKey: 'k', now });
     expect(b.admit && b.archive.capturedAt).toBe(now.toISOString());
+  });
+
+  it('a time outside years 1–9999 is no time: the fallback is used', () => {
+    for (const far of ['+275760-09-13T00:00:00.000Z', '+010000-01-01T00:00:00.000Z', '0000-12-31T23:59:59.999Z', '-000001-01-01T00:00:00.000Z']) {
+      const a = archiveFromManifest(manifest({ finishedAt: far }), { manifestKey: 'k', fallbackFinishedAt: '2025-02-02T00:00:00Z', now });
+      expect(a.admit && a.archive.capturedAt, far).toBe('2025-02-02T00:00:00.000Z');
+    }
+    for (const edge of ['0001-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
+      const a = archiveFromManifest(manifest({ finishedAt: edge }), { manifestKey: 'k', now });
+      expect(a.admit && a.archive.capturedAt).toBe(edge);
+    }
+  });
+
+  it('a size that is not a whole number of bytes a bigint holds is unknown', () => {
+    const sized = (size: number): number | null => {
+      const a = archiveFromManifest(manifest({ artifacts: [{ format: 'wacz', bucket: 'b', key: 'k.wacz', sha256: 's', size }] }), { manifestKey: 'k', now });
+      return a.admit ? a.archive.size : NaN;
+    };
+    for (const bad of [12.5, -1, Number.MAX_SAFE_INTEGER + 1, 1e20, NaN, Infinity]) expect(sized(bad), String(bad)).toBeNull();
+    for (const good of [0, 1234, Number.MAX_SAFE_INTEGER]) expect(sized(good)).toBe(good);
   });
 });
 

@@ -29,12 +29,19 @@ export class ManifestShapeError extends Error {
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optStr = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
 
+/** Postgres text and jsonb cannot hold U+0000: one such string would fail the whole level's write. */
+const noNul = (key: string, value: unknown): unknown => {
+  if (key.includes('\u0000') || (typeof value === 'string' && value.includes('\u0000'))) throw new ManifestShapeError('manifest has a NUL character in a string');
+  return value;
+};
+
 /** Parses `<key>.result.json`, checking the fields the ledger relies on. Throws ManifestShapeError. */
 export function parseManifest(text: string): Manifest {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = JSON.parse(text, noNul);
   } catch (err) {
+    if (err instanceof ManifestShapeError) throw err;
     throw new ManifestShapeError(`manifest is not JSON: ${(err as Error).message}`);
   }
   if (!isObj(v)) throw new ManifestShapeError('manifest is not an object');
@@ -110,17 +117,22 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
       url: m.url || ctx.fallbackUrl || '',
       finalUrl: m.finalUrl ?? null,
       sha256: typeof wacz.sha256 === 'string' ? wacz.sha256 : null,
-      size: typeof wacz.size === 'number' && Number.isFinite(wacz.size) ? wacz.size : null,
+      // a size the ledger's bigint cannot hold is unknown rather than a failed write
+      size: typeof wacz.size === 'number' && Number.isSafeInteger(wacz.size) && wacz.size >= 0 ? wacz.size : null,
       capturedAt: validDate(m.finishedAt) ?? validDate(ctx.fallbackFinishedAt) ?? ctx.now.toISOString(),
       provenance,
     },
   };
 }
 
+/** Years 1–9999: JavaScript dates reach ±275,760, which neither Postgres nor a reader of the ledger makes sense of. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+
 function validDate(s: string | undefined): string | undefined {
   if (s === undefined) return undefined;
   const t = Date.parse(s);
-  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+  return Number.isNaN(t) || t < EARLIEST || t > LATEST ? undefined : new Date(t).toISOString();
 }
 
 /** What one reported page becomes. */

@@ -12,7 +12,7 @@ import { createS3 } from '../../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { testConfig } from '../support/config.ts';
-import { writeCapture } from '../support/crawls.ts';
+import { putJson, writeCapture } from '../support/crawls.ts';
 
 let tdb: TestDatabase;
 let s3: S3Client;
@@ -172,6 +172,36 @@ describe('admitLevel', () => {
       { url: 'https://a.test/n2', state: 'pending', skip_reason: null },
       { url: 'https://a.test/n3', state: 'skipped', skip_reason: 'max_pages' },
     ]);
+  });
+
+  it('a manifest the ledger cannot hold as written fails only its own page, never the level', async () => {
+    // a NUL in a string (Postgres text and jsonb refuse it), a fractional or negative size (bigint
+    // refuses it), a date past year 9999: the capturer wrote them, the level must still go in
+    const seeds = ['https://a.test/ok', 'https://a.test/nul', 'https://a.test/size', 'https://a.test/date'];
+    const crawlId = await crawlWith(seeds, { maxDepth: 0, maxPages: 10 });
+    const reports = await mapLimit(seeds, 4, (url) => writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url }));
+    const rewrite = async (i: number, edit: (m: Record<string, unknown>) => void): Promise<void> => {
+      const key = reports[i]!.manifestKey;
+      const r = await reader.read(config.s3.bucket, key);
+      if (r.kind !== 'ok') throw new Error(`manifest ${key}: ${r.kind}`);
+      const m = JSON.parse(r.text) as Record<string, unknown>;
+      edit(m);
+      await putJson(s3, config.s3.bucket, key, m);
+    };
+    await rewrite(1, (m) => (m.software = 'capturer\u0000v1'));
+    await rewrite(2, (m) => ((m.artifacts as { size: number }[])[0]!.size = 12.5));
+    await rewrite(3, (m) => (m.finishedAt = '+275760-09-13T00:00:00.000Z'));
+    await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: reports }, 'capture-flow');
+
+    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ pages: 4, archivesCreated: 3 });
+    const archives = await tdb.db.selectFrom('archives').select(['task_id', 'size', 'captured_at']).where('task_id', 'in', reports.map((r) => r.taskId)).execute();
+    const byTask = new Map(archives.map((a) => [a.task_id, a]));
+    expect(byTask.get(reports[0]!.taskId)?.size).toBe(1234);
+    // the manifest with a NUL is not admitted: no archive, nothing written from it
+    expect(byTask.has(reports[1]!.taskId)).toBe(false);
+    expect(byTask.get(reports[2]!.taskId)?.size).toBeNull();
+    // the date falls back to the report's finish
+    expect(byTask.get(reports[3]!.taskId)?.captured_at.toISOString()).toBe(reports[3]!.finishedAt);
   });
 
   it('registerCapture: archive and tuple together, once', async () => {
