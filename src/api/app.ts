@@ -12,6 +12,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { AppDeps } from './deps.ts';
 import { errorHandlerPlugin } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
+import { jsonBodyPlugin } from './json-body.ts';
 import { pickerRoutes } from './picker.ts';
 import { NoQuery } from './schemas/common.ts';
 import { createCrawlLevelService } from './services/crawl-levels.ts';
@@ -95,6 +96,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
 
   // 2. app plugins
   await app.register(errorHandlerPlugin);
+  await app.register(jsonBodyPlugin);
   const resolver = opts.identity ?? selectIdentity(deps.config.identity, app.log);
   await app.register(identityPlugin, { resolver });
 

@@ -2,7 +2,8 @@
 //   schema failures      → 400 {"error":"invalid request","details":[{"field":"body.maxDepth","message":"must be integer"}]}
 //   domain errors        → their own status, body and headers (src/domain/errors.ts: 400, 401, 403,
 //                          404, 405, 409, 503; a 503's cause is logged, never sent)
-//   Postgres codes       → 23505 unique violation 409; 23514 check, 22P02 invalid text, 23502 not null, 22007/22008 datetime 400
+//   Postgres codes       → 23505 unique violation 409; 23514 check, 22P02 invalid text, 23502 not null, 22007/22008 datetime,
+//                          22021/22P05 a NUL character 400
 //   fastify client errors (bad JSON, wrong content type, body too large) keep their 4xx status
 //   anything else        → 500 {"error":"internal error"}, logged with the request id
 // A path served for other methods than the one asked answers 405 with Allow, not 404.
@@ -42,7 +43,8 @@ function messageFor(keyword: string, params: Record<string, unknown>, fallback: 
 }
 
 const PG_CONFLICT = new Set(['23505']);
-const PG_BAD_INPUT = new Set(['23514', '22P02', '23502', '22007', '22008', '22001', '22003']);
+// 22021 and 22P05: U+0000 in text or jsonb (from a query string; bodies are refused when parsed)
+const PG_BAD_INPUT = new Set(['23514', '22P02', '23502', '22007', '22008', '22001', '22003', '22021', '22P05']);
 
 function pgCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown }).code;

@@ -108,6 +108,11 @@ describe('error handler and validation split', () => {
       await tdb.db.insertInto('crawls').values({ org_id: 'o', submitted_by: 's', state: 'succeeded', stop_reason: 'completed', seeds: ['https://x.test/'], rules: '[]', max_depth: -1, max_pages: 1, per_host_delay_ms: 0, host_parallelism: 1, formats: [], finished_at: new Date() }).execute();
       return {};
     });
+    app.post('/api/test/nul-query', async (req) => {
+      // a query string's %00 reaching Postgres text, as no route of the API lets one through today
+      await tdb.db.selectFrom('archives').select('id').where('url', '=', (req.query as { q: string }).q).execute();
+      return {};
+    });
     app.post('/api/test/text', async () => {
       await tdb.db.selectFrom('archives').selectAll().where('id', '=', 'not-a-uuid').execute();
       return {};
@@ -166,6 +171,18 @@ describe('error handler and validation split', () => {
     expect(await post('/api/test/domain/unavailable')).toEqual({ status: 503, body: { error: 'Temporal is unavailable' } });
     expect(await post('/api/test/domain/other')).toEqual({ status: 500, body: { error: 'internal error' } });
   });
+  it('a NUL character (U+0000) anywhere in a JSON body is 400 naming the field; text that only looks like one passes', async () => {
+    const nul = { error: 'invalid request', details: [{ field: 'body.name', message: 'must not contain a NUL character (U+0000)' }] };
+    expect(await post('/api/test/echo', { count: 1, name: 'a\u0000b' })).toEqual({ status: 400, body: nul });
+    expect(await post('/api/test/echo', { count: 1, tags: ['ok', '\u0000'] })).toEqual({ status: 400, body: { ...nul, details: [{ ...nul.details[0], field: 'body.tags.1' }] } });
+    expect(await post('/api/test/echo', { count: 1, ['k\u0000']: 1 })).toEqual({ status: 400, body: { ...nul, details: [{ ...nul.details[0], field: 'body.k\u0000' }] } });
+    expect(await post('/api/test/echo', '{"count":1,"name":"\\\\u0000"}')).toEqual({ status: 200, body: { body: { count: 1, name: '\\u0000' }, query: {} } });
+    // a body that is not JSON is still fastify's own 400
+    expect((await post('/api/test/echo', '{"count":')).status).toBe(400);
+    // the backstop: U+0000 from a query string that reaches Postgres is 400, not 500
+    expect(await post('/api/test/nul-query?q=a%00b')).toMatchObject({ status: 400, body: { error: 'invalid request' } });
+  });
+
   it('an unsupported content type is 415; a text body is not an object (400)', async () => {
     const xml = await fetch(`${base}/api/test/echo`, { method: 'POST', headers: { ...devHeaders('alice'), 'content-type': 'application/xml' }, body: '<count>1</count>' });
     expect(xml.status).toBe(415);
