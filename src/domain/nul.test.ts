@@ -7,6 +7,13 @@ describe('nulPath', () => {
     expect(nulPath('a\u0000')).toEqual([]);
     expect(nulPath({ pages: [{ url: 'u' }, { url: 'v', manifestError: 'x\u0000y' }] })).toEqual(['pages', 1, 'manifestError']);
     expect(nulPath({ rules: [{ 'fol\u0000low': 'any' }] })).toEqual(['rules', 0, 'fol\u0000low']);
+    // the first in document order: a key is met before its value, and before later entries
+    expect(nulPath({ a: { x: '\u0000' }, ['b\u0000']: 1 })).toEqual(['a', 'x']);
+    expect(nulPath({ ['a\u0000']: { x: '\u0000' } })).toEqual(['a\u0000']);
+    // nesting as deep as a body allows, without recursion
+    let deep: unknown = 'end\u0000';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(nulPath(deep)).toHaveLength(100_000);
     // text that only looks like an escape is not a NUL
     expect(nulPath({ a: '\\u0000', b: [1, null, true, { c: 'd' }] })).toBeUndefined();
   });

@@ -2,21 +2,34 @@
 // cannot hold it: a request carrying one would fail at the first write, as a 500 or, for a level
 // report, as a level that can never be stored. Such a body is refused where it is parsed instead.
 
-/** The path (keys and indexes) of the first string or key in `value` holding U+0000, or undefined. */
+interface Visit {
+  value: unknown;
+  key: string | number;
+  parent: Visit | undefined;
+}
+
+/**
+ * The path (keys and indexes) of the first string or key in `value`, in document order, holding
+ * U+0000, or undefined. Walked without recursion: a body may nest as deep as its size allows.
+ */
 export function nulPath(value: unknown): (string | number)[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? [] : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const inner = nulPath(value[i]);
-      if (inner !== undefined) return [i, ...inner];
+  const stack: Visit[] = [{ value, key: '', parent: undefined }];
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    const v = visit.value;
+    if ((typeof visit.key === 'string' && visit.key.includes('\u0000')) || (typeof v === 'string' && v.includes('\u0000'))) return pathOf(visit);
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: visit });
+    } else if (typeof v === 'object' && v !== null) {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], key: entries[i]![0], parent: visit });
     }
-    return undefined;
-  }
-  for (const [k, v] of Object.entries(value)) {
-    if (k.includes('\u0000')) return [k];
-    const inner = nulPath(v);
-    if (inner !== undefined) return [k, ...inner];
   }
   return undefined;
+}
+
+function pathOf(visit: Visit): (string | number)[] {
+  const path: (string | number)[] = [];
+  for (let at: Visit | undefined = visit; at?.parent !== undefined; at = at.parent) path.push(at.key);
+  return path.reverse();
 }
