@@ -181,9 +181,11 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       samples.push(await sample(await seedLevel(pages)));
     }
     const median = (xs: number[]): number => percentile(xs, 50);
-    const typical = samples.find((x) => x.seconds === median(samples.map((y) => y.seconds)))!;
+    const seconds = median(samples.map((x) => x.seconds));
+    // the median level: its timings and CPU are printed
+    const typical = samples.find((x) => x.seconds === seconds)!;
 
-    const pps = pages / median(samples.map((x) => x.seconds));
+    const pps = pages / seconds;
     return [
       {
         bench: 'admission',
@@ -192,7 +194,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
         hosts,
         readConcurrency: inFlight,
         rounds,
-        seconds: round(median(samples.map((x) => x.seconds)), 3),
+        seconds: round(seconds, 3),
         pagesPerSecond: round(pps),
         samplesPagesPerSecond: samples.map((x) => round(pages / x.seconds)),
         // the process's first admission (a worker's first level after it starts), when this run had it
@@ -207,7 +209,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
         nextLevelPages: first.nextLevelPages,
         repeatSeconds: round(againSeconds, 3),
         repeatArchivesCreated: again.archivesCreated,
-        timings: first.timings,
+        timings: typical.result.timings,
         repeatTimings: again.timings,
         // what the admission and the bare reads cost in CPU, by process, and how many of the
         // machine's cores that kept busy: near all of them, the store's share is the floor (the
