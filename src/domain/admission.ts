@@ -4,6 +4,7 @@
 // Shared by level admission and by reconcile.
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
 import { artifactPlacementProblem, expectedManifestKey, prefixOfManifestKey } from './level-dispatch.ts';
+import { nulPathInJson } from './nul.ts';
 
 export type PageState = 'pending' | 'captured' | 'failed' | 'skipped';
 
@@ -29,21 +30,17 @@ export class ManifestShapeError extends Error {
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optStr = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
 
-/** Postgres text and jsonb cannot hold U+0000: one such string would fail the whole level's write. */
-const noNul = (key: string, value: unknown): unknown => {
-  if (key.includes('\u0000') || (typeof value === 'string' && value.includes('\u0000'))) throw new ManifestShapeError('manifest has a NUL character in a string');
-  return value;
-};
-
 /** Parses `<key>.result.json`, checking the fields the ledger relies on. Throws ManifestShapeError. */
 export function parseManifest(text: string): Manifest {
   let v: unknown;
   try {
-    v = JSON.parse(text, noNul);
+    v = JSON.parse(text);
   } catch (err) {
-    if (err instanceof ManifestShapeError) throw err;
     throw new ManifestShapeError(`manifest is not JSON: ${(err as Error).message}`);
   }
+  // Postgres text and jsonb cannot hold U+0000: one such string would fail the whole level's write
+  const nul = nulPathInJson(text, v);
+  if (nul !== undefined) throw new ManifestShapeError(`manifest has a NUL character in a string (at ${nul.join('.')})`);
   if (!isObj(v)) throw new ManifestShapeError('manifest is not an object');
   if (typeof v.taskId !== 'string' || v.taskId === '') throw new ManifestShapeError('manifest has no taskId');
   if (typeof v.url !== 'string') throw new ManifestShapeError('manifest has no url');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nulPath } from './nul.ts';
+import { nulPath, nulPathInJson } from './nul.ts';
 
 describe('nulPath', () => {
   it('finds U+0000 in a string or a key, nested, and names where', () => {
@@ -41,6 +41,8 @@ describe('nulPath', () => {
         }
         holder[key] = 'bad\u0000';
         expect(nulPath(doc)).toEqual(path);
+        // the text JSON makes of it always carries the escape the walk is skipped without
+        expect(nulPathInJson(JSON.stringify(doc), doc)).toEqual(path);
       }),
     );
   });

@@ -1,6 +1,6 @@
 // U+0000 is valid JSON (written \u0000) and a valid JavaScript string, but Postgres text and jsonb
-// cannot hold it: a request carrying one would fail at the first write, as a 500 or, for a level
-// report, as a level that can never be stored. Such a body is refused where it is parsed instead.
+// cannot hold it: a request body or a manifest carrying one would fail at its first write, as a
+// 500 or as a level that can never be stored. Both are refused where they are parsed instead.
 
 interface Visit {
   value: unknown;
@@ -26,6 +26,14 @@ export function nulPath(value: unknown): (string | number)[] | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * nulPath of a value JSON.parse made of `text`. JSON can only carry U+0000 as the escape \u0000
+ * (a raw one is not JSON), so a text without that escape, nearly every one, is not walked.
+ */
+export function nulPathInJson(text: string, parsed: unknown): (string | number)[] | undefined {
+  return text.includes('\\u0000') ? nulPath(parsed) : undefined;
 }
 
 function pathOf(visit: Visit): (string | number)[] {
