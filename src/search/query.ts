@@ -245,16 +245,15 @@ async function answer(deps: SearchDeps, q: string, page: IndexMatch[], ledger: M
 
 /** Asks the ledger, within the scope, about the archives of `matches` not asked about yet (one query). */
 async function learnLedger(deps: SearchDeps, scope: CandidateScope, inLedger: Map<string, LedgerRow | null>, matches: readonly IndexMatch[]): Promise<void> {
-  const ids: string[] = [];
+  const ids = new Set<string>();
   for (const m of matches) {
     if (inLedger.has(m.archiveId)) continue;
-    if (isUuid(m.archiveId)) ids.push(m.archiveId);
+    if (isUuid(m.archiveId)) ids.add(m.archiveId);
     else inLedger.set(m.archiveId, null);
   }
-  if (ids.length === 0) return;
-  const unique = [...new Set(ids)];
-  const rows = new Map((await archivesWithin(deps.db, unique, scope)).map((r) => [r.id, r]));
-  for (const id of unique) inLedger.set(id, rows.get(id) ?? null);
+  if (ids.size === 0) return;
+  const rows = new Map((await archivesWithin(deps.db, [...ids], scope)).map((r) => [r.id, r]));
+  for (const id of ids) inLedger.set(id, rows.get(id) ?? null);
 }
 
 /**
