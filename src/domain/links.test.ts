@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hostOf } from './crawl.ts';
 import { checkParsedUrl, checkUrl, createAddressPolicy, parseAllowlist } from './address-policy.ts';
-import { isNofollow, resolveLink, resolveLinkUrl, selectLinks, type FollowPageLinks } from './links.ts';
+import { baseAuthority, hrefReads, isNofollow, resolveLink, resolveLinkUrl, selectLinks, type FollowPageLinks } from './links.ts';
 import type { Rule } from './rules/index.ts';
 import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
 
@@ -206,6 +206,91 @@ describe('one parse per link', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('a site\'s navigation is resolved once a level', () => {
+  // The selector skips an href it met before when its resolution cannot depend on the page it is
+  // on: one starting with '/' reads only the base's authority, one starting with http(s):// reads
+  // nothing of the base. These claims are what make the skip exact.
+  const piece = fc.constantFrom(
+    'https://', 'http://', 'HTTP://', '//', '/', '\\', '../', './', '?', '#', '@', ':', 'u:p@', ':8080', ':80', '%2e', '%2F', '\t', '\n', ' ',
+    'EXAMPLE.com', 'www.example.com.', 'bücher.de', '127.0.0.1', '[::1]', 'localhost', 'a', 'b/c', 'q=1', '..', '.', 'ä',
+  );
+  const href = fc.oneof(fc.array(piece, { maxLength: 8 }).map((p) => p.join('')), fc.string({ maxLength: 30 }), fc.webUrl({ withFragments: true, withQueryParameters: true }));
+  const bases = [
+    'https://www.example.com/', 'https://www.example.com/dir/page?x=1#f', 'https://www.example.com/a/b/c/', 'https://www.example.com:8443/dir/',
+    'http://www.example.com/dir/', 'http://u:p@www.example.com/a/b', 'http://u:p@www.example.com/', 'http://127.0.0.1:8080/x?y', 'http://127.0.0.1:8080/',
+    'https://xn--bcher-kva.de/deep/er/', 'https://bücher.de/', 'http://[::1]/a', 'http://[::1]/b/c?d',
+  ];
+  const base = fc.constantFrom(...bases);
+
+  it('property: an href starting with "/" resolves alike on every base of one authority; an absolute one on every base', () => {
+    fc.assert(
+      fc.property(href, base, base, (h, b1, b2) => {
+        const reads = hrefReads(h);
+        const a1 = baseAuthority(b1);
+        const a2 = baseAuthority(b2);
+        expect(a1).toBeDefined();
+        if (reads === 'nothing' || (reads === 'authority' && a1 === a2)) expect(resolveLink(h, b1)).toBe(resolveLink(h, b2));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('baseAuthority is the base up to its path, userinfo and port kept; none for what is not http(s)', () => {
+    expect(baseAuthority('http://u:p@WWW.Example.com:8080/a/b?c#d')).toBe('http://u:p@www.example.com:8080');
+    expect(baseAuthority('https://x.com')).toBe('https://x.com');
+    expect(baseAuthority('https://x.com:443/')).toBe('https://x.com');
+    expect(baseAuthority('ftp://x.com/')).toBeUndefined();
+    expect(baseAuthority('not a url')).toBeUndefined();
+    expect(hrefReads('/a')).toBe('authority');
+    expect(hrefReads('//other.org/')).toBe('authority');
+    expect(hrefReads('HTTPS://x.com/')).toBe('nothing');
+    expect(hrefReads(' /a')).toBeUndefined();
+    expect(hrefReads('a/b')).toBeUndefined();
+    expect(hrefReads('http:/x')).toBeUndefined();
+  });
+
+  // A leading space is trimmed by the URL parser, so ' ' + href resolves as href does, but it
+  // starts with neither '/' nor a scheme: the selector resolves it on every page. Both must select
+  // the same.
+  it('property: selecting with the skip equals selecting without it', () => {
+    const link = fc.record({ href: fc.oneof(href, fc.constantFrom('/', '/nav/a', '/nav/b#top', '//www.example.com/nav/c', 'https://blog.example.com/x', 'http://', '/\\ads.example.com/')), rel: fc.option(fc.constantFrom('nofollow', 'noopener'), { nil: undefined }) });
+    const pg = fc.record({
+      url: fc.constantFrom('https://www.example.com/', 'https://www.example.com/dir/', 'https://blog.example.com/a/b', 'http://u:p@www.example.com/'),
+      finalUrl: fc.option(fc.constantFrom('https://www.example.com/moved/', 'https://blog.example.com/', 'not a url'), { nil: undefined }),
+      links: fc.array(link, { maxLength: 12 }),
+    });
+    fc.assert(
+      fc.property(fc.array(pg, { maxLength: 6 }), (pages) => {
+        const strip = (p: (typeof pages)[number]): FollowPageLinks => (p.finalUrl === undefined ? { url: p.url, links: p.links } : { url: p.url, finalUrl: p.finalUrl, links: p.links });
+        const withSkip = selectLinks(rules, seeds, pages.map(strip));
+        const without = selectLinks(rules, seeds, pages.map((p) => ({ ...strip(p), links: p.links.map((l) => ({ ...l, href: ' ' + l.href })) })));
+        expect(withSkip).toEqual(without);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('a link every page carries is decided and tallied once; the same path on another host is its own link, a protocol-relative one is not', () => {
+    const nav = ['/', '/about', 'https://www.example.com/contact', '//www.example.com/help'];
+    const res = selectLinks(rules, seeds, [
+      page('https://www.example.com/a/', [...nav, 'x']),
+      page('https://www.example.com/b/c', [...nav, 'x']),
+      page('https://blog.example.com/', [...nav]),
+    ]);
+    expect(res.candidates.map((c) => c.url)).toEqual([
+      'https://www.example.com/',
+      'https://www.example.com/about',
+      'https://www.example.com/contact',
+      'https://www.example.com/help',
+      'https://www.example.com/a/x',
+      'https://www.example.com/b/x',
+      'https://blog.example.com/',
+      'https://blog.example.com/about',
+    ]);
+    expect(res.decisions.reduce((n, d) => n + d.links, 0)).toBe(8);
   });
 });
 

@@ -24,7 +24,7 @@
 import { MAX_HOST_LENGTH, MAX_URL_LENGTH, type Refusal } from './address-policy.ts';
 import { DecisionTallies, RefusalTallies, type DecisionTally, type LinkDecision, type RefusalTally } from './decisions.ts';
 import { compileRules, type Rule, type RuleAction } from './rules/index.ts';
-import { keyOfUrl } from './rules/url-key.ts';
+import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
 
 export type { DecisionTally, LinkDecision } from './decisions.ts';
 
@@ -88,6 +88,29 @@ export function resolveLinkUrl(href: string, base: string): URL | null {
 }
 
 /**
+ * What of its base an href's resolution reads, beyond the href itself: 'authority' for one that
+ * starts with '/' (the base's scheme, userinfo, host and port: the parser drops tabs and newlines
+ * and trims leading spaces, but a leading '/' stays first, so such an href is never path-relative),
+ * 'nothing' for one that starts with http:// or https://, undefined when it may read the base's path
+ * or query too. A level's selector uses it to resolve a site's navigation once, not on every page:
+ * a real page repeats a hundred or more such links.
+ */
+export function hrefReads(href: string): 'authority' | 'nothing' | undefined {
+  if (href.charCodeAt(0) === 0x2f) return 'authority';
+  return ABSOLUTE_HTTP.test(href) ? 'nothing' : undefined;
+}
+
+const ABSOLUTE_HTTP = /^https?:\/\//i;
+
+/** An http(s) base up to its path: scheme, userinfo, host and port as serialised; undefined when it
+ * is not an http(s) URL (then no href resolves against it). */
+export function baseAuthority(base: string): string | undefined {
+  const u = parseHttpUrl(base);
+  // an http(s) URL's serialisation is scheme://[userinfo@]host[:port] then path, query, fragment
+  return u === null ? undefined : u.href.slice(0, u.href.length - u.pathname.length - u.search.length - u.hash.length);
+}
+
+/**
  * selectLinks, a page at a time: pages added in the level's order give exactly what selectLinks
  * gives for them, so admission can choose a page's links as soon as the pages before it are read.
  */
@@ -97,6 +120,9 @@ export class LinkSelector {
   private readonly refused = new RefusalTallies();
   private readonly compiled: ReturnType<typeof compileRules>;
   private readonly decided = new Map<string, { rule: number; action: RuleAction }>();
+  /** hrefs met, by the baseAuthority they resolved against ('' for those that read nothing of it):
+   * each one's URL is decided already, or it did not resolve to an http(s) URL */
+  private readonly resolved = new Map<string, Set<string>>();
   private readonly candidates: SelectedLinks['candidates'] = [];
   private readonly skipped: string[] = [];
   private readonly tallies = new DecisionTallies();
@@ -105,6 +131,12 @@ export class LinkSelector {
     this.refuse = opts.refuse ?? lengthLimits;
     this.cap = opts.maxLinksPerPage ?? MAX_LINKS_PER_PAGE;
     this.compiled = compileRules(rules, seeds);
+  }
+
+  private resolvedFrom(authority: string): Set<string> {
+    let set = this.resolved.get(authority);
+    if (set === undefined) this.resolved.set(authority, (set = new Set()));
+    return set;
   }
 
   private follows(url: string): boolean {
@@ -117,8 +149,20 @@ export class LinkSelector {
     const links = page.links ?? [];
     const cap = this.cap;
     if (links.length > cap) this.refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
+    const authority = baseAuthority(landed);
+    const byAuthority = authority === undefined ? undefined : this.resolvedFrom(authority);
+    const byNothing = authority === undefined ? undefined : this.resolvedFrom('');
     for (const link of links.length > cap ? links.slice(0, cap) : links) {
       if (isNofollow(link.rel)) continue;
+      if (byAuthority !== undefined && byNothing !== undefined && typeof link.href === 'string') {
+        const reads = hrefReads(link.href);
+        const met = reads === 'authority' ? byAuthority : reads === 'nothing' ? byNothing : undefined;
+        if (met !== undefined) {
+          // resolved before to the same URL: decided then, or not an http(s) URL
+          if (met.has(link.href)) continue;
+          met.add(link.href);
+        }
+      }
       const u = resolveLinkUrl(link.href, landed);
       if (u === null) continue;
       const url = u.href;
