@@ -1,7 +1,9 @@
-// Benchmark: admitting one 1,000-page level (issue 5), and a 10,000-page one. Every page is a
-// follow page with a real manifest and links artifact in the bucket; admission reads them all
-// from S3, writes capture_submissions, archives with their outbox tuples, page rows, the next
-// level and the decisions in one transaction. Beside it, the bare backend: the same reads alone,
+// Benchmark: admitting one 1,000-page level (issue 5), and a 10,000-page one; then a 1,000-page
+// level whose pages carry 200 links, 150 of them their host's navigation, as real sites do (its
+// figure is printed; the goal is the first level's). Every page is a follow page with a real
+// manifest and links artifact in the bucket; admission reads them all from S3, writes
+// capture_submissions, archives with their outbox tuples, page rows, the next level and the
+// decisions in one transaction. Beside it, the bare backend: the same reads alone,
 // through the same reader at the same concurrency (ratio). Goal (issue 14): ≥ 1,500 pages/s for
 // a 1,000-page level.
 //
@@ -33,6 +35,8 @@ export interface AdmissionBenchOptions {
   /** wraps the first (measured) admission, e.g. in a CPU profile */
   around?: <T>(fn: () => Promise<T>) => Promise<T>;
   linksPerPage?: number;
+  /** of linksPerPage, how many every page of a host carries (its navigation), as real sites do */
+  navLinks?: number;
   hosts?: number;
   /** S3 reads in flight (admission's readConcurrency, and the bare reads'); default admission's own */
   readConcurrency?: number;
@@ -46,6 +50,10 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
   const base = opts.pages ?? 1000;
   const out: Record<string, unknown>[] = [];
   for (const pages of [base, base * 10]) out.push(...(await measure({ ...opts, pages, rounds: opts.rounds ?? (pages === base ? 5 : 1) })));
+  // and a level linked as real sites link: ten times the links, three quarters of them the
+  // navigation every page of a host repeats
+  const linksPerPage = (opts.linksPerPage ?? 20) * 10;
+  out.push(...(await measure({ ...opts, pages: base, linksPerPage, navLinks: Math.floor((linksPerPage * 3) / 4), rounds: opts.rounds ?? 3 })));
   return out;
 }
 
@@ -72,6 +80,7 @@ let admittedInProcess = false;
 export async function measure(opts: AdmissionBenchOptions & { pages: number }): Promise<Record<string, unknown>[]> {
   const pages = opts.pages;
   const linksPerPage = opts.linksPerPage ?? 20;
+  const navLinks = Math.min(opts.navLinks ?? 0, linksPerPage);
   const hosts = opts.hosts ?? 10;
   const config = benchConfig();
   const s3 = createS3(config.s3);
@@ -100,7 +109,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       const reported = await mapLimit(urls, 32, async (url, i) => {
         const taskId = randomUUID();
         const base = `${prefix}/${taskId}`;
-        const links = Array.from({ length: linksPerPage }, (_, j) => ({ href: `/p/${(i * 7 + j * 13) % (size * 2)}` }));
+        const links = Array.from({ length: linksPerPage }, (_, j) => ({ href: j < navLinks ? `/nav/${j}` : `/p/${(i * 7 + j * 13) % (size * 2)}` }));
         const manifest: Manifest = {
           taskId,
           url,
@@ -191,6 +200,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
         bench: 'admission',
         pages,
         linksPerPage,
+        navLinks,
         hosts,
         readConcurrency: inFlight,
         rounds,

@@ -13,15 +13,19 @@ const finite = (x: unknown): boolean => typeof x === 'number' && Number.isFinite
 describe('benches at a small size', () => {
   it('admission: each level admitted whole, its archives and next level written, beside the bare reads', { timeout: 120_000 }, async () => {
     const records = await admission({ pages: 30, linksPerPage: 5, hosts: 3 });
-    expect(records.map((r) => r.pages)).toEqual([30, 300]);
+    expect(records.map((r) => [r.pages, r.linksPerPage, r.navLinks])).toEqual([
+      [30, 5, 0],
+      [300, 5, 0],
+      [30, 50, 37],
+    ]);
     for (const r of records) {
       expect(r).toMatchObject({ bench: 'admission', archivesCreated: r.pages, archives: r.pages, outboxRows: r.pages, repeatArchivesCreated: 0 });
       expect(r.nextLevelPages).toBeGreaterThan(0);
       for (const k of ['pagesPerSecond', 'bareReadSeconds', 'ratio']) expect(finite(r[k]), k).toBe(true);
       expect(typeof r.met).toBe('boolean');
-      // five levels at the first size, the median of them the figure; one at 10×
+      // five levels at the first size, the median of them the figure; one at 10×; three linked as real sites link
       const samples = r.samplesPagesPerSecond as number[];
-      expect(samples).toHaveLength(r.pages === 30 ? 5 : 1);
+      expect(samples).toHaveLength(r.navLinks !== 0 ? 3 : r.pages === 30 ? 5 : 1);
       expect(samples.every(finite)).toBe(true);
       expect(r.pagesPerSecond).toBe([...samples].sort((a, b) => a - b)[(samples.length - 1) / 2]);
     }
