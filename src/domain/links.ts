@@ -150,13 +150,15 @@ export class LinkSelector {
     const cap = this.cap;
     if (links.length > cap) this.refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
     const authority = baseAuthority(landed);
-    const byAuthority = authority === undefined ? undefined : this.resolvedFrom(authority);
-    const byNothing = authority === undefined ? undefined : this.resolvedFrom('');
+    // hrefs met on this page's authority, and absolute ones met anywhere; none when the page's
+    // address is not http(s), as no href resolves against it
+    const metHere = authority === undefined ? undefined : this.resolvedFrom(authority);
+    const metAnywhere = this.resolvedFrom('');
     for (const link of links.length > cap ? links.slice(0, cap) : links) {
       if (isNofollow(link.rel)) continue;
-      if (byAuthority !== undefined && byNothing !== undefined && typeof link.href === 'string') {
+      if (metHere !== undefined && typeof link.href === 'string') {
         const reads = hrefReads(link.href);
-        const met = reads === 'authority' ? byAuthority : reads === 'nothing' ? byNothing : undefined;
+        const met = reads === 'authority' ? metHere : reads === 'nothing' ? metAnywhere : undefined;
         if (met !== undefined) {
           // resolved before to the same URL: decided then, or not an http(s) URL
           if (met.has(link.href)) continue;
