@@ -23,7 +23,7 @@
 //     A page's links past maxLinksPerPage are not read; their number is tallied as refused too.
 import { MAX_HOST_LENGTH, MAX_URL_LENGTH, type Refusal } from './address-policy.ts';
 import { DecisionTallies, RefusalTallies, type DecisionTally, type LinkDecision, type RefusalTally } from './decisions.ts';
-import { compileRules, type Rule, type RuleAction } from './rules/index.ts';
+import { compileRules, type Rule } from './rules/index.ts';
 import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
 
 export type { DecisionTally, LinkDecision } from './decisions.ts';
@@ -119,7 +119,8 @@ export class LinkSelector {
   private readonly cap: number;
   private readonly refused = new RefusalTallies();
   private readonly compiled: ReturnType<typeof compileRules>;
-  private readonly decided = new Map<string, { rule: number; action: RuleAction }>();
+  /** URLs decided (or refused) this level */
+  private readonly decided = new Set<string>();
   /** hrefs met, by the baseAuthority they resolved against ('' for those that read nothing of it):
    * each one's URL is decided already, or it did not resolve to an http(s) URL */
   private readonly resolved = new Map<string, Set<string>>();
@@ -171,13 +172,13 @@ export class LinkSelector {
       if (this.decided.has(url)) continue;
       const refusal = this.refuse(u);
       if (refusal !== undefined) {
-        this.decided.set(url, { rule: 0, action: 'skip' });
+        this.decided.add(url);
         this.refused.add(url, u.hostname, refusal.code);
         continue;
       }
       const key = keyOfUrl(u);
       const d = this.compiled.decideKey(key);
-      this.decided.set(url, d);
+      this.decided.add(url);
       const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
       this.tallies.add(decision);
       if (d.action !== 'skip') this.candidates.push({ url, host: u.host, action: d.action });
