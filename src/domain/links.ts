@@ -121,9 +121,10 @@ export class LinkSelector {
   private readonly compiled: ReturnType<typeof compileRules>;
   /** URLs decided (or refused) this level */
   private readonly decided = new Set<string>();
-  /** hrefs met, by the baseAuthority they resolved against ('' for those that read nothing of it):
+  /** hrefs met, by the baseAuthority they resolved against, and those that read nothing of it:
    * each one's URL is decided already, or it did not resolve to an http(s) URL */
-  private readonly resolved = new Map<string, Set<string>>();
+  private readonly metByAuthority = new Map<string, Set<string>>();
+  private readonly metAnywhere = new Set<string>();
   private readonly candidates: SelectedLinks['candidates'] = [];
   private readonly skipped: string[] = [];
   private readonly tallies = new DecisionTallies();
@@ -134,9 +135,9 @@ export class LinkSelector {
     this.compiled = compileRules(rules, seeds);
   }
 
-  private resolvedFrom(authority: string): Set<string> {
-    let set = this.resolved.get(authority);
-    if (set === undefined) this.resolved.set(authority, (set = new Set()));
+  private metOn(authority: string): Set<string> {
+    let set = this.metByAuthority.get(authority);
+    if (set === undefined) this.metByAuthority.set(authority, (set = new Set()));
     return set;
   }
 
@@ -151,15 +152,14 @@ export class LinkSelector {
     const cap = this.cap;
     if (links.length > cap) this.refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
     const authority = baseAuthority(landed);
-    // hrefs met on this page's authority, and absolute ones met anywhere; none when the page's
-    // address is not http(s), as no href resolves against it
-    const metHere = authority === undefined ? undefined : this.resolvedFrom(authority);
-    const metAnywhere = this.resolvedFrom('');
+    // hrefs met on this page's authority; none is skipped when the page's address is not http(s),
+    // as no href resolves against it
+    const metHere = authority === undefined ? undefined : this.metOn(authority);
     for (const link of links.length > cap ? links.slice(0, cap) : links) {
       if (isNofollow(link.rel)) continue;
       if (metHere !== undefined && typeof link.href === 'string') {
         const reads = hrefReads(link.href);
-        const met = reads === 'authority' ? metHere : reads === 'nothing' ? metAnywhere : undefined;
+        const met = reads === 'authority' ? metHere : reads === 'nothing' ? this.metAnywhere : undefined;
         if (met !== undefined) {
           // resolved before to the same URL: decided then, or not an http(s) URL
           if (met.has(link.href)) continue;
