@@ -11,6 +11,34 @@ const WORKFLOW_VALUE_IMPORTS = ['@temporalio/workflow', './', '../domain/', '../
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const notAllowedInWorkflows = `^(?!${WORKFLOW_VALUE_IMPORTS.map((p) => (p.endsWith('/') ? escape(p) : `${escape(p)}$`)).join('|')})`;
 
+// The capture tier (src/flow) is another system than the ledger: it imports only the contract and
+// pure domain modules from outside its tree, and nothing of the ledger imports it. Relative paths
+// are matched per folder depth (eslint does not resolve them).
+const leaves = (depth) => '^' + '\\.\\./'.repeat(depth);
+const captureBoundary = (depth) => ({
+  files: [`src/flow/${'*/'.repeat(depth - 1)}*.ts`],
+  ignores: ['src/flow/**/*.test.ts'],
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      { patterns: [{ regex: `${leaves(depth)}(?!domain/)`, message: 'the capture tier imports only the contract and pure src/domain modules from outside src/flow' }] },
+    ],
+  },
+});
+const ledgerLeavesCapture = (depth) => ({
+  files: [`src/${'*/'.repeat(depth)}*.ts`],
+  ignores: ['src/flow/**'],
+  rules: {
+    'no-restricted-imports': ['error', { patterns: [{ regex: `${leaves(depth)}flow/`, message: 'the ledger never imports the capture tier (src/flow): they meet only in the webhook contract' }] }],
+  },
+});
+const domainStaysPure = (depth) => ({
+  files: [`src/domain/${'*/'.repeat(depth - 1)}*.ts`],
+  rules: {
+    'no-restricted-imports': ['error', { patterns: [{ regex: `${leaves(depth)}(?!domain/)`, message: 'src/domain is pure: it imports nothing above it' }] }],
+  },
+});
+
 export default tseslint.config(
   // dot directories hold tools, stack data and scratch work (.tools/, .stack/ ...), not the project's code
   { ignores: ['node_modules/', '.*/', 'dist/', 'coverage/'] },
@@ -43,6 +71,35 @@ export default tseslint.config(
               regex: notAllowedInWorkflows,
               allowTypeImports: true,
               message: `workflows import values only from ${WORKFLOW_VALUE_IMPORTS.join(', ')}; anything else as types only`,
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' }, { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' }, { name: 'process', message: 'no process in workflows' }, { name: 'fetch', message: 'no I/O in workflows' }],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'use uuid4() from @temporalio/workflow' }],
+    },
+  },
+  captureBoundary(1),
+  captureBoundary(2),
+  captureBoundary(3),
+  ledgerLeavesCapture(1),
+  ledgerLeavesCapture(2),
+  domainStaysPure(1),
+  domainStaysPure(2),
+  {
+    // the capture tier's workflows are replayed too
+    files: ['src/flow/workflows/**/*.ts'],
+    ignores: ['src/flow/workflows/**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Node builtins are not allowed in workflows' })),
+          patterns: [
+            {
+              regex: `^(?!@temporalio/workflow$|\\./|\\.\\./\\.\\./domain/|\\.\\./level\\.ts$|\\.\\./names\\.ts$)`,
+              allowTypeImports: true,
+              message: 'capture workflows import values only from @temporalio/workflow, ./, ../../domain/, ../level.ts and ../names.ts; anything else as types only',
             },
           ],
         },

@@ -20,11 +20,10 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { DispatchBody } from '../src/domain/contract.ts';
-import { parseAllowlist } from '../src/domain/address-policy.ts';
 import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow } from '../src/flow/server.ts';
+import { benchFlowOptions } from './support-flow.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
-import { TEST_SITES_ALLOW } from '../test/support/config.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
@@ -162,9 +161,8 @@ async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number;
   };
   const token = 'bench-token';
   const flow = await startFlow({
-    config: { s3: { endpoint: 'http://127.0.0.1:1', region: 'us-east-1', accessKeyId: 'x', secretAccessKey: 'x', bucket: 'bench' }, crawl: { webhook: { url: 'http://127.0.0.1:1/crawl', token }, formats: ['wacz'], signing: false, levelTimeoutSeconds: 600 }, identity: { mode: 'none' }, flowPort: 0, capture: { allow: parseAllowlist(TEST_SITES_ALLOW), deniedPorts: [] } },
+    ...benchFlowOptions(token, store),
     port: 0,
-    store,
     reportRetry: { attempts: 1, baseDelayMs: 1 },
   });
   const peak = { rss: 0, unique: 0 };

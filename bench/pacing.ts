@@ -14,12 +14,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { DispatchBody } from '../src/domain/contract.ts';
-import { parseAllowlist } from '../src/domain/address-policy.ts';
 import { pacingViolations, politenessLowerBound, simulatePacing, type SimPage } from '../src/domain/pacing.ts';
 import { startFlow } from '../src/flow/server.ts';
+import { benchFlowOptions } from './support-flow.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { startSite } from '../test/support/site.ts';
-import { TEST_SITES_ALLOW } from '../test/support/config.ts';
 
 export interface PacingBenchResult {
   bench: 'pacing';
@@ -51,9 +50,8 @@ async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelis
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   const token = 'bench-token';
   const flow = await startFlow({
-    config: { s3: { endpoint: 'http://127.0.0.1:1', region: 'us-east-1', accessKeyId: 'x', secretAccessKey: 'x', bucket: 'bench' }, crawl: { webhook: { url: 'http://127.0.0.1:1/crawl', token }, formats: ['wacz'], signing: false, levelTimeoutSeconds: 60 }, identity: { mode: 'none' }, flowPort: 0, capture: { allow: parseAllowlist(TEST_SITES_ALLOW), deniedPorts: [] } },
+    ...benchFlowOptions(token, memoryStore('bench')),
     port: 0,
-    store: memoryStore('bench'),
     knobs: { captureDelayMs: captureMs },
     reportRetry: { attempts: 1, baseDelayMs: 1 },
   });

@@ -7,10 +7,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const PREFIX = 'CAPTURE_LEDGER' + '_';
-// A name is the prefix and at least one more character; one ending in "_" is a prefix being
+// the ledger's variables, the capture flow's and the capture worker's
+const PREFIXES = ['CAPTURE_LEDGER', 'CAPTURE_FLOW', 'CAPTURE_WORKER'].map((p) => p + '_');
+// A name is a prefix and at least one more character; one ending in "_" is a prefix being
 // assembled (`${PREFIX}S3_` + ...), not a variable.
-const NAME = new RegExp(`\\b${PREFIX}[A-Z0-9_]*[A-Z0-9]\\b`, 'g');
+const NAME = new RegExp(`\\b(?:${PREFIXES.join('|')})[A-Z0-9_]*[A-Z0-9]\\b`, 'g');
 const SCANNED_DIRS = ['src', 'scripts', 'bench'];
 const EXTENSIONS = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
 const SKIPPED = /\.test\.[cm]?[jt]s$/;
@@ -46,7 +47,7 @@ export function namesDeclared(exampleText) {
   const names = new Set();
   for (const line of exampleText.split(/\r?\n/)) {
     const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(line);
-    if (m && m[1].startsWith(PREFIX)) names.add(m[1]);
+    if (m && PREFIXES.some((p) => m[1].startsWith(p))) names.add(m[1]);
   }
   return names;
 }

@@ -10,8 +10,8 @@ import { ensureChromium, say, setup, parseProfileArgs } from './lib/setup.mjs';
 
 await reexecOnProjectNode(say);
 
-const APPS = ['api', 'worker', 'flow', 'issuer', 'replay'];
-const COLORS = [36, 33, 35, 32, 34];
+const APPS = ['api', 'worker', 'flow', 'capture-worker', 'issuer', 'replay'];
+const COLORS = [36, 33, 35, 31, 32, 34];
 
 const { profiles } = parseProfileArgs(process.argv.slice(2));
 
@@ -31,6 +31,24 @@ const env = loadEnv({ fresh: true });
 const childEnv = { ...process.env };
 if (profiles.has('search') && !env.CAPTURE_LEDGER_OPENSEARCH_URL) {
   childEnv.CAPTURE_LEDGER_OPENSEARCH_URL = `http://127.0.0.1:${env.CAPTURE_LEDGER_OPENSEARCH_PORT}`;
+}
+
+// A capture worker gets its own variables and nothing else: no database, OpenFGA, webhook or
+// signing secrets reach the process that runs hostile pages in Chromium.
+const captureWorkerEnv = {
+  PATH: process.env.PATH,
+  ...Object.fromEntries(Object.entries({ ...env, ...process.env }).filter(([k]) => k.startsWith('CAPTURE_WORKER_'))),
+};
+if (!captureWorkerEnv.CAPTURE_WORKER_DENIED_PORTS) captureWorkerEnv.CAPTURE_WORKER_DENIED_PORTS = stackPorts(env).join(',');
+
+/** The stack's own ports (as the ledger's config computes them), which no capture may reach. */
+function stackPorts(e) {
+  const n = (k, d) => (/^\d+$/.test(e[k] ?? '') ? Number(e[k]) : d);
+  const s3 = n('CAPTURE_LEDGER_S3_PORT', 8333);
+  const os = n('CAPTURE_LEDGER_OPENSEARCH_PORT', 9200);
+  const temporal = n('CAPTURE_LEDGER_TEMPORAL_PORT', 7233);
+  const named = ['PG', 'TEMPORAL_UI', 'FGA_HTTP', 'FGA_GRPC', 'API', 'ISSUER', 'FLOW', 'REPLAY'].map((k) => n(`CAPTURE_LEDGER_${k}_PORT`, 0));
+  return [...new Set([...named, temporal, temporal + 10, ...[0, 1, 2, 3].flatMap((i) => [s3 + i, s3 + i + 10000]), os, os + 100])].filter((p) => p > 0).sort((a, b) => a - b);
 }
 
 const children = new Map();
@@ -55,7 +73,7 @@ APPS.forEach((name, i) => {
   // the package.json script's node command, run without npm in between; its own process group,
   // so Ctrl-C stops it and whatever it started together
   const [node, args] = scriptCommand(name);
-  const child = spawn(node, args, { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, args, { cwd: ROOT, env: name === 'capture-worker' ? captureWorkerEnv : childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(name, child);
   prefixed(name, COLORS[i % COLORS.length], child.stdout, process.stdout);
   prefixed(name, COLORS[i % COLORS.length], child.stderr, process.stderr);

@@ -148,8 +148,8 @@ export function serviceSpec(name) {
       const ui = intSetting('CAPTURE_LEDGER_TEMPORAL_UI_PORT');
       const tool = resolveBinary('temporal');
       const address = `127.0.0.1:${port}`;
-      // the apps' namespace and the tests' own, both with the search attributes
-      const namespaces = [...new Set([env.CAPTURE_LEDGER_TEMPORAL_NAMESPACE || 'default', env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE].filter(Boolean))];
+      // the apps' namespace, the tests' own and the capture tier's, all with the search attributes
+      const namespaces = [...new Set([env.CAPTURE_LEDGER_TEMPORAL_NAMESPACE || 'default', env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE, env.CAPTURE_FLOW_TEMPORAL_NAMESPACE].filter(Boolean))];
       const cli = (args) => execFileSync(tool.path, [...args, '--address', address, '--command-timeout', '5s'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 });
       const missingSearchAttributes = (namespace) => {
         const out = cli(['operator', 'search-attribute', 'list', '--namespace', namespace, '-o', 'json']);

@@ -2,9 +2,9 @@
 // starts. A bad value stops startup with one message naming the variable and the value: read
 // per-request instead, a typo surfaces at 3am as a failure that never mentions the setting.
 import { AllowlistError, parseAllowlist, type AllowEntry } from '../domain/address-policy.ts';
+import { CAPTURE_FORMATS, type CaptureFormat } from '../domain/contract.ts';
 
-export const CAPTURE_FORMATS = ['png', 'webp', 'html', 'links', 'mhtml', 'wacz'] as const;
-export type CaptureFormat = (typeof CAPTURE_FORMATS)[number];
+export { CAPTURE_FORMATS, type CaptureFormat };
 
 /** Variables without which no process can do its job. */
 export const REQUIRED_ENV = [

@@ -1,6 +1,8 @@
 // The webhook contract between the ledger and the capture flow (design.md "The webhook
 // contract"), kept as the Windmill flow had it. Types only; schemas live beside the routes.
-import type { CaptureFormat } from '../config/env.ts';
+/** What a capture can produce; CAPTURE_LEDGER_CAPTURE_FORMATS picks among them. */
+export const CAPTURE_FORMATS = ['png', 'webp', 'html', 'links', 'mhtml', 'wacz'] as const;
+export type CaptureFormat = (typeof CAPTURE_FORMATS)[number];
 
 /** ledger → flow: POST $CAPTURE_LEDGER_CRAWL_WEBHOOK_URL with Bearer $..._TOKEN */
 export interface DispatchBody {

@@ -3,7 +3,7 @@
 // links — and write the artifacts and, last, the manifest `<prefix>/<taskId>.result.json` next to
 // them. A manifest never names an object that was not written first.
 import { createHash } from 'node:crypto';
-import type { CaptureFormat } from '../config/env.ts';
+import type { CaptureFormat } from '../domain/contract.ts';
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact } from '../domain/contract.ts';
 import type { HttpExchange } from '../domain/wacz/warc.ts';
 import { writeWacz, type WaczSigner } from '../domain/wacz/write.ts';
@@ -184,30 +184,5 @@ export async function writeCapture(p: Packaged, store: ArtifactStore, opts: { sk
     await store.put(p.manifestKey, Buffer.from(JSON.stringify(p.manifest, null, 2)), 'application/json');
   } catch (err) {
     throw new Error(`could not write ${p.manifestKey}: ${(err as Error).message}`);
-  }
-}
-
-/** At most `max` holders at once; the others wait in line (bounds the bodies held for upload). */
-export class InFlightLimit {
-  private held = 0;
-  private readonly waiting: (() => void)[] = [];
-  private readonly max: number;
-
-  constructor(max: number) {
-    this.max = max;
-  }
-
-  async acquire(): Promise<void> {
-    if (this.held < this.max) {
-      this.held++;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next !== undefined) next();
-    else this.held--;
   }
 }

@@ -1,15 +1,28 @@
-// npm run flow: the reference capture flow on 127.0.0.1:$CAPTURE_LEDGER_FLOW_PORT, standing in for
-// Windmill + BrowserHive. Point CAPTURE_LEDGER_CRAWL_WEBHOOK_URL at http://127.0.0.1:<port>/crawl.
-import { loadConfigOrExit } from '../config/env.ts';
+// npm run flow: the reference capture flow's receiver and flow worker on
+// 127.0.0.1:$CAPTURE_LEDGER_FLOW_PORT, standing in for Windmill + BrowserHive. Point
+// CAPTURE_LEDGER_CRAWL_WEBHOOK_URL at http://127.0.0.1:<port>/crawl. Pages are captured by capture
+// workers (npm run capture-worker), as many as there are, on any machine.
+import { FlowConfigError, loadFlowConfig, type FlowConfig } from './config.ts';
 import { startFlow } from './server.ts';
 
+function configOrExit(): FlowConfig {
+  try {
+    return loadFlowConfig(process.env);
+  } catch (err) {
+    if (!(err instanceof FlowConfigError)) throw err;
+    console.error(`capture flow: ${err.message}`);
+    process.exit(1);
+  }
+}
+
 async function main(): Promise<void> {
-  const config = loadConfigOrExit('capture flow');
+  const config = configOrExit();
   const flow = await startFlow({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
   const auth = config.identity.mode === 'oidc' ? `JWTs from ${config.identity.issuer}/token` : config.identity.mode === 'dev' ? 'dev identity headers' : 'no credentials (every report will be 401)';
-  console.log(`capture flow listening on ${flow.webhookUrl}; writing to s3://${config.s3.bucket}; reporting with ${auth}; node ${process.version}`);
+  const { temporal } = config;
+  console.log(`capture flow listening on ${flow.webhookUrl}; level workflows on ${temporal.address} namespace ${temporal.namespace} queue ${temporal.flowQueue}; pages on queue ${temporal.captureQueue}; reporting with ${auth}; node ${process.version}`);
   const stop = (): void => {
-    console.log('capture flow: stopping (finishing levels in progress)');
+    console.log('capture flow: stopping (the levels go on in Temporal)');
     flow.close().then(
       () => process.exit(0),
       () => process.exit(1),

@@ -3,9 +3,8 @@
 // the CAPABILITY_HEADER (the flow holds no grant on any organization: the capability is what ties
 // the report to its dispatch). Network errors, 429 and 5xx are retried with exponential backoff;
 // any other answer is final — a 401 or 403 is refused for good, and says so loudly.
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config } from '../config/env.ts';
-import { CAPABILITY_HEADER, type LevelReportBody } from '../domain/contract.ts';
+import type { FlowIdentity } from './config.ts';
+import type { ReportOutcome } from './workflows/messages.ts';
 
 export const REPORT_SUBJECT = 'capture-flow';
 
@@ -34,33 +33,11 @@ export function devHeaderAuth(subject = REPORT_SUBJECT): ReportAuth {
 }
 
 /** What the configuration says the API will accept: a JWT when an issuer is set, else the dev headers. */
-export function authFromConfig(identity: Config['identity']): ReportAuth {
+export function authFromConfig(identity: FlowIdentity): ReportAuth {
   if (identity.mode === 'oidc') return issuerAuth(identity.issuer);
   if (identity.mode === 'dev') return devHeaderAuth();
   return async () => ({});
 }
-
-export interface ReportAttempt {
-  at: string;
-  status?: number;
-  error?: string;
-  body?: string;
-}
-
-export interface ReportOutcome {
-  delivered: boolean;
-  status?: number;
-  attempts: ReportAttempt[];
-}
-
-export interface RetryPolicy {
-  attempts: number;
-  baseDelayMs: number;
-}
-
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 500 };
-
-const retryable = (status: number): boolean => status === 429 || status >= 500;
 
 /** The ledger refused the reporter itself (its token, or the capability): retrying cannot help. */
 export const refused = (status: number | undefined): boolean => status === 401 || status === 403;
@@ -69,33 +46,4 @@ export const refused = (status: number | undefined): boolean => status === 401 |
 export function refusalLine(crawlId: string, depth: number, outcome: ReportOutcome): string {
   const last = outcome.attempts.at(-1);
   return `!!! REPORT REFUSED: level ${crawlId}/${depth} answered ${outcome.status ?? '?'} ${last?.body ?? ''} — the ledger will not take this level; check the flow's token (issuer, expiry) and that it reports the dispatch's capability. The crawl fails. !!!`;
-}
-
-export async function sendReport(
-  reportUrl: string,
-  orgId: string,
-  body: LevelReportBody,
-  auth: ReportAuth,
-  retry: RetryPolicy = DEFAULT_RETRY,
-  /** the dispatch's capability, sent with every attempt */
-  capability?: string,
-): Promise<ReportOutcome> {
-  const bound: Record<string, string> = capability === undefined ? {} : { [CAPABILITY_HEADER]: capability };
-  const attempts: ReportAttempt[] = [];
-  for (let n = 0; n < retry.attempts; n++) {
-    if (n > 0) await sleep(retry.baseDelayMs * 2 ** (n - 1));
-    const attempt: ReportAttempt = { at: new Date().toISOString() };
-    attempts.push(attempt);
-    try {
-      const headers = await auth(orgId);
-      const res = await fetch(reportUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...bound }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-      attempt.status = res.status;
-      attempt.body = (await res.text()).slice(0, 2000);
-      if (res.ok) return { delivered: true, status: res.status, attempts };
-      if (!retryable(res.status)) return { delivered: false, status: res.status, attempts };
-    } catch (err) {
-      attempt.error = (err as Error).message;
-    }
-  }
-  return { delivered: false, ...(attempts.at(-1)?.status !== undefined ? { status: attempts.at(-1)!.status } : {}), attempts };
 }

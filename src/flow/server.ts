@@ -1,38 +1,43 @@
-// The reference capture flow's HTTP side: the webhook the ledger dispatches levels to.
+// The reference capture flow's receiver: the webhook the ledger dispatches levels to, and the
+// flow worker that runs the level workflows and their report and heartbeat activities. Capture
+// itself happens in capture workers (src/flow/capture-worker), any number on any machine; tests
+// start one in this process.
 //
-//   POST /crawl    Bearer $CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN, body DispatchBody → 202 at once;
-//                  the level is captured and reported asynchronously. Query string = test knobs.
+//   POST /crawl    Bearer $CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN, body DispatchBody → 202 once the
+//                  level workflow has it (signal-with-start: a repeated dispatch reaches the run
+//                  already capturing the level). Query string = test knobs.
 //   GET  /health   no auth
 //   GET  /knobs, PUT /knobs   the process's test knobs (Bearer token)
-//   GET  /hosts    per host: every capture's submittedAt/finishedAt (Bearer token)
-//   GET  /levels   every level received and what became of its report (Bearer token)
-//
-// Levels are captured one at a time (two crawls never run at once anyway, and this keeps the
-// per-host spacing whole across levels); reporting runs after, so a slow ledger holds nothing up.
-import { generateKeyPairSync, timingSafeEqual } from 'node:crypto';
+//   GET  /hosts    per host: every capture this process's capture worker made (Bearer token)
+//   GET  /levels   every level this receiver accepted and what became of it (Bearer token)
+import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { CAPTURE_FORMATS, type Config } from '../config/env.ts';
 import type { DispatchBody, LevelReportBody } from '../domain/contract.ts';
-import type { WaczSigner } from '../domain/wacz/write.ts';
+import { buildLevelReport, createFlowActivities } from './activities/report.ts';
+import { startCaptureWorker, type CaptureWorker, type CaptureWorkerOptions } from './capture-worker/worker.ts';
+import type { FlowConfig } from './config.ts';
+import { dispatchSchema, validateDispatch } from './dispatch.ts';
+import { DEFAULT_HEARTBEAT_INTERVAL_MS } from './heartbeat.ts';
 import { KnobError, mergeKnobs, parseKnobs, type FlowKnobs } from './knobs.ts';
-import { captureLevel, HostLog, parseNotBefore } from './level.ts';
-import { authFromConfig, DEFAULT_RETRY, refusalLine, refused, sendReport, type ReportAuth, type ReportOutcome, type RetryPolicy } from './report.ts';
-import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
-import { createAddressPolicy } from '../domain/address-policy.ts';
-import { CaptureBrowser } from './browser/launch.ts';
-import { DEFAULT_HEARTBEAT_INTERVAL_MS, LevelHeartbeat } from './heartbeat.ts';
-import { createGuardedFetcher, type Resolver } from './fetch.ts';
-import { createS3 } from '../s3/client.ts';
-import { s3Store, type ArtifactStore } from './store.ts';
+import { HostLog, levelPrefix } from './level.ts';
+import { LEVEL_WORKFLOW, levelWorkflowId } from './names.ts';
+import { authFromConfig, type ReportAuth } from './report.ts';
+import { CAPTURE_SOFTWARE, CAPTURE_USER_AGENT } from './version.ts';
+import { levelStateQuery, redispatchSignal, type LevelInput, type LevelPhase, type ReportOutcome } from './workflows/messages.ts';
 
-export const FLOW_VERSION = '0.1.0';
+export const FLOW_USER_AGENT = CAPTURE_USER_AGENT;
+export const FLOW_SOFTWARE = CAPTURE_SOFTWARE;
+export const WORKFLOWS_PATH = new URL('./workflows/index.ts', import.meta.url).pathname;
 /** settled levels kept for GET /levels and waitForLevel */
 const KEEP_LEVELS = 200;
-export const FLOW_SOFTWARE = `capture-ledger-flow/${FLOW_VERSION}`;
-export const FLOW_USER_AGENT = `capture-ledger-flow/${FLOW_VERSION} (+reference capture flow)`;
+/** how often a level's state is read back from its workflow for GET /levels and the tests */
+const WATCH_INTERVAL_MS = 200;
 
-export type LevelState = 'queued' | 'capturing' | 'reporting' | 'reported' | 'report-failed' | 'dropped' | 'failed';
+export type LevelState = 'queued' | LevelPhase;
+const SETTLED: readonly LevelState[] = ['reported', 'report-failed', 'dropped', 'failed'];
 
 export interface LevelRun {
   crawlId: string;
@@ -48,23 +53,27 @@ export interface LevelRun {
   done: Promise<void>;
 }
 
+export interface ReportRetry {
+  attempts: number;
+  baseDelayMs: number;
+}
+
 export interface FlowOptions {
-  config: Pick<Config, 's3' | 'crawl' | 'identity' | 'flowPort' | 'capture'>;
-  /** default config.flowPort; 0 picks a free port */
+  config: FlowConfig;
+  /** default config.port; 0 picks a free port */
   port?: number;
   host?: string;
   knobs?: FlowKnobs;
-  /** default: S3 from config.s3, bucket config.s3.bucket */
-  store?: ArtifactStore;
   /** default: from config.identity (a JWT from the issuer, else the dev headers) */
   reportAuth?: ReportAuth;
-  reportRetry?: RetryPolicy;
-  /** how long robots.txt is kept per origin (default 5 min) */
-  robotsTtlMs?: number;
-  /** how host names are resolved before the address policy checks them (tests stage DNS rebinding) */
-  resolve?: Resolver;
+  /** default: tried until the level's deadline */
+  reportRetry?: ReportRetry;
   /** how often a level in progress sends its heartbeat when the dispatch names a heartbeatUrl (default 5 s) */
   heartbeatIntervalMs?: number;
+  /** a bundle of ./workflows made once (tests); otherwise bundled now */
+  workflowBundlePath?: string;
+  /** a capture worker in this process too (tests; npm start runs them as processes of their own) */
+  capture?: Omit<CaptureWorkerOptions, 'connection' | 'log'>;
   log?: (line: string) => void;
 }
 
@@ -74,57 +83,23 @@ export interface Flow {
   /** url + /crawl: what CAPTURE_LEDGER_CRAWL_WEBHOOK_URL should say */
   webhookUrl: string;
   port: number;
+  /** what this process's capture worker did to each host */
   hostLog: HostLog;
   levels: LevelRun[];
   readonly knobs: FlowKnobs;
   setKnobs(knobs: FlowKnobs): void;
   level(crawlId: string, depth: number): LevelRun | undefined;
-  /** waits for the level to arrive and settle (reported, dropped or failed) */
+  /** waits for the level (received here, or by an earlier receiver) to settle */
   waitForLevel(crawlId: string, depth: number, timeoutMs?: number): Promise<LevelRun>;
-  /** waits until no level is in progress */
+  /** waits until no level received here is in progress */
   idle(): Promise<void>;
   close(): Promise<void>;
   /**
-   * Dies as a killed process would (tests): stops accepting at once and sends no heartbeat; no
-   * further page starts and nothing more is written or reported. A new flow may then listen on
-   * the same port.
+   * Dies as a killed process would (tests): stops accepting at once, its workers stop polling and
+   * its capture worker visits and writes nothing more. The levels live on in Temporal: a new flow
+   * (or any capture worker) takes them up where they were.
    */
   kill(): Promise<void>;
-}
-
-const dispatchSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['crawlId', 'depth', 'orgId', 'reportUrl', 'formats', 'signing', 'perHostDelayMs', 'hostParallelism', 'notBefore', 'pages'],
-  properties: {
-    crawlId: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._-]+$' },
-    depth: { type: 'integer', minimum: 0 },
-    orgId: { type: 'string', minLength: 1 },
-    reportUrl: { type: 'string', minLength: 1 },
-    formats: { type: 'array', minItems: 1, items: { type: 'string', enum: [...CAPTURE_FORMATS] } },
-    signing: { type: 'boolean' },
-    perHostDelayMs: { type: 'integer', minimum: 0 },
-    hostParallelism: { type: 'integer', minimum: 1 },
-    notBefore: { type: 'object', additionalProperties: { type: 'string' } },
-    pages: {
-      type: 'array',
-      items: { type: 'object', additionalProperties: false, required: ['url', 'follow'], properties: { url: { type: 'string', minLength: 1 }, follow: { type: 'boolean' } } },
-    },
-    capability: { type: 'string', minLength: 1, maxLength: 512 },
-    // keys are `${artifactPrefix}<taskId>…`: relative, ends with '/', no empty/'.'/'..' segment
-    artifactPrefix: { type: 'string', minLength: 2, maxLength: 1024, pattern: '^(?!/)(?!.*(^|/)\\.{1,2}/)(?!.*//).*/$' },
-    deadline: { type: 'string', minLength: 1, maxLength: 64 },
-    heartbeatUrl: { type: 'string', minLength: 1, maxLength: 2048 },
-  },
-} as const;
-
-function httpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 function sameToken(got: string, want: string): boolean {
@@ -133,72 +108,85 @@ function sameToken(got: string, want: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+interface Parts {
+  client: Client;
+  worker: Worker;
+  running: Promise<void>;
+  capture: CaptureWorker | undefined;
+  close(): Promise<void>;
+}
+
+async function startParts(opts: FlowOptions, log: (line: string) => void): Promise<Parts> {
+  const { temporal } = opts.config;
+  const native = await NativeConnection.connect({ address: temporal.address });
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: temporal.namespace });
+  const auth = opts.reportAuth ?? authFromConfig(opts.config.identity);
+  const worker = await Worker.create({
+    connection: native,
+    namespace: temporal.namespace,
+    taskQueue: temporal.flowQueue,
+    activities: createFlowActivities({ auth, log, ...(opts.log === undefined ? { loud: (line: string) => console.error(line) } : {}) }),
+    ...(opts.workflowBundlePath !== undefined ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
+    shutdownGraceTime: '5 seconds',
+  });
+  const running = worker.run();
+  const capture = opts.capture === undefined ? undefined : await startCaptureWorker({ ...opts.capture, connection: native, log });
+  return {
+    client,
+    worker,
+    running,
+    capture,
+    async close() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await native.close();
+      await connection.close();
+    },
+  };
+}
+
 export async function startFlow(opts: FlowOptions): Promise<Flow> {
-  const token = opts.config.crawl.webhook?.token;
-  if (token === undefined) throw new Error('CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN is not set: the capture flow checks it on every dispatch and cannot run without it');
+  const token = opts.config.webhookToken;
   const log = opts.log ?? (() => {});
-  const store = opts.store ?? s3Store(createS3(opts.config.s3), opts.config.s3.bucket);
-  const reportAuth = opts.reportAuth ?? authFromConfig(opts.config.identity);
-  const retry = opts.reportRetry ?? DEFAULT_RETRY;
-  const policy = createAddressPolicy(opts.config.capture.allow, opts.config.capture.deniedPorts);
-  const fetcher = createGuardedFetcher(policy, opts.resolve ? { resolve: opts.resolve } : {});
-  const robots = new RobotsCache((url) => fetchRobotsTxt(fetcher, url, FLOW_USER_AGENT), opts.robotsTtlMs ?? 5 * 60_000);
-  const hostLog = new HostLog();
-  // one Chromium per flow, launched by the first capture, closed by close()
-  const browser = new CaptureBrowser(log);
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const signer: WaczSigner = { privateKey, publicKey };
+  const parts = await startParts(opts, log);
+  const { client } = parts;
+  const hostLog = parts.capture?.hostLog ?? new HostLog();
   let knobs: FlowKnobs = opts.knobs ?? {};
   const levels: LevelRun[] = [];
-  let captureChain: Promise<void> = Promise.resolve();
-  const inProgress = new Set<Promise<void>>();
   let killed = false;
-  const beating = new Set<LevelHeartbeat>();
 
-  const runLevel = (run: LevelRun): Promise<void> => {
-    // alive from the moment the level is accepted, also while it waits behind another level
-    const heartbeat = new LevelHeartbeat(run.dispatch, { auth: reportAuth, intervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, log });
-    beating.add(heartbeat);
-    heartbeat.start();
-    const captured = captureChain.then(async () => {
-      run.state = 'capturing';
-      log(`level ${run.crawlId}/${run.depth}: ${run.dispatch.pages.length} pages`);
-      run.report = await captureLevel(run.dispatch, { store, robots, hostLog, knobs: run.knobs, userAgent: FLOW_USER_AGENT, software: FLOW_SOFTWARE, signer, log, fetcher, browser, heartbeat, stopped: () => killed });
+  /** Reads the level's state back from its workflow until it settles. */
+  const watch = async (run: LevelRun): Promise<void> => {
+    const handle = client.workflow.getHandle(levelWorkflowId(run.crawlId, run.depth));
+    for (;;) {
+      if (killed) {
+        run.state = 'dropped';
+        return;
+      }
+      const s = await handle.query(levelStateQuery).catch(() => undefined);
+      if (s !== undefined) {
+        run.outcome = s.outcome ?? run.outcome;
+        if (s.error !== undefined) run.error = s.error;
+        if (SETTLED.includes(s.phase)) {
+          if (s.phase !== 'failed') run.report = await buildLevelReport(client, { crawlId: run.crawlId, depth: run.depth, orgId: run.dispatch.orgId, prefix: levelPrefix(run.dispatch) }, s.slices).catch(() => undefined);
+          run.state = s.phase;
+          return;
+        }
+        run.state = s.phase;
+      }
+      await new Promise((r) => setTimeout(r, WATCH_INTERVAL_MS));
+    }
+  };
+
+  const track = (dispatch: DispatchBody, runKnobs: FlowKnobs): LevelRun => {
+    const run = { crawlId: dispatch.crawlId, depth: dispatch.depth, dispatch, knobs: runKnobs, state: 'queued', receivedAt: new Date().toISOString() } as LevelRun;
+    levels.push(run);
+    run.done = watch(run).finally(() => {
+      const settled = levels.filter((l) => SETTLED.includes(l.state));
+      for (const old of settled.slice(0, Math.max(0, settled.length - KEEP_LEVELS))) levels.splice(levels.indexOf(old), 1);
     });
-    captureChain = captured.catch(() => {});
-    return captured
-      .then(async () => {
-        if (killed) {
-          run.state = 'dropped';
-          return;
-        }
-        const depths = run.knobs.dropReportDepths ?? [];
-        if (depths.includes(run.depth)) {
-          run.state = 'dropped';
-          log(`level ${run.crawlId}/${run.depth}: report dropped (test knob "dropReportDepths")`);
-          return;
-        }
-        run.state = 'reporting';
-        run.outcome = await sendReport(run.dispatch.reportUrl, run.dispatch.orgId, run.report!, reportAuth, retry, run.dispatch.capability);
-        run.state = run.outcome.delivered ? 'reported' : 'report-failed';
-        const last = run.outcome.attempts.at(-1);
-        log(`level ${run.crawlId}/${run.depth}: report ${run.state} (${last?.status ?? last?.error ?? '?'}, ${run.outcome.attempts.length} attempt(s))`);
-        if (refused(run.outcome.status)) {
-          const line = refusalLine(run.crawlId, run.depth, run.outcome);
-          log(line);
-          // whoever runs the flow must see it even with no log sink configured
-          if (opts.log === undefined) console.error(line);
-        }
-      })
-      .catch((err: unknown) => {
-        run.state = 'failed';
-        run.error = (err as Error).message;
-        log(`level ${run.crawlId}/${run.depth}: failed: ${run.error}`);
-      })
-      .finally(async () => {
-        beating.delete(heartbeat);
-        await heartbeat.stop();
-      });
+    return run;
   };
 
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } } });
@@ -216,32 +204,28 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     return reply.code(code).send({ error: err.message });
   });
 
-  app.get('/health', async () => ({ ok: true, software: FLOW_SOFTWARE }));
+  app.get('/health', async () => ({ ok: true, software: CAPTURE_SOFTWARE }));
 
   app.post<{ Body: DispatchBody; Querystring: Record<string, unknown> }>('/crawl', { schema: { body: dispatchSchema } }, async (request, reply) => {
     const d = request.body;
-    const bad = d.pages.filter((p) => !httpUrl(p.url)).map((p) => p.url);
-    if (bad.length > 0) return reply.code(400).send({ error: 'invalid dispatch', detail: 'pages must be http(s) URLs', urls: bad.slice(0, 20) });
-    if (!httpUrl(d.reportUrl)) return reply.code(400).send({ error: 'invalid dispatch', detail: 'reportUrl must be an http(s) URL' });
-    try {
-      parseNotBefore(d.notBefore);
-    } catch (err) {
-      return reply.code(400).send({ error: 'invalid dispatch', detail: (err as Error).message });
-    }
+    const bad = validateDispatch(d);
+    if (bad !== undefined) return reply.code(400).send({ error: 'invalid dispatch', ...bad });
     const runKnobs = mergeKnobs(knobs, parseKnobs(request.query ?? {}));
-    const running = levels.find((l) => l.crawlId === d.crawlId && l.depth === d.depth && ['queued', 'capturing', 'reporting'].includes(l.state));
-    if (running !== undefined) return reply.code(202).send({ accepted: true, duplicate: true, crawlId: d.crawlId, depth: d.depth, pages: d.pages.length });
-    const run = { crawlId: d.crawlId, depth: d.depth, dispatch: d, knobs: runKnobs, state: 'queued', receivedAt: new Date().toISOString() } as LevelRun;
-    levels.push(run);
-    run.done = runLevel(run);
-    inProgress.add(run.done);
-    void run.done.finally(() => {
-      inProgress.delete(run.done);
-      // a long-running dev process keeps the most recent settled levels only
-      const settled = levels.filter((l) => !['queued', 'capturing', 'reporting'].includes(l.state));
-      for (const old of settled.slice(0, Math.max(0, settled.length - KEEP_LEVELS))) levels.splice(levels.indexOf(old), 1);
-    });
-    return reply.code(202).send({ accepted: true, crawlId: d.crawlId, depth: d.depth, pages: d.pages.length });
+    const workflowId = levelWorkflowId(d.crawlId, d.depth);
+    const status = await client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then((x) => x.status.name)
+      .catch(() => undefined);
+    const running = status === 'RUNNING';
+    // a run of this level that closed: what it captured is reused, not captured again
+    const prior = status === 'COMPLETED' ? await client.workflow.getHandle(workflowId).result().then((r: { slices: string[] }) => r.slices).catch(() => []) : [];
+    const input: LevelInput = { dispatch: d, knobs: runKnobs, captureQueue: opts.config.temporal.captureQueue, heartbeatIntervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, receivedAt: Date.now(), ...(prior.length > 0 ? { priorSlices: prior } : {}), ...(opts.reportRetry ? { reportRetry: opts.reportRetry } : {}) };
+    await client.workflow.signalWithStart(LEVEL_WORKFLOW, { workflowId, taskQueue: opts.config.temporal.flowQueue, args: [input], signal: redispatchSignal, signalArgs: [input] });
+    const known = latest(d.crawlId, d.depth);
+    if (known === undefined || SETTLED.includes(known.state)) track(d, runKnobs);
+    log(`level ${d.crawlId}/${d.depth}: ${d.pages.length} pages${running ? ' (dispatched again: the running level takes it)' : ''}`);
+    return reply.code(202).send({ accepted: true, ...(running ? { duplicate: true } : {}), crawlId: d.crawlId, depth: d.depth, pages: d.pages.length });
   });
 
   app.get('/knobs', async () => knobs);
@@ -256,9 +240,20 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
 
   app.get('/levels', async () => levels.map((l) => ({ crawlId: l.crawlId, depth: l.depth, state: l.state, receivedAt: l.receivedAt, pages: l.dispatch.pages.length, report: l.report, outcome: l.outcome, error: l.error })));
 
-  await app.listen({ port: opts.port ?? opts.config.flowPort, host: opts.host ?? '127.0.0.1' });
+  await app.listen({ port: opts.port ?? opts.config.port, host: opts.host ?? '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+  const latest = (crawlId: string, depth: number): LevelRun | undefined => [...levels].reverse().find((l) => l.crawlId === crawlId && l.depth === depth);
+
+  /** A level another receiver accepted: followed from its workflow. */
+  const attach = async (crawlId: string, depth: number): Promise<LevelRun | undefined> => {
+    const s = await client.workflow
+      .getHandle(levelWorkflowId(crawlId, depth))
+      .query(levelStateQuery)
+      .catch(() => undefined);
+    if (s === undefined) return undefined;
+    return latest(crawlId, depth) ?? track(s.dispatch, {});
+  };
 
   const flow: Flow = {
     url,
@@ -272,36 +267,37 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     setKnobs(k) {
       knobs = k;
     },
-    level: (crawlId, depth) => levels.find((l) => l.crawlId === crawlId && l.depth === depth),
+    level: latest,
     async waitForLevel(crawlId, depth, timeoutMs = 30_000) {
       const until = Date.now() + timeoutMs;
       for (;;) {
-        const run = [...levels].reverse().find((l) => l.crawlId === crawlId && l.depth === depth);
+        const run = latest(crawlId, depth) ?? (await attach(crawlId, depth));
         if (run !== undefined) {
-          const left = until - Date.now();
           let timer: NodeJS.Timeout | undefined;
-          await Promise.race([run.done, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`level ${crawlId}/${depth} did not settle within ${timeoutMs} ms (state ${run.state})`)), Math.max(0, left))))]).finally(() => clearTimeout(timer));
+          const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`level ${crawlId}/${depth} did not settle within ${timeoutMs} ms (state ${run.state})`)), Math.max(0, until - Date.now()))));
+          await Promise.race([run.done, late]).finally(() => clearTimeout(timer));
           return run;
         }
         if (Date.now() > until) throw new Error(`level ${crawlId}/${depth} was never dispatched to the flow within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 50));
       }
     },
     async idle() {
-      while (inProgress.size > 0) await Promise.all([...inProgress]);
+      await Promise.all(levels.map((l) => l.done));
     },
     async close() {
       await app.close();
       await flow.idle();
-      await browser.close();
+      await parts.capture?.shutdown();
+      await parts.close();
     },
     async kill() {
       killed = true;
-      await Promise.all([...beating].map((h) => h.stop()));
       app.server.closeAllConnections();
       await app.close();
+      await parts.capture?.kill();
+      await parts.close();
       await flow.idle();
-      await browser.close();
     },
   };
   return flow;

@@ -18,6 +18,7 @@ import { breakAnywherePastCap } from '../../src/flow/browser/layout-guard.ts';
 import { ERROR_TYPES, packageCapture, visitPage } from '../../src/flow/capture.ts';
 import { createGuardedFetcher } from '../../src/flow/fetch.ts';
 import { FLOW_USER_AGENT, startFlow, type Flow } from '../../src/flow/server.ts';
+import { testFlowOptions } from '../support/flow.ts';
 import { replayLink } from '../../src/api/picker.ts';
 import { createUrlSigner } from '../../src/api/presign.ts';
 import { buildReplayServer } from '../../src/replay/server.ts';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   s3 = createS3(config.s3);
   receiver = await startReceiver();
   // how the report authenticates is flow.test.ts's subject; the receiver here takes any
-  flow = await startFlow({ config, port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
+  flow = await startFlow({ ...testFlowOptions(config), port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
   viewer = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 });
 

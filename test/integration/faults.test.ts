@@ -24,6 +24,7 @@ import type { Config } from '../../src/config/env.ts';
 import type { LevelReportBody } from '../../src/domain/contract.ts';
 import { drainOutbox } from '../../src/fga/outbox.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
+import { testFlowOptions } from '../support/flow.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { finishCrawlRow } from '../../src/store/crawls.ts';
@@ -97,7 +98,7 @@ beforeAll(async () => {
     CAPTURE_LEDGER_DEV_IDENTITY: '1',
   });
   // a report that finds the API down is retried for ~30 s
-  flow = await startFlow({ config: flowConfig, port: 0, reportRetry: { attempts: 12, baseDelayMs: 250 } });
+  flow = await startFlow({ ...testFlowOptions(flowConfig), port: 0, reportRetry: { attempts: 12, baseDelayMs: 250 } });
 
   apiPort = await freePort();
   apiUrl = `http://127.0.0.1:${apiPort}`;

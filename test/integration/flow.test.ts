@@ -10,6 +10,7 @@ import { ERROR_TYPE_CANCELLED, type DispatchBody, type LevelReportBody, type Lin
 import { pacingViolations } from '../../src/domain/pacing.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
+import { testFlowOptions } from '../support/flow.ts';
 import { startIssuer, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
@@ -34,7 +35,7 @@ beforeAll(async () => {
   config = { ...base, identity: { mode: 'oidc', issuer: issuer.url, audience: issuer.audience, devIdentityAlsoSet: false } };
   s3 = createS3(config.s3);
   receiver = await startReceiver();
-  flow = await startFlow({ config, port: 0, reportRetry: { attempts: 4, baseDelayMs: 50 } });
+  flow = await startFlow({ ...testFlowOptions(config), port: 0, reportRetry: { attempts: 4, baseDelayMs: 50 } });
 });
 
 afterAll(async () => {
@@ -227,7 +228,7 @@ describe('capturing a level', () => {
       const m = await manifestOf(p);
       expect(m.taskId).toBe(p.taskId);
       expect(m.url).toBe(p.url);
-      expect(m.software).toMatch(/^capture-ledger-flow\//);
+      expect(m.software).toMatch(/^capture-ledger-capture-worker\/\S+ \(test-capture-worker-\d+\)$/);
       expect(m.startedAt).toBe(p.submittedAt);
       expect(m.finishedAt).toBe(p.finishedAt);
       expect(m.status).toBe(p.status === 'captured' ? 'succeeded' : 'failed');

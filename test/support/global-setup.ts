@@ -51,11 +51,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const path = ROOT + `.stack/test/workflow-bundle-${template}.js`;
     writeFileSync(path, code);
     project.provide('workflowBundlePath', path);
+    // the capture tier's workflows (the reference flow's level and slice workflows)
+    const flow = await bundleWorkflowCode({ workflowsPath: ROOT + 'src/flow/workflows/index.ts', logger: undefined });
+    const flowPath = ROOT + `.stack/test/flow-workflow-bundle-${template}.js`;
+    writeFileSync(flowPath, flow.code);
+    project.provide('flowWorkflowBundlePath', flowPath);
   }
   return async () => {
     const left = await endRun(runTag);
     if (left.workflows.length + left.schedules.length) console.log(`test run ${runTag}: ended ${left.workflows.length} workflows and ${left.schedules.length} schedules the tests left running`);
     rmSync(ROOT + `.stack/test/workflow-bundle-${template}.js`, { force: true });
+    rmSync(ROOT + `.stack/test/flow-workflow-bundle-${template}.js`, { force: true });
     const c = new pg.Client({ connectionString: adminUrl(base) });
     await c.connect();
     try {
@@ -69,6 +75,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 declare module 'vitest' {
   export interface ProvidedContext {
     workflowBundlePath: string;
+    flowWorkflowBundlePath: string;
     templateDb: string;
     testRunTag: string;
   }

@@ -16,11 +16,13 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
 import { startFlow, type Flow, type FlowOptions } from '../../src/flow/server.ts';
+import type { Resolver } from '../../src/flow/fetch.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { devHeaders, startTestApi, startTestIssuer, testApiConfig, type TestApi, type TestApiOptions, type TestIssuer } from './api.ts';
 import { endRunningCrawls, grant, startWebhookStub, type WebhookStub } from './crawls.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { createTestStore, type TestStore } from './fga.ts';
+import { newFlowQueues, testFlowOptions } from './flow.ts';
 import { startSite, type Site, type SiteHostSpec } from './site.ts';
 import { startTestWorker, uniqueTaskQueue, type TestWorker } from './temporal.ts';
 
@@ -38,7 +40,7 @@ export interface HarnessOptions {
   /** the test site (with crawls: 'flow', what the flow captures) */
   site?: { hosts: Record<string, SiteHostSpec> };
   /** the reference flow's options (crawls: 'flow') */
-  flow?: Partial<Pick<FlowOptions, 'heartbeatIntervalMs' | 'knobs' | 'resolve' | 'log'>>;
+  flow?: Partial<Pick<FlowOptions, 'heartbeatIntervalMs' | 'knobs' | 'log'>> & { resolve?: Resolver };
   /** environment overrides for the API's and worker's configuration */
   env?: Record<string, string>;
   /** wraps the OpenFGA client the API is given (e.g. to count its calls) */
@@ -75,7 +77,7 @@ export interface Harness {
   /** with crawls: 'flow': kills the flow (Flow.kill) and starts a new one on its port */
   restartFlow(): Promise<Flow>;
   /** a reference capture flow of the test's own (closed with the harness), e.g. behind the stub's relay */
-  startFlow(options?: Partial<Omit<FlowOptions, 'config'>>): Promise<Flow>;
+  startFlow(options?: Partial<Omit<FlowOptions, 'config'>> & { resolve?: Resolver }): Promise<Flow>;
   /** another dev issuer (closed with the harness), one the API does not trust */
   startIssuer(): Promise<TestIssuer>;
   /** another API on the same database and store (closed with the harness, or by the test) */
@@ -132,9 +134,15 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
 
     let env: Record<string, string> = { ...opts.env };
     const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token } });
-    const newFlow = (port: number, options?: Partial<FlowOptions>) => startFlow({ config: flowConfig, port, host: '127.0.0.1', ...opts.flow, ...options });
+    // the harness's flow keeps its queues across restartFlow: the new one takes up the old one's levels
+    const queues = newFlowQueues();
+    const newFlow = (port: number, options: Partial<FlowOptions> & { resolve?: Resolver } = {}, own = false) => {
+      const { resolve, ...rest } = { ...opts.flow, ...options };
+      const base = testFlowOptions(flowConfig, { webhookToken: token, ...(own ? {} : { queues }), ...(resolve ? { resolve } : {}) });
+      return startFlow({ ...base, port, host: '127.0.0.1', ...rest });
+    };
     h.startFlow = async (options) => {
-      const flow = await newFlow(0, options);
+      const flow = await newFlow(0, options, true);
       // a test may close it itself (a flow gone mid-crawl); the harness closes it only if not
       const close = once(() => flow.close());
       teardown.add(close);

@@ -6,7 +6,7 @@
 // is cancelled.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserContext, Page, Request } from 'playwright-core';
-import type { CaptureFormat } from '../../config/env.ts';
+import type { CaptureFormat } from '../../domain/contract.ts';
 import type { HttpExchange } from '../../domain/wacz/warc.ts';
 import type { Fetcher } from '../fetcher.ts';
 import type { CaptureBrowser } from './launch.ts';

@@ -2,7 +2,7 @@
 // innerText, links from the rendered DOM, the noarchive meta, and the html / png / webp / mhtml
 // artifacts. Screenshots are 1280 px wide (the viewport) and as tall as the page up to a cap.
 import type { BrowserContext, Page } from 'playwright-core';
-import type { CaptureFormat } from '../../config/env.ts';
+import type { CaptureFormat } from '../../domain/contract.ts';
 import type { ManifestLink } from '../../domain/contract.ts';
 import { VIEWPORT } from './launch.ts';
 

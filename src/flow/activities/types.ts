@@ -1,0 +1,74 @@
+// The capture tier's activity contracts: what a slice asks a capture worker to do with one page,
+// and what the flow worker's report and heartbeat activities take. Shared by the workflows (as
+// types) and the activity factories.
+import type { CaptureFormat } from '../../domain/contract.ts';
+import type { FlowKnobs } from '../knobs.ts';
+import type { ReportOutcome } from '../workflows/messages.ts';
+
+export interface CapturePageInput {
+  crawlId: string;
+  depth: number;
+  index: number;
+  attempt: number;
+  url: string;
+  follow: boolean;
+  formats: CaptureFormat[];
+  signing: boolean;
+  prefix: string;
+  knobs: FlowKnobs;
+  /** the host's last finish the slice knows of (ms), and the delay it keeps on the host: a
+   * robots.txt Crawl-delay learnt now that asks for more is waited out before the visit */
+  lastFinishedAt?: number;
+  delayMs: number;
+  /** no visit starts after this (ms); a visit still running at finishBy is torn down */
+  startBy: number;
+  finishBy: number;
+}
+
+export type CapturePageResult =
+  | { kind: 'skipped'; crawlDelayMs?: number; disallowAll?: string }
+  | { kind: 'too-late'; crawlDelayMs?: number; readyAt: number }
+  | {
+      kind: 'visited';
+      crawlDelayMs?: number;
+      submittedAt: number;
+      finishedAt: number;
+      status: 'captured' | 'failed';
+      manifest: boolean;
+      manifestError?: string;
+      finalUrl?: string;
+    };
+
+export interface LevelTarget {
+  crawlId: string;
+  depth: number;
+  orgId: string;
+  capability?: string;
+  /** keys are `${prefix}/<taskId>…` */
+  prefix: string;
+}
+
+export interface SendReportInput extends LevelTarget {
+  reportUrl: string;
+  /** the slices whose results make the report */
+  slices: string[];
+}
+
+export interface SendHeartbeatInput extends LevelTarget {
+  heartbeatUrl: string;
+  pagesTotal: number;
+  /** pages settled in slices that have finished, and the slices still running (queried) */
+  pagesDoneBefore: number;
+  running: string[];
+}
+
+export interface FlowActivities {
+  sendReport(input: SendReportInput): Promise<ReportOutcome>;
+  sendHeartbeat(input: SendHeartbeatInput): Promise<boolean>;
+  /** the page URLs these slices captured (a manifest was written): an earlier run's work */
+  capturedPages(input: { slices: string[] }): Promise<string[]>;
+}
+
+export interface CaptureActivities {
+  capturePage(input: CapturePageInput): Promise<CapturePageResult>;
+}

@@ -1,0 +1,111 @@
+// The capture tier's workflow messages and payloads, defined once: the level and slice workflows
+// set their handlers with these definitions, and the receiver, the activities and the tests use
+// the same ones to signal and query them.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { DispatchBody, HostProgress } from '../../domain/contract.ts';
+import type { FlowKnobs } from '../knobs.ts';
+
+export interface LevelInput {
+  dispatch: DispatchBody;
+  knobs: FlowKnobs;
+  /** the task queue capturePage activities are scheduled on */
+  captureQueue: string;
+  /** how often the ledger hears a heartbeat while the level is captured */
+  heartbeatIntervalMs: number;
+  /** when the receiver accepted the dispatch (ms since the epoch) */
+  receivedAt: number;
+  /** the slices of earlier runs of this level (closed): what they captured is not captured again */
+  priorSlices?: string[];
+  /** default: the report is tried until the level's deadline */
+  reportRetry?: { attempts: number; baseDelayMs: number };
+}
+
+export type LevelPhase = 'capturing' | 'reporting' | 'reported' | 'report-failed' | 'dropped' | 'failed';
+
+export interface ReportAttempt {
+  at: string;
+  status?: number;
+  error?: string;
+  body?: string;
+}
+
+export interface ReportOutcome {
+  delivered: boolean;
+  status?: number;
+  attempts: ReportAttempt[];
+}
+
+export interface LevelState {
+  phase: LevelPhase;
+  dispatch: DispatchBody;
+  /** the slice workflows' ids, in slice order */
+  slices: string[];
+  outcome?: ReportOutcome;
+  error?: string;
+}
+
+/** One page as a slice settled it: compact (the report activity adds taskId and manifestKey). */
+export interface PageOutcome {
+  index: number;
+  url: string;
+  status: 'captured' | 'failed' | 'skipped';
+  skipReason?: 'robots';
+  /** true when the capture wrote its manifest (the report then names it) */
+  manifest?: boolean;
+  manifestError?: string;
+  finalUrl?: string;
+  /** ms since the epoch */
+  submittedAt?: number;
+  finishedAt?: number;
+}
+
+export interface SliceHost {
+  host: string;
+  delayMs: number;
+  lastFinishedAt?: number;
+}
+
+export interface SliceInput {
+  levelId: string;
+  crawlId: string;
+  depth: number;
+  pages: { index: number; url: string; follow: boolean }[];
+  slots: number;
+  perHostDelayMs: number;
+  /** per host: earliest next submit (ms) — the dispatch's notBefore, or an earlier slice's finish */
+  notBefore: Record<string, number>;
+  formats: DispatchBody['formats'];
+  signing: boolean;
+  /** where the slice's keys go (`${prefix}/<taskId>…`) */
+  prefix: string;
+  knobs: FlowKnobs;
+  captureQueue: string;
+  /** pages must start by this (ms); a visit still running at finishBy is torn down */
+  startBy: number;
+  finishBy: number;
+}
+
+export interface SliceResult {
+  pages: PageOutcome[];
+  hosts: SliceHost[];
+}
+
+export interface SliceProgress {
+  pagesTotal: number;
+  pagesDone: number;
+  pagesInFlight: number;
+  hosts: HostProgress[];
+}
+
+/** What a capture worker tells the slice the moment the host's part of a capture is over. */
+export interface HostDone {
+  index: number;
+  attempt: number;
+  submittedAt: number;
+  finishedAt: number;
+}
+
+export const redispatchSignal = defineSignal<[LevelInput]>('redispatch');
+export const levelStateQuery = defineQuery<LevelState>('levelState');
+export const hostDoneSignal = defineSignal<[HostDone]>('hostDone');
+export const sliceProgressQuery = defineQuery<SliceProgress>('sliceProgress');

@@ -1,0 +1,189 @@
+// A slice of a level (src/domain/level-slices.ts): its hosts paced with durable timers, each page
+// a capturePage activity on the capture task queue. What a host feels is what src/domain/pacing.ts
+// decides: the next capture on a host starts no earlier than the previous one's finish (told by
+// the capture worker the moment the host's part is over, signal hostDone) plus the host's delay,
+// and no more hosts at once than the slice's slots. A capture whose worker died (no heartbeat) is
+// tried again, paced from the moment it was given up, on whichever worker takes it.
+import { ActivityFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { Pacer, type Started } from '../../domain/pacing.ts';
+import type { CaptureActivities, CapturePageResult } from '../activities/types.ts';
+import { hostDoneSignal, sliceProgressQuery, type HostDone, type PageOutcome, type SliceInput, type SliceResult } from './messages.ts';
+
+/** A page is given to at most this many workers before it is reported failed. */
+export const MAX_CAPTURE_ATTEMPTS = 3;
+/** A worker that has not heartbeated for this long is taken for dead and its page tried again. */
+export const CAPTURE_HEARTBEAT_TIMEOUT_MS = 15_000;
+/** Packaging and upload after the visit: the activity's own time beyond the visit's deadline. */
+const PACKAGING_MS = 60_000;
+
+const hostOf = (url: string): string => new URL(url).host;
+
+export class SliceRun {
+  private readonly input: SliceInput;
+  private readonly pacer: Pacer<number>;
+  private readonly results = new Map<number, PageOutcome>();
+  private readonly attempts = new Map<number, number>();
+  /** pages whose host slot is held, by the attempt holding it */
+  private readonly holding = new Map<number, number>();
+  private readonly crawlDelays = new Map<string, number>();
+  private readonly lastFinish = new Map<string, number>();
+  private changed = false;
+
+  constructor(input: SliceInput) {
+    this.input = input;
+    this.pacer = new Pacer<number>({ perHostDelayMs: input.perHostDelayMs, hostParallelism: input.slots, notBefore: input.notBefore });
+    input.pages.forEach((p, j) => this.pacer.add(hostOf(p.url), j));
+  }
+
+  async run(): Promise<void> {
+    const running = new Set<Promise<void>>();
+    while (!(this.pacer.done && running.size === 0)) {
+      for (const s of this.pacer.take(Date.now())) {
+        const p: Promise<void> = this.capture(s).finally(() => running.delete(p));
+        running.add(p);
+      }
+      if (this.pacer.done && running.size === 0) break;
+      const wake = this.pacer.nextWakeAt();
+      if (wake !== undefined && wake > this.input.startBy) {
+        // every host still waiting wakes too late for the deadline: their pages fail now
+        for (const s of this.pacer.take(wake)) this.tooLate(s, this.pacer.readyAt(s.host));
+        continue;
+      }
+      this.changed = false;
+      if (wake === undefined) await condition(() => this.changed);
+      else await condition(() => this.changed, Math.max(1, wake - Date.now()));
+    }
+  }
+
+  /** the capture worker's word that the host's part of a capture ended */
+  hostDone(d: HostDone): void {
+    if (this.holding.get(d.index) !== d.attempt) return;
+    this.finishHost(d.index, d.finishedAt, d.finishedAt - d.submittedAt);
+  }
+
+  result(): SliceResult {
+    const pages = this.input.pages.map((p, j) => this.results.get(j) ?? { index: p.index, url: p.url, status: 'failed' as const, manifestError: 'the capture flow never settled this page' });
+    const hosts = [...this.lastFinish].map(([host, at]) => ({ host, delayMs: Math.round(this.pacer.delayFor(host)), lastFinishedAt: at }));
+    return { pages, hosts };
+  }
+
+  progress(): { pagesTotal: number; pagesDone: number; pagesInFlight: number; hosts: { host: string; queued: number; inFlight: number; nextAllowedAt: string | null }[] } {
+    return {
+      pagesTotal: this.input.pages.length,
+      pagesDone: this.results.size,
+      pagesInFlight: this.pacer.running,
+      hosts: this.pacer.snapshot().map((h) => ({ ...h, nextAllowedAt: h.nextAllowedAt === null ? null : new Date(h.nextAllowedAt).toISOString() })),
+    };
+  }
+
+  private async capture({ host, item }: Started<number>): Promise<void> {
+    const page = this.input.pages[item]!;
+    const attempt = (this.attempts.get(item) ?? 0) + 1;
+    this.attempts.set(item, attempt);
+    this.holding.set(item, attempt);
+    try {
+      const out = await this.activities().capturePage({
+        crawlId: this.input.crawlId,
+        depth: this.input.depth,
+        index: item,
+        attempt,
+        url: page.url,
+        follow: page.follow,
+        formats: this.input.formats,
+        signing: this.input.signing,
+        prefix: this.input.prefix,
+        knobs: this.input.knobs,
+        delayMs: this.pacer.delayFor(host),
+        ...(this.lastFinish.has(host) ? { lastFinishedAt: this.lastFinish.get(host)! } : {}),
+        startBy: this.input.startBy,
+        finishBy: this.input.finishBy,
+      });
+      this.settle(item, host, out);
+    } catch (err) {
+      this.retryOrFail(item, host, attempt, err);
+    }
+    this.changed = true;
+  }
+
+  private settle(item: number, host: string, out: CapturePageResult): void {
+    const page = this.input.pages[item]!;
+    if (out.crawlDelayMs !== undefined) {
+      this.crawlDelays.set(host, out.crawlDelayMs);
+      this.pacer.setCrawlDelay(host, out.crawlDelayMs);
+    }
+    if (out.kind === 'skipped') {
+      this.releaseHost(item);
+      this.results.set(item, { index: page.index, url: page.url, status: 'skipped', skipReason: 'robots' });
+      return;
+    }
+    if (out.kind === 'too-late') {
+      this.releaseHost(item);
+      this.results.set(item, { index: page.index, url: page.url, status: 'failed', manifestError: tooLateMessage(host, out.readyAt, this.input.startBy) });
+      return;
+    }
+    // normally the hostDone signal came first; a worker that could not send it is covered here
+    if (this.holding.has(item)) this.finishHost(item, out.finishedAt, out.finishedAt - out.submittedAt);
+    const outcome: PageOutcome = { index: page.index, url: page.url, status: out.status, submittedAt: out.submittedAt, finishedAt: out.finishedAt };
+    if (out.manifest) outcome.manifest = true;
+    if (out.manifestError !== undefined) outcome.manifestError = out.manifestError;
+    if (out.finalUrl !== undefined) outcome.finalUrl = out.finalUrl;
+    this.results.set(item, outcome);
+  }
+
+  /** The worker died or timed out. Its last request reached the host no later than now, so the
+   * host's spacing counts from now; the page goes back in line for another worker. */
+  private retryOrFail(item: number, host: string, attempt: number, err: unknown): void {
+    const page = this.input.pages[item]!;
+    if (this.holding.get(item) === attempt) this.finishHost(item, Date.now());
+    const why = err instanceof ActivityFailure && err.cause !== undefined ? err.cause.message : (err as Error).message;
+    if (attempt < MAX_CAPTURE_ATTEMPTS && Date.now() < this.input.startBy) {
+      this.pacer.add(host, item);
+      return;
+    }
+    this.results.set(item, { index: page.index, url: page.url, status: 'failed', manifestError: `the capture was given up after ${attempt} attempt(s): ${why}` });
+  }
+
+  private finishHost(item: number, finishedAt: number, durationMs?: number): void {
+    const host = hostOf(this.input.pages[item]!.url);
+    this.holding.delete(item);
+    this.pacer.finish(host, finishedAt, durationMs);
+    this.lastFinish.set(host, Math.max(this.lastFinish.get(host) ?? 0, finishedAt));
+    this.changed = true;
+  }
+
+  private releaseHost(item: number): void {
+    if (!this.holding.has(item)) return;
+    this.holding.delete(item);
+    this.pacer.release(hostOf(this.input.pages[item]!.url));
+    this.changed = true;
+  }
+
+  private tooLate(s: Started<number>, readyAt: number): void {
+    const page = this.input.pages[s.item]!;
+    this.pacer.release(s.host);
+    this.results.set(s.item, { index: page.index, url: page.url, status: 'failed', manifestError: tooLateMessage(s.host, readyAt, this.input.startBy) });
+  }
+
+  private activities(): CaptureActivities {
+    const left = Math.max(1000, this.input.finishBy - Date.now()) + PACKAGING_MS;
+    return proxyActivities<CaptureActivities>({
+      taskQueue: this.input.captureQueue,
+      scheduleToCloseTimeout: left,
+      heartbeatTimeout: CAPTURE_HEARTBEAT_TIMEOUT_MS,
+      // a retry is the slice's: it must be paced like any other capture on the host
+      retry: { maximumAttempts: 1 },
+    });
+  }
+}
+
+export function tooLateMessage(host: string, readyAt: number, startBy: number): string {
+  return `${host} cannot start before the level's deadline: its next capture may start at ${new Date(readyAt).toISOString()} (Crawl-delay, notBefore or the per-host delay), pages had to start by ${new Date(startBy).toISOString()}`;
+}
+
+export async function captureSlice(input: SliceInput): Promise<SliceResult> {
+  const slice = new SliceRun(input);
+  setHandler(hostDoneSignal, (d) => slice.hostDone(d));
+  setHandler(sliceProgressQuery, () => slice.progress());
+  await slice.run();
+  return slice.result();
+}
