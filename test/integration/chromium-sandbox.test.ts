@@ -1,9 +1,11 @@
 // Chromium keeps its sandbox (issue 25, least privilege). A capture process that is root
 // launches Chromium as the capture user, and one already running as that user launches it
 // directly; either way every Chromium process runs as a non-root uid, none was told to turn the
-// sandbox off, and every renderer is under a seccomp filter. What each process really is comes
+// sandbox off, every renderer is under a seccomp filter, and Chromium inherits none of the
+// capture process's settings. What each process really is comes
 // from /proc, not from Chromium.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +80,9 @@ afterAll(async () => {
 
 describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
   it('launched by this process, every Chromium process of a capture runs as the capture user (as root) with no sandbox switch, and every renderer under seccomp', async () => {
+    // a setting of the capture process that Chromium must not inherit
+    const canary = `canary-${randomUUID()}`;
+    process.env.CAPTURE_SANDBOX_TEST_SECRET = canary;
     const browser = new CaptureBrowser();
     const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(TEST_SITES_ALLOW)));
     try {
@@ -88,10 +93,14 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
       // the page and its cross-site frame: two renderers, the frame's once it has loaded
       await expect.poll(() => renderers(treeOf(flowBrowsers[0]!)).length, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
       expectSandboxed(treeOf(flowBrowsers[0]!), expectedUid());
+      const environ = readFileSync(`/proc/${flowBrowsers[0]!.pid}/environ`, 'utf8').split('\0');
+      expect(environ.some((e) => e.startsWith('PATH='))).toBe(true);
+      expect(environ.filter((e) => e.includes(canary) || e.startsWith('CAPTURE_LEDGER_'))).toEqual([]);
       const v = await capture;
       expect(v.kind).toBe('rendered');
       if (v.kind === 'rendered') expect(v.page.title).toBe('held open');
     } finally {
+      delete process.env.CAPTURE_SANDBOX_TEST_SECRET;
       await browser.close();
     }
   });

@@ -4,8 +4,8 @@
 # (scripts/lib/capture-user.mjs; `npm start` and `npm test` create it), with the sandbox on.
 # setpriv changes user and execs in place: Playwright's pipe (fds 3 and 4,
 # --remote-debugging-pipe) stays open and Chromium stays Playwright's child. The environment is
-# reset, so none of the capture process's settings reach Chromium; HOME is the fresh profile
-# directory Playwright made for this launch, handed to the user.
+# the one launch.ts gives Chromium (none of the capture process's settings), with HOME the fresh
+# profile directory Playwright made for this launch, handed to the user.
 set -eu
 user=capture-ledger-capture
 if ! id -u "$user" >/dev/null 2>&1; then
@@ -21,4 +21,4 @@ if [ -z "$profile" ] || [ ! -d "$profile" ]; then
   exit 64
 fi
 chown -R "$user:" "$profile"
-exec /usr/bin/setpriv --reuid="$user" --regid="$user" --init-groups --reset-env -- /usr/bin/env HOME="$profile" /usr/bin/chromium "$@"
+exec /usr/bin/setpriv --reuid="$user" --regid="$user" --init-groups -- /usr/bin/env HOME="$profile" /usr/bin/chromium "$@"

@@ -15,6 +15,24 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
 /** Runs CHROMIUM_PATH as the capture user (scripts/lib/capture-user.mjs), for a process that is root. */
 export const CHROMIUM_AS_CAPTURE_USER = fileURLToPath(new URL('./chromium-as-capture-user.sh', import.meta.url));
 
+/** What Chromium inherits: the locale, the time zone, the temp dir, HOME, and PATH (Debian's launcher needs it). */
+const PASSED_TO_CHROMIUM = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
+
+/**
+ * Chromium's whole environment: none of the capture process's settings (its S3 key, say). The
+ * filler is room: a renderer's process title (its command line, as /proc shows it) is written
+ * over its zygote's arguments and environment, and a bare environment cuts it short at about 1 KB.
+ */
+export function chromiumEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of PASSED_TO_CHROMIUM) {
+    const value = env[name];
+    if (value !== undefined) out[name] = value;
+  }
+  out.CHROMIUM_PROCESS_TITLE_ROOM = '.'.repeat(4096);
+  return out;
+}
+
 /**
  * What Playwright runs: Chromium itself, or as root the wrapper that drops it to the capture user
  * (Chromium's sandbox does not run as root, and it is never turned off).
@@ -138,7 +156,7 @@ export class CaptureBrowser {
       try {
         const executablePath = chromiumExecutable();
         // Playwright turns the sandbox off itself unless told chromiumSandbox is true
-        const browser = await chromium.launch({ executablePath, headless: true, chromiumSandbox: true, args: chromiumArgs(proxy.port) });
+        const browser = await chromium.launch({ executablePath, headless: true, chromiumSandbox: true, env: chromiumEnvironment(), args: chromiumArgs(proxy.port) });
         browser.on('disconnected', () => {
           if (this.closed) return;
           this.log('browser: chromium went away; the next capture launches it again');
