@@ -76,6 +76,8 @@ export const CAPTURE_WORKER_S3_POLICY = 'capture-worker-put-objects';
  * DELETE, multipart abort and tagging are other actions).
  */
 export function seaweedIdentities(admin, worker, bucket) {
+  if (!worker.accessKeyId || !worker.secretAccessKey) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY must both be set (see .env.example)');
+  if (worker.accessKeyId === admin.accessKeyId) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID must differ from CAPTURE_LEDGER_S3_ACCESS_KEY_ID: the capture workers get a key of their own');
   const putOnly = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:PutObject'], Resource: [`arn:aws:s3:::${bucket}/*`] }] };
   return {
     identities: [
