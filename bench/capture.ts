@@ -60,7 +60,7 @@ const PARALLELISM = 4;
 const SUBRESOURCES = 10;
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 /** the flow's own switches, less its backstop proxy (bare loads the site directly) */
-const FLOW_SWITCHES = chromiumArgs(0, true).filter((a) => !a.startsWith('--proxy'));
+const FLOW_SWITCHES = chromiumArgs(0).filter((a) => !a.startsWith('--proxy'));
 
 function hostPages(perHost: number): Record<string, SitePage | string> {
   const pages: Record<string, SitePage | string> = {

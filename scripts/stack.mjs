@@ -42,9 +42,19 @@ async function afterHealthyOf(name, spec) {
   }
 }
 
+/** Starts one service unless it is up; true when this run started it (a restart is not counted). */
 async function upOne(name) {
   const spec = serviceSpec(name);
   const rec = readPid(name);
+  const stale = rec?.running ? spec.staleConfig?.() : null;
+  if (stale) {
+    if (!spec.tool) throw new StackError(`${name}: ${stale}, but it cannot be restarted: command not found: ${spec.missing}`);
+    say(`${name}: ${stale}; restarting it (pid ${rec.pid})`);
+    await stopPid(rec.pid, { signal: STOP_SIGNAL[name] ?? 'SIGTERM', graceMs: 15000 });
+    removePid(name);
+    await startOne(name, spec);
+    return false;
+  }
   if (rec?.running) {
     const h = await spec.health().catch((e) => e.message);
     if (h === true) {
@@ -60,6 +70,11 @@ async function upOne(name) {
     return false;
   }
   if (rec?.stale) removePid(name);
+  await startOne(name, spec);
+  return true;
+}
+
+async function startOne(name, spec) {
   if (!spec.tool) throw new StackError(`${name}: command not found: ${spec.missing}`);
   for (const { setting, port } of spec.ports) {
     if (!(await portFree(port))) {
@@ -92,7 +107,6 @@ async function upOne(name) {
     throw new StackError(`${name}: ${err.message}.\n  log: ${rel(st.log)}\n${logTail(st.log, st.logStart)}`);
   }
   say(`${name}: up (pid ${readPid(name).pid}) at ${spec.url}`);
-  return true;
 }
 
 /** Service names given on the command line (`up postgres temporal`), validated. */

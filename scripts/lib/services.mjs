@@ -1,6 +1,6 @@
 // The services of the local stack, in start order. compose.yaml names the same services
 // (test/unit/compose.test.ts checks it), so keep the two in step.
-import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { STACK_DIR, ROOT, intSetting, loadEnv } from './env.mjs';
 import { resolveBinary, postgresBinDir, opensearchCommand } from './tools.mjs';
@@ -57,6 +57,42 @@ export function s3Settings() {
     accessKeyId: env.CAPTURE_LEDGER_S3_ACCESS_KEY_ID,
     secretAccessKey: env.CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY,
     bucket: env.CAPTURE_LEDGER_S3_BUCKET,
+  };
+}
+
+/** The capture workers' S3 key pair: it may put objects in the bucket, nothing else. */
+export function captureWorkerS3Credentials() {
+  const env = loadEnv();
+  return { accessKeyId: env.CAPTURE_WORKER_S3_ACCESS_KEY_ID, secretAccessKey: env.CAPTURE_WORKER_S3_SECRET_ACCESS_KEY };
+}
+
+export const PUT_ONLY_S3_POLICY = 'capture-worker-put-objects';
+
+/**
+ * SeaweedFS's identities (its -s3.config file): the ledger's admin, and the capture workers'.
+ * The capture identity has a policy, not legacy actions: SeaweedFS's "Write" action covers
+ * DeleteObject as well as PutObject (its router checks Write for both), while an attached policy
+ * is evaluated by S3 action, so s3:PutObject alone allows PUT and nothing else (GET, HEAD, LIST,
+ * DELETE, multipart abort and tagging are other actions).
+ */
+export function seaweedIdentities(admin, worker, bucket) {
+  if (!worker.accessKeyId || !worker.secretAccessKey) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY must both be set (see .env.example)');
+  if (worker.accessKeyId === admin.accessKeyId) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID must differ from CAPTURE_LEDGER_S3_ACCESS_KEY_ID: the capture workers get a key of their own');
+  const putOnly = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:PutObject'], Resource: [`arn:aws:s3:::${bucket}/*`] }] };
+  return {
+    identities: [
+      {
+        name: admin.accessKeyId,
+        credentials: [{ accessKey: admin.accessKeyId, secretKey: admin.secretAccessKey }],
+        actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+      },
+      {
+        name: 'capture-worker',
+        credentials: [{ accessKey: worker.accessKeyId, secretKey: worker.secretAccessKey }],
+        policyNames: [PUT_ONLY_S3_POLICY],
+      },
+    ],
+    policies: [{ name: PUT_ONLY_S3_POLICY, content: JSON.stringify(putOnly) }],
   };
 }
 
@@ -253,6 +289,9 @@ export function serviceSpec(name) {
       const tool = resolveBinary('weed');
       const dir = STACK_DIR + 'seaweed';
       const cfg = s3Settings();
+      const identitiesFile = dir + '/s3.json';
+      // an identity makes SeaweedFS verify every signature (with none it allows everything)
+      const identities = JSON.stringify(seaweedIdentities(cfg, captureWorkerS3Credentials(), cfg.bucket), null, 2) + '\n';
       const internal = (port, what) => ({ setting: `CAPTURE_LEDGER_S3_PORT + ${port - s3} (${what})`, port });
       return {
         name,
@@ -272,17 +311,13 @@ export function serviceSpec(name) {
         match: 'weed',
         prepare() {
           mkdirSync(dir + '/data', { recursive: true });
-          // an identity makes SeaweedFS verify every signature (with none it allows everything)
-          const identities = {
-            identities: [
-              {
-                name: cfg.accessKeyId,
-                credentials: [{ accessKey: cfg.accessKeyId, secretKey: cfg.secretAccessKey }],
-                actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
-              },
-            ],
-          };
-          writeFileSync(dir + '/s3.json', JSON.stringify(identities, null, 2) + '\n', { mode: 0o600 });
+          writeFileSync(identitiesFile, identities, { mode: 0o600 });
+        },
+        // SeaweedFS reads its -s3.config file once, at start: a running one whose file (written
+        // when it started) differs from today's identities is restarted with the new file
+        staleConfig() {
+          const running = existsSync(identitiesFile) ? readFileSync(identitiesFile, 'utf8') : '';
+          return running === identities ? null : `its S3 identities changed (${identitiesFile.slice(ROOT.length)})`;
         },
         command() {
           return [

@@ -1,7 +1,9 @@
 // What `npm start` and `npm test` both do first (after scripts/lib/node.mjs put them on Node 24),
-// each step only when it is needed: npm ci, .env, tools, stack:up, db:migrate, fga:deploy.
+// each step only when it is needed: npm ci, .env, the capture user, tools, stack:up, db:migrate,
+// fga:deploy.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { ensureCaptureUser } from './capture-user.mjs';
 import { ROOT, ensureDotEnv } from './env.mjs';
 
 const t0 = Date.now();
@@ -47,6 +49,7 @@ export async function ensureNodeModules() {
 export async function setup({ profiles = new Set() } = {}) {
   await ensureNodeModules();
   ensureDotEnv(say);
+  ensureCaptureUser(say);
   say(`tools${profiles.size ? ` (profile ${[...profiles].join(',')})` : ''}`);
   const { tools } = await import('../tools.mjs');
   await tools({ profiles });

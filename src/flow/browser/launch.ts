@@ -4,12 +4,42 @@
 // everything with 403, so whatever escapes route() — Chromium's own background requests,
 // websockets, a service worker — connects nowhere. Loopback goes through the proxy too:
 // Chromium bypasses proxies for loopback unless told `<-loopback>` (design.md, Known pitfalls).
+// Chromium always runs with its sandbox: a root process launches it as the capture user.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 /** Debian's chromium (design.md): npm start, npm test and .ci/run install it when it is missing. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** Runs CHROMIUM_PATH as the capture user (scripts/lib/capture-user.mjs), for a process that is root. */
+export const CHROMIUM_AS_CAPTURE_USER = fileURLToPath(new URL('./chromium-as-capture-user.sh', import.meta.url));
+
+/** What Chromium inherits: the locale, the time zone, the temp dir, HOME, and PATH (Debian's launcher needs it). */
+const PASSED_TO_CHROMIUM = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
+
+/**
+ * Chromium's whole environment: none of the capture process's settings (its S3 key, say). The
+ * filler is room: a renderer's process title (its command line, as /proc shows it) is written
+ * over its zygote's arguments and environment, and a bare environment cuts it short at about 1 KB.
+ */
+export function chromiumEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of PASSED_TO_CHROMIUM) {
+    const value = env[name];
+    if (value !== undefined) out[name] = value;
+  }
+  out.CHROMIUM_PROCESS_TITLE_ROOM = '.'.repeat(4096);
+  return out;
+}
+
+/**
+ * What Playwright runs: Chromium itself, or as root the wrapper that drops it to the capture user
+ * (Chromium's sandbox does not run as root, and it is never turned off).
+ */
+export function chromiumExecutable(uid: number | undefined = process.getuid?.()): string {
+  return uid === 0 ? CHROMIUM_AS_CAPTURE_USER : CHROMIUM_PATH;
+}
 /** viewport width of every capture (screenshots are this wide) */
 export const VIEWPORT = { width: 1280, height: 800 } as const;
 
@@ -88,11 +118,10 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
 const FLOW_DISABLED_FEATURES = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup', 'PreloadTopChromeWebUI'] as const;
 
 /** Playwright's launch() adds a fresh temporary --user-data-dir of its own (and refuses one in args). */
-export function chromiumArgs(proxyPort: number, root: boolean): string[] {
+export function chromiumArgs(proxyPort: number): string[] {
   return [
     '--headless',
     `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...FLOW_DISABLED_FEATURES].join(',')}`,
-    ...(root ? ['--no-sandbox'] : []),
     '--disable-gpu',
     '--disable-background-networking',
     '--disable-component-update',
@@ -125,15 +154,16 @@ export class CaptureBrowser {
     this.launching ??= (async () => {
       const proxy = await startRefusingProxy((what) => this.log(`browser proxy refused ${what} (${proxy.refused} so far)`));
       try {
-        const root = typeof process.getuid === 'function' && process.getuid() === 0;
-        const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, chromiumSandbox: !root, args: chromiumArgs(proxy.port, root) });
+        const executablePath = chromiumExecutable();
+        // Playwright turns the sandbox off itself unless told chromiumSandbox is true
+        const browser = await chromium.launch({ executablePath, headless: true, chromiumSandbox: true, env: chromiumEnvironment(), args: chromiumArgs(proxy.port) });
         browser.on('disconnected', () => {
           if (this.closed) return;
           this.log('browser: chromium went away; the next capture launches it again');
           this.launching = undefined;
           void proxy.close();
         });
-        this.log(`browser: ${CHROMIUM_PATH} ${browser.version()} launched`);
+        this.log(`browser: ${CHROMIUM_PATH} ${browser.version()} launched${executablePath === CHROMIUM_PATH ? '' : ' as the capture user'}`);
         return { browser, proxy };
       } catch (err) {
         await proxy.close();
