@@ -4,7 +4,7 @@ import yazl from 'yazl';
 import { describe, expect, it } from 'vitest';
 import { cdxTimestamp, formatCdxj, parseCdxj, surt } from './cdx.ts';
 import { readWacz, unzip, waczProblems } from './read.ts';
-import { exchangeRecords, parseHttpResponse, parseWarc, serializeRecord, sha256Hex, type HttpExchange } from './warc.ts';
+import { exchangeRecords, parseHttpResponse, parseWarc, RECORD_TRAILER_BYTES, serializeRecord, sha256Hex, type HttpExchange } from './warc.ts';
 import { writeWacz, type WaczPage } from './write.ts';
 
 const T0 = new Date('2024-05-01T12:34:56.789Z');
@@ -115,7 +115,7 @@ describe('WACZ round trip', () => {
     ]);
     const warc = w.entries.get('archive/data.warc')!.data;
     for (const c of w.cdx) {
-      const rec = parseWarc(warc.subarray(c.offset, c.offset + c.length));
+      const rec = parseWarc(warc.subarray(c.offset, c.offset + c.length + RECORD_TRAILER_BYTES));
       expect(rec).toHaveLength(1);
       expect(rec[0]!.headers['WARC-Target-URI']).toBe(c.url);
       expect(c.digest).toBe(rec[0]!.headers['WARC-Payload-Digest']);
@@ -182,7 +182,7 @@ describe('CDXJ', () => {
   it('builds SURT keys', () => {
     expect(surt('https://www.Example.com/A?b=1')).toBe('com,example)/a?b=1');
     expect(surt('http://sub.example.co.uk:8080/')).toBe('uk,co,example,sub:8080)/');
-    expect(surt('http://127.0.0.2:4000/x')).toBe('127.0.0.2:4000)/x');
+    expect(surt('http://127.0.0.2:4000/x')).toBe('2,0,0,127:4000)/x');
   });
   it('formats 14-digit UTC timestamps', () => {
     expect(cdxTimestamp(new Date('2024-01-02T03:04:05.999Z'))).toBe('20240102030405');
