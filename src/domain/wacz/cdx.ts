@@ -1,5 +1,8 @@
 // The CDXJ index under indexes/ (one line per response record: SURT key, 14-digit timestamp, JSON),
-// sorted, as the WACZ spec and replay expect. Pure.
+// sorted, as the WACZ spec and replay expect. Pure. Not warcio.js's CDXIndexer, which keys lines
+// with its getSurt (see surt.ts); its offsets, lengths and fields agree with these
+// (provenance.test.ts), and Python cdxj-indexer's and pywb's index of the same WARC is line for
+// line this one.
 import { surt } from './surt.ts';
 
 export { surt };

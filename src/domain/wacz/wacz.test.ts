@@ -172,6 +172,14 @@ describe('WARC records', () => {
     const x = exchange('http://h/', 200, 'x', [['X-Evil', 'a\r\nWARC-Type: forged']]);
     expect(() => exchangeRecords(x)).toThrow(/line break/);
   });
+  it('keeps the response head as it came: repeated names in their order and case, a latin1 byte as one byte', () => {
+    // Node's rawHeaders: one latin1 char per byte on the wire (warcio.js regroups the repeats and writes é as two UTF-8 bytes)
+    const wire: [string, string][] = [['Set-Cookie', 'a=1'], ['Content-Type', 'text/html'], ['set-cookie', 'b=2'], ['Set-Cookie', 'c=3'], ['X-Name', 'caf\u00e9']];
+    const block = exchangeRecords(exchange('http://h/', 200, '', wire)).response.block;
+    const head = `HTTP/1.1 200 OK\r\n${wire.map(([k, v]) => `${k}: ${v}\r\n`).join('')}Content-Length: 0\r\n\r\n`;
+    expect(block.equals(Buffer.from(head, 'latin1'))).toBe(true);
+    expect(block.includes(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0d]))).toBe(true);
+  });
   it('serializes with Content-Length of the block and two CRLFs after it', () => {
     const b = serializeRecord({ headers: { 'WARC-Type': 'resource' }, block: Buffer.from('abc') });
     expect(b.toString()).toBe('WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n');

@@ -2,6 +2,11 @@
 // bytes out. Only what the capture flow writes and its tests read back: warcinfo, request and
 // response records, with sha256 block and payload digests, and for an https response a metadata
 // record with the TLS session and the certificate chain the server presented.
+// Written here rather than with warcio.js's WARCRecord/WARCSerializer: given the same exchange,
+// warcio groups a repeated header with its first occurrence (Set-Cookie a, Content-Type,
+// set-cookie b, Set-Cookie c comes out a, c, Content-Type, b) and writes a header's latin1 byte
+// 0xE9 as UTF-8 C3 A9, so the record would no longer be what came over the wire. The tests read
+// what is written here back with warcio (test/support/warcio.ts).
 import { createHash, randomUUID } from 'node:crypto';
 
 export type HeaderList = [string, string][];
