@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { CaptureFormat } from '../domain/contract.ts';
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact } from '../domain/contract.ts';
 import type { HttpExchange } from '../domain/wacz/warc.ts';
-import { writeWacz, type WaczSigner } from '../domain/wacz/write.ts';
+import { writeWacz, type Provenance, type WaczSigner } from '../domain/wacz/write.ts';
 import type { CaptureBrowser } from './browser/launch.ts';
 import { capturePage, type PageCapture, type PageCaptureFailure } from './browser/page-capture.ts';
 import type { RecorderLimits } from './browser/recorder.ts';
@@ -92,6 +92,8 @@ export interface PackageInput {
   finishedAt: Date;
   signer?: WaczSigner;
   userAgent: string;
+  /** for the WARC's warcinfo: browser version, worker, crawl settings, robots decision (the user agent is userAgent's) */
+  provenance?: Omit<Provenance, 'userAgent'>;
 }
 
 export interface StoredObject {
@@ -148,6 +150,7 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
       exchanges: visit.exchanges,
       pages: [{ url: input.url, title: page.title, text: withheld ? '' : page.text, ts: input.startedAt, ...(withheld ? { textWithheld: withheld } : {}) }],
       software: input.software,
+      provenance: { ...input.provenance, userAgent: input.userAgent },
       created: input.finishedAt,
       ...(page.title !== undefined ? { title: page.title } : {}),
       ...(input.signer !== undefined ? { signer: input.signer } : {}),

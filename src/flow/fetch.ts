@@ -4,13 +4,14 @@
 // fetcher opens the TCP connection itself, to an address it checked (no second DNS lookup a
 // rebinding name could answer differently), checks the socket's remote address once connected,
 // and only then lets TLS and HTTP speak on it. Exchanges are kept as they went over the wire: the
-// exact status line, headers and bytes of every hop, no content-encoding asked for.
+// exact status line, headers and bytes of every hop, no content-encoding asked for, with the
+// address connected to and, over https, the TLS session and the certificates the server sent.
 import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
 import { checkAddress, checkUrl, type AddressPolicy, type RefusalCode } from '../domain/address-policy.ts';
-import type { HeaderList, HttpExchange } from '../domain/wacz/warc.ts';
+import type { HeaderList, HttpExchange, TlsSession } from '../domain/wacz/warc.ts';
 import type { Fetcher, FetchLimits, OutgoingRequest } from './fetcher.ts';
 
 export class FetchError extends Error {
@@ -36,6 +37,8 @@ export interface GuardedFetcherOptions {
   maxBytes?: number;
   /** default overall limit on one exchange, connect to last byte (60 s) */
   timeoutMs?: number;
+  /** the only certificate authorities https servers are checked against, instead of Node's (tests) */
+  ca?: string[];
 }
 
 export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
@@ -106,6 +109,21 @@ async function connectChecked(policy: AddressPolicy, addresses: string[], port: 
   throw last ?? new FetchError('network', `${host}: no address to connect to`);
 }
 
+/** The chain the server sent, its own certificate first (the last issuer is the one that issued itself). */
+export function peerCertificates(leaf: DetailedPeerCertificate): Buffer[] {
+  const chain: Buffer[] = [];
+  const seen = new Set<string>();
+  for (let c: DetailedPeerCertificate | undefined = leaf; c?.raw !== undefined && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
+    seen.add(c.fingerprint256);
+    chain.push(c.raw);
+  }
+  return chain;
+}
+
+function tlsSession(tls: TLSSocket): TlsSession {
+  return { protocol: tls.getProtocol() ?? '', cipher: tls.getCipher().standardName, certificates: peerCertificates(tls.getPeerCertificate(true)) };
+}
+
 /** The request's headers for Node (Host is set from the URL; repeated names kept, in order). */
 function nodeHeaders(headers: HeaderList): OutgoingHttpHeaders {
   const out: Record<string, string | string[]> = {};
@@ -149,12 +167,17 @@ export function createGuardedFetcher(policy: AddressPolicy, opts: GuardedFetcher
     }
 
     let socket: Socket;
+    let session: TlsSession | undefined;
+    let ip: string | undefined;
     try {
       socket = await connectChecked(policy, allowed, port, host, signal);
+      // the address the policy checked, read before TLS wraps the socket
+      ip = socket.remoteAddress;
       if (u.protocol === 'https:') {
         // host: what the certificate is checked against; servername: SNI (never an IP)
-        const tls = tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] });
+        const tls = tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'], ...(opts.ca !== undefined ? { ca: opts.ca } : {}) });
         await once(tls, 'secureConnect', signal);
+        session = tlsSession(tls);
         socket = tls;
       }
     } catch (err) {
@@ -195,7 +218,8 @@ export function createGuardedFetcher(policy: AddressPolicy, opts: GuardedFetcher
             resolveExchange({
               url: u.href,
               date,
-              ip: connected.remoteAddress,
+              ...(ip !== undefined ? { ip } : {}),
+              ...(session !== undefined ? { tls: session } : {}),
               request: { method: req.method, target, httpVersion: '1.1', headers: requestHeaders },
               response: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', httpVersion: res.httpVersion || '1.1', headers, body: Buffer.concat(chunks) },
             });

@@ -12,6 +12,7 @@ import { createAddressPolicy, parseAllowlist } from '../../src/domain/address-po
 import { ERROR_TYPE_CANCELLED, type DispatchBody, type LevelReportBody, type LinksArtifact, type Manifest, type PageReport } from '../../src/domain/contract.ts';
 import { selectLinks } from '../../src/domain/links.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
+import { surt } from '../../src/domain/wacz/surt.ts';
 import { parseHttpResponse } from '../../src/domain/wacz/warc.ts';
 import { CaptureBrowser, CHROMIUM_PATH } from '../../src/flow/browser/launch.ts';
 import { breakAnywherePastCap } from '../../src/flow/browser/layout-guard.ts';
@@ -27,6 +28,7 @@ import { TEST_SITES_ALLOW, testConfig } from '../support/config.ts';
 import { chromiumBrowsers, descendants, lastSwitch, type ProcessInfo } from '../support/processes.ts';
 import { dispatchTo, startReceiver } from '../support/report-receiver.ts';
 import { realisticAssets, realisticPage, startSite, type Site } from '../support/site.ts';
+import { readWithWarcio, warcFieldsOf } from '../support/warcio.ts';
 
 const TOKEN = 'browser-capture-test-token';
 const ALL_FORMATS = ['wacz', 'html', 'png', 'webp', 'mhtml', 'links'] as const;
@@ -151,6 +153,31 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
     const font = responses.find((r) => r.headers['WARC-Target-URI'] === s.url('a', '/assets/mono.ttf'))!;
     expect(parseHttpResponse(font.block).body.equals(realisticAssets()['/assets/mono.ttf']!.body as Buffer)).toBe(true);
     expect(w.records.filter((r) => r.headers['WARC-Type'] === 'request')).toHaveLength(want.length);
+  });
+
+  it('warcio reads the warcinfo (software, user agent) and WARC-IP-Address, the connected address, on every response', async () => {
+    const w = await readWacz(await artifact(manifest, 'wacz'));
+    const records = await readWithWarcio(w.entries.get('archive/data.warc')!.data);
+    expect(records[0]!.type).toBe('warcinfo');
+    const info = new Map(warcFieldsOf(records[0]!.content));
+    expect(info.get('software')).toBe(manifest.software);
+    expect(info.get('http-header-user-agent')).toBe(FLOW_USER_AGENT);
+    const responses = records.filter((r) => r.type === 'response');
+    expect(responses).toHaveLength(6);
+    expect(new Set(responses.map((r) => r.header('WARC-IP-Address')))).toEqual(new Set([new URL(s.url('a', '/')).hostname]));
+  });
+
+  it('indexes under canonical SURT keys: the IP host reversed, as pywb looks them up', async () => {
+    const w = await readWacz(await artifact(manifest, 'wacz'));
+    const lines = w.entries.get('indexes/index.cdx')!.data.toString('utf8').trim().split('\n');
+    const reversed = new URL(s.url('a', '/')).host.replace(/^[\d.]+/, (ip) => ip.split('.').reverse().join(','));
+    expect(lines).toHaveLength(6);
+    for (const line of lines) {
+      const key = line.slice(0, line.indexOf(' '));
+      const { url } = JSON.parse(line.slice(line.indexOf('{'))) as { url: string };
+      expect(key).toBe(surt(url));
+      expect(key.startsWith(`${reversed})/`)).toBe(true);
+    }
   });
 
   it('pages.jsonl has the title and exactly the rendered document.body.innerText', async () => {
@@ -378,6 +405,30 @@ describe('bounds', { timeout: 120_000 }, () => {
     const at = new Date();
     const packaged = await packageCapture(v, { taskId: 't', url: s.url('a', '/'), follow: true, formats: ['wacz'], prefix: 'p', software: 'test', startedAt: at, finishedAt: at, userAgent: FLOW_USER_AGENT }, 'bucket');
     expect(packaged.manifest.dropped).toEqual({ resources: 0, refused: 0, links: 5 });
+  });
+
+  it('packageCapture writes the provenance it is given into the warcinfo, which warcio reads', async () => {
+    const s = await site({ a: { pages: { '/': '<title>made how</title><p>hi</p>' } } });
+    const v = await visit(s.url('a', '/'));
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    const at = new Date();
+    const provenance = { browser: `Chromium ${viewer.version()}`, worker: 'browser-capture test', settings: { formats: ['wacz'], behaviorsSeconds: 0 }, robots: 'no robots.txt (404): allowed' };
+    const packaged = await packageCapture(v, { taskId: 't', url: s.url('a', '/'), follow: false, formats: ['wacz'], prefix: 'p', software: 'capture-ledger-flow/test', startedAt: at, finishedAt: at, userAgent: FLOW_USER_AGENT, provenance }, 'bucket');
+    const w = await readWacz(packaged.objects.find((o) => o.format === 'wacz')!.body);
+    const records = await readWithWarcio(w.entries.get('archive/data.warc')!.data);
+    expect(warcFieldsOf(records[0]!.content).slice(0, 6)).toEqual([
+      ['software', 'capture-ledger-flow/test'],
+      ['browser', provenance.browser],
+      ['http-header-user-agent', FLOW_USER_AGENT],
+      ['capture-worker', 'browser-capture test'],
+      ['crawl-settings', JSON.stringify(provenance.settings)],
+      ['robots', provenance.robots],
+    ]);
+    expect(w.datapackage).toMatchObject({ software: 'capture-ledger-flow/test', created: at.toISOString(), title: 'made how' });
+    const responses = records.filter((r) => r.type === 'response');
+    expect(responses.map((r) => r.uri)).toContain(s.url('a', '/'));
+    expect(new Set(responses.map((r) => r.header('WARC-IP-Address')))).toEqual(new Set([new URL(s.url('a', '/')).hostname]));
   });
 
   it('a page past the links cap is laid out with a break opportunity everywhere; a page at the cap as it is', async () => {

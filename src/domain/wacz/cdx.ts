@@ -1,5 +1,11 @@
 // The CDXJ index under indexes/ (one line per response record: SURT key, 14-digit timestamp, JSON),
-// sorted, as the WACZ spec and replay expect. Pure.
+// sorted, as the WACZ spec and replay expect. Pure. Not warcio.js's CDXIndexer, which keys lines
+// with its getSurt (see surt.ts); its offsets, lengths and fields agree with these
+// (provenance.test.ts), and Python cdxj-indexer's and pywb's index of the same WARC is line for
+// line this one.
+import { surt } from './surt.ts';
+
+export { surt };
 
 export interface CdxEntry {
   url: string;
@@ -8,22 +14,10 @@ export interface CdxEntry {
   mime: string;
   status: string;
   digest: string;
-  /** record length and offset in the WARC named by filename */
+  /** record offset in the WARC named by filename, and its length without the two CRLFs after it */
   length: number;
   offset: number;
   filename: string;
-}
-
-const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
-
-/** Sort-friendly URL key: host labels reversed (not for IPs), "www." dropped, lower case, scheme dropped. */
-export function surt(rawUrl: string): string {
-  const u = new URL(rawUrl);
-  let host = u.hostname.toLowerCase();
-  if (host.startsWith('www.')) host = host.slice(4);
-  const key = IPV4.test(host) || host.startsWith('[') ? host : host.split('.').reverse().join(',');
-  const port = u.port === '' ? '' : `:${u.port}`;
-  return `${key}${port})${u.pathname}${u.search}`.toLowerCase();
 }
 
 export function cdxTimestamp(d: Date): string {

@@ -5,7 +5,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import yauzl from 'yauzl';
 import { parsePagesJsonl, type PagesHeader } from '../pages-jsonl.ts';
 import { parseCdxj, type CdxEntry } from './cdx.ts';
-import { parseWarc, sha256Hex, type ParsedRecord } from './warc.ts';
+import { parseWarc, RECORD_TRAILER_BYTES, sha256Hex, type ParsedRecord } from './warc.ts';
 import type { DataPackage, DataPackageDigest, WaczPageLine } from './write.ts';
 
 export interface ZipEntryData {
@@ -127,7 +127,7 @@ export function waczProblems(w: WaczContents): string[] {
     }
     let rec: ParsedRecord | undefined;
     try {
-      rec = parseWarc(warc.subarray(c.offset, c.offset + c.length))[0];
+      rec = parseWarc(warc.subarray(c.offset, c.offset + c.length + RECORD_TRAILER_BYTES))[0];
     } catch {
       rec = undefined;
     }

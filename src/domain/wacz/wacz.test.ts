@@ -4,7 +4,7 @@ import yazl from 'yazl';
 import { describe, expect, it } from 'vitest';
 import { cdxTimestamp, formatCdxj, parseCdxj, surt } from './cdx.ts';
 import { readWacz, unzip, waczProblems } from './read.ts';
-import { exchangeRecords, parseHttpResponse, parseWarc, serializeRecord, sha256Hex, type HttpExchange } from './warc.ts';
+import { exchangeRecords, parseHttpResponse, parseWarc, RECORD_TRAILER_BYTES, serializeRecord, sha256Hex, type HttpExchange } from './warc.ts';
 import { writeWacz, type WaczPage } from './write.ts';
 
 const T0 = new Date('2024-05-01T12:34:56.789Z');
@@ -115,7 +115,7 @@ describe('WACZ round trip', () => {
     ]);
     const warc = w.entries.get('archive/data.warc')!.data;
     for (const c of w.cdx) {
-      const rec = parseWarc(warc.subarray(c.offset, c.offset + c.length));
+      const rec = parseWarc(warc.subarray(c.offset, c.offset + c.length + RECORD_TRAILER_BYTES));
       expect(rec).toHaveLength(1);
       expect(rec[0]!.headers['WARC-Target-URI']).toBe(c.url);
       expect(c.digest).toBe(rec[0]!.headers['WARC-Payload-Digest']);
@@ -172,6 +172,14 @@ describe('WARC records', () => {
     const x = exchange('http://h/', 200, 'x', [['X-Evil', 'a\r\nWARC-Type: forged']]);
     expect(() => exchangeRecords(x)).toThrow(/line break/);
   });
+  it('keeps the response head as it came: repeated names in their order and case, a latin1 byte as one byte', () => {
+    // Node's rawHeaders: one latin1 char per byte on the wire (warcio.js regroups the repeats and writes é as two UTF-8 bytes)
+    const wire: [string, string][] = [['Set-Cookie', 'a=1'], ['Content-Type', 'text/html'], ['set-cookie', 'b=2'], ['Set-Cookie', 'c=3'], ['X-Name', 'caf\u00e9']];
+    const block = exchangeRecords(exchange('http://h/', 200, '', wire)).response.block;
+    const head = `HTTP/1.1 200 OK\r\n${wire.map(([k, v]) => `${k}: ${v}\r\n`).join('')}Content-Length: 0\r\n\r\n`;
+    expect(block.equals(Buffer.from(head, 'latin1'))).toBe(true);
+    expect(block.includes(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0d]))).toBe(true);
+  });
   it('serializes with Content-Length of the block and two CRLFs after it', () => {
     const b = serializeRecord({ headers: { 'WARC-Type': 'resource' }, block: Buffer.from('abc') });
     expect(b.toString()).toBe('WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n');
@@ -182,7 +190,7 @@ describe('CDXJ', () => {
   it('builds SURT keys', () => {
     expect(surt('https://www.Example.com/A?b=1')).toBe('com,example)/a?b=1');
     expect(surt('http://sub.example.co.uk:8080/')).toBe('uk,co,example,sub:8080)/');
-    expect(surt('http://127.0.0.2:4000/x')).toBe('127.0.0.2:4000)/x');
+    expect(surt('http://127.0.0.2:4000/x')).toBe('2,0,0,127:4000)/x');
   });
   it('formats 14-digit UTC timestamps', () => {
     expect(cdxTimestamp(new Date('2024-01-02T03:04:05.999Z'))).toBe('20240102030405');

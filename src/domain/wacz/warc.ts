@@ -1,6 +1,12 @@
 // WARC/1.1 records (ISO 28500:2017), uncompressed: what a WACZ keeps under archive/. Pure: bytes in,
 // bytes out. Only what the capture flow writes and its tests read back: warcinfo, request and
-// response records, with sha256 block and payload digests.
+// response records, with sha256 block and payload digests, and for an https response a metadata
+// record with the TLS session and the certificate chain the server presented.
+// Written here rather than with warcio.js's WARCRecord/WARCSerializer: given the same exchange,
+// warcio groups a repeated header with its first occurrence (Set-Cookie a, Content-Type,
+// set-cookie b, Set-Cookie c comes out a, c, Content-Type, b) and writes a header's latin1 byte
+// 0xE9 as UTF-8 C3 A9, so the record would no longer be what came over the wire. The tests read
+// what is written here back with warcio (test/support/warcio.ts).
 import { createHash, randomUUID } from 'node:crypto';
 
 export type HeaderList = [string, string][];
@@ -22,13 +28,25 @@ export interface HttpResponsePart {
   body: Buffer;
 }
 
+/** The TLS session an https exchange went over. */
+export interface TlsSession {
+  /** e.g. TLSv1.3 */
+  protocol: string;
+  /** IANA name, e.g. TLS_AES_256_GCM_SHA384 */
+  cipher: string;
+  /** DER, the server's own certificate first, then each issuer it sent */
+  certificates: Buffer[];
+}
+
 /** One request and the response it got: one hop of a capture (a redirect is its own exchange). */
 export interface HttpExchange {
   url: string;
   date: Date;
   request: HttpRequestPart;
   response: HttpResponsePart;
+  /** the address actually connected to (WARC-IP-Address) */
   ip?: string;
+  tls?: TlsSession;
 }
 
 export interface WarcRecord {
@@ -63,6 +81,9 @@ export function httpResponseHead(r: HttpResponsePart): Buffer {
   return Buffer.from(`HTTP/${r.httpVersion} ${r.status} ${r.statusText}${CRLF}${headerLines(r.headers)}${CRLF}`, 'latin1');
 }
 
+/** The two CRLFs after a record's block: not part of its length in a CDX line (warcio and cdxj-indexer leave them out). */
+export const RECORD_TRAILER_BYTES = 4;
+
 /** Serialises one record: version line, named fields, blank line, block, two CRLFs. */
 export function serializeRecord(rec: WarcRecord): Buffer {
   const fields = { ...rec.headers, 'Content-Length': String(rec.block.length) };
@@ -80,13 +101,13 @@ export function warcDate(d: Date): string {
 
 const recordId = (): string => `<urn:uuid:${randomUUID()}>`;
 
-export function warcinfoRecord(date: Date, fields: Record<string, string>): WarcRecord {
-  const block = Buffer.from(
-    Object.entries(fields)
-      .map(([k, v]) => `${k}: ${v}${CRLF}`)
-      .join(''),
-    'utf8',
-  );
+/** An application/warc-fields block: `name: value` lines; a name may repeat. */
+export function warcFields(fields: HeaderList): Buffer {
+  return Buffer.from(headerLines(fields), 'utf8');
+}
+
+export function warcinfoRecord(date: Date, fields: HeaderList): WarcRecord {
+  const block = warcFields(fields);
   return {
     headers: {
       'WARC-Type': 'warcinfo',
@@ -100,8 +121,25 @@ export function warcinfoRecord(date: Date, fields: Record<string, string>): Warc
   };
 }
 
-/** The response record first (replay looks it up), then the request that produced it. */
-export function exchangeRecords(x: HttpExchange): { response: WarcRecord; request: WarcRecord } {
+/** The TLS session of an https response, as a metadata record about it (indexers skip warc-fields metadata). */
+export function tlsRecord(x: HttpExchange & { tls: TlsSession }, responseId: string): WarcRecord {
+  const block = warcFields([['tls-protocol', x.tls.protocol], ['tls-cipher', x.tls.cipher], ...x.tls.certificates.map((c): [string, string] => ['peer-certificate', c.toString('base64')])]);
+  return {
+    headers: {
+      'WARC-Type': 'metadata',
+      'WARC-Record-ID': recordId(),
+      'WARC-Date': warcDate(x.date),
+      'WARC-Target-URI': x.url,
+      'WARC-Concurrent-To': responseId,
+      'Content-Type': 'application/warc-fields',
+      'WARC-Block-Digest': `sha256:${sha256Hex(block)}`,
+    },
+    block,
+  };
+}
+
+/** The response record first (replay looks it up), then the request that produced it, then its TLS session if any. */
+export function exchangeRecords(x: HttpExchange): { response: WarcRecord; request: WarcRecord; tls?: WarcRecord } {
   const responseId = recordId();
   const head = httpResponseHead(x.response);
   const responseBlock = Buffer.concat([head, x.response.body]);
@@ -132,7 +170,7 @@ export function exchangeRecords(x: HttpExchange): { response: WarcRecord; reques
     },
     block: requestBlock,
   };
-  return { response, request };
+  return { response, request, ...(x.tls !== undefined ? { tls: tlsRecord({ ...x, tls: x.tls }, responseId) } : {}) };
 }
 
 export interface ParsedRecord extends WarcRecord {

@@ -9,7 +9,7 @@ import { createHash, sign, type KeyObject } from 'node:crypto';
 import yazl from 'yazl';
 import { formatPagesJsonl, type PageEntry } from '../pages-jsonl.ts';
 import { cdxTimestamp, formatCdxj, type CdxEntry } from './cdx.ts';
-import { exchangeRecords, serializeRecord, sha256Hex, warcinfoRecord, type HttpExchange } from './warc.ts';
+import { exchangeRecords, RECORD_TRAILER_BYTES, serializeRecord, sha256Hex, warcinfoRecord, type HeaderList, type HttpExchange } from './warc.ts';
 
 export const WACZ_VERSION = '1.1.1';
 export const PAGES_HEADER = { format: 'json-pages-1.0', id: 'pages', title: 'All Pages', hasText: true } as const;
@@ -36,11 +36,27 @@ export interface WaczSigner {
   publicKey: KeyObject;
 }
 
+/** How a capture was made, as the warcinfo record says it. */
+export interface Provenance {
+  /** the browser that loaded the page, e.g. "Chromium 141.0.7390.54" */
+  browser?: string;
+  userAgent?: string;
+  /** the capture worker that made it */
+  worker?: string;
+  /** the crawl's settings as the capture knew them */
+  settings?: Record<string, unknown>;
+  /** what robots.txt decided for the page */
+  robots?: string;
+}
+
 export interface WaczInput {
   exchanges: HttpExchange[];
   pages: WaczPage[];
+  /** name/version */
   software: string;
+  provenance?: Provenance;
   created?: Date;
+  /** datapackage.json's title; the main page's title or URL when not given */
   title?: string;
   /** anonymous wacz-auth signature over datapackage.json's hash (ECDSA P-256, SHA-256) */
   signer?: WaczSigner;
@@ -56,7 +72,7 @@ export interface DataPackageResource {
 export interface DataPackage {
   profile: 'data-package';
   wacz_version: string;
-  title?: string;
+  title: string;
   created: string;
   modified?: string;
   software: string;
@@ -84,13 +100,26 @@ function mimeOf(headers: [string, string][]): string {
   return ct.split(';')[0]!.trim().toLowerCase();
 }
 
+/** The warcinfo fields (WARC 1.1 annex names where it has one): software first, then what made the capture. */
+export function warcinfoFields(software: string, p: Provenance = {}): HeaderList {
+  const fields: HeaderList = [['software', software]];
+  if (p.browser !== undefined) fields.push(['browser', p.browser]);
+  if (p.userAgent !== undefined) fields.push(['http-header-user-agent', p.userAgent]);
+  if (p.worker !== undefined) fields.push(['capture-worker', p.worker]);
+  // one line: JSON.stringify escapes line breaks inside strings
+  if (p.settings !== undefined) fields.push(['crawl-settings', JSON.stringify(p.settings)]);
+  if (p.robots !== undefined) fields.push(['robots', p.robots]);
+  fields.push(['format', 'WARC File Format 1.1'], ['conformsTo', 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/']);
+  return fields;
+}
+
 /** The WARC and its CDXJ index for a list of exchanges. */
-export function buildWarc(exchanges: HttpExchange[], software: string, created: Date): { warc: Buffer; cdx: string } {
-  const parts: Buffer[] = [serializeRecord(warcinfoRecord(created, { software, format: 'WARC File Format 1.1', conformsTo: 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/' }))];
+export function buildWarc(exchanges: HttpExchange[], info: HeaderList, created: Date): { warc: Buffer; cdx: string } {
+  const parts: Buffer[] = [serializeRecord(warcinfoRecord(created, info))];
   let offset = parts[0]!.length;
   const entries: CdxEntry[] = [];
   for (const x of exchanges) {
-    const { response, request } = exchangeRecords(x);
+    const { response, request, tls } = exchangeRecords(x);
     const resBytes = serializeRecord(response);
     entries.push({
       url: x.url,
@@ -98,13 +127,13 @@ export function buildWarc(exchanges: HttpExchange[], software: string, created: 
       mime: mimeOf(x.response.headers),
       status: String(x.response.status),
       digest: response.headers['WARC-Payload-Digest']!,
-      length: resBytes.length,
+      length: resBytes.length - RECORD_TRAILER_BYTES,
       offset,
       filename: 'data.warc',
     });
-    const reqBytes = serializeRecord(request);
-    parts.push(resBytes, reqBytes);
-    offset += resBytes.length + reqBytes.length;
+    const rest = [request, ...(tls !== undefined ? [tls] : [])].map(serializeRecord);
+    parts.push(resBytes, ...rest);
+    offset += resBytes.length + rest.reduce((n, b) => n + b.length, 0);
   }
   return { warc: Buffer.concat(parts), cdx: formatCdxj(entries) };
 }
@@ -143,7 +172,7 @@ function zip(entries: { name: string; data: Buffer; compress: boolean }[], mtime
 
 export async function writeWacz(input: WaczInput): Promise<Buffer> {
   const created = input.created ?? new Date();
-  const { warc, cdx } = buildWarc(input.exchanges, input.software, created);
+  const { warc, cdx } = buildWarc(input.exchanges, warcinfoFields(input.software, input.provenance), created);
   const files = [
     { name: 'data.warc', path: 'archive/data.warc', data: warc, compress: false },
     { name: 'index.cdx', path: 'indexes/index.cdx', data: Buffer.from(cdx, 'utf8'), compress: false },
@@ -153,7 +182,7 @@ export async function writeWacz(input: WaczInput): Promise<Buffer> {
   const datapackage: DataPackage = {
     profile: 'data-package',
     wacz_version: WACZ_VERSION,
-    ...(input.title !== undefined ? { title: input.title } : {}),
+    title: input.title ?? (main?.title || main?.url) ?? 'Web archive',
     created: created.toISOString(),
     software: input.software,
     ...(main !== undefined ? { mainPageUrl: main.url, mainPageDate: main.ts.toISOString() } : {}),
