@@ -88,7 +88,13 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
   await slice.signal(hostDoneSignal, { index: input.index, attempt: input.attempt, submittedAt, finishedAt }).catch((err: unknown) => deps.log(`hostDone for ${url}: ${(err as Error).message}`));
 
   const visited = { kind: 'visited' as const, ...delay, submittedAt, finishedAt };
-  const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
+  const provenance = {
+    browser: await deps.browser.version().catch(() => 'Chromium (version unknown)'),
+    worker: deps.software,
+    settings: { crawlId: input.crawlId, depth: input.depth, formats: input.formats, signing: input.signing, perHostDelayMs: input.delayMs, follow: input.follow, attempt: input.attempt },
+    robots: rules.crawlDelayMs !== undefined ? `allowed (Crawl-delay ${rules.crawlDelayMs} ms)` : 'allowed',
+  };
+  const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, provenance, ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
   const finalUrl = packaged.finalUrl !== undefined ? { finalUrl: packaged.finalUrl } : {};
   const lostManifest = matches(knobs.manifestError, url);
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');

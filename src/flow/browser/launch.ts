@@ -180,6 +180,12 @@ export class CaptureBrowser {
     return browser.newContext({ viewport: { ...VIEWPORT }, userAgent: opts.userAgent, acceptDownloads: false, serviceWorkers: 'block', javaScriptEnabled: true, bypassCSP: false });
   }
 
+  /** The browser's name and version, e.g. "Chromium 141.0.7390.54" (launches it if need be). */
+  async version(): Promise<string> {
+    const { browser } = await this.launch();
+    return `Chromium ${browser.version()}`;
+  }
+
   /** What the backstop proxy refused so far (0 before the first launch). */
   async proxyRefused(): Promise<number> {
     if (this.launching === undefined) return 0;

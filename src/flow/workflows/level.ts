@@ -167,7 +167,7 @@ export class LevelRun {
     const act = proxyActivities<FlowActivities>({
       scheduleToCloseTimeout: left,
       startToCloseTimeout: 60_000,
-      retry: { initialInterval: retry?.baseDelayMs ?? 1000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: retry?.attempts ?? 0, nonRetryableErrorTypes: [REPORT_FINAL] },
+      retry: { initialInterval: retry?.baseDelayMs ?? 1000, backoffCoefficient: 2, maximumInterval: 10_000, ...(retry ? { maximumAttempts: retry.attempts } : {}), nonRetryableErrorTypes: [REPORT_FINAL] },
     });
     try {
       this.outcome = await act.sendReport({ ...this.target(), reportUrl: d.reportUrl, slices: [...this.sliceIds] });
