@@ -29,6 +29,8 @@ export interface TestApiOptions {
   resolver?: IdentityResolver;
   /** extra deps (e.g. temporal) */
   deps?: Partial<AppDeps>;
+  /** default: a free one (an API started again on the port of one that stopped keeps its URLs) */
+  port?: number;
 }
 
 export interface TestApi {
@@ -65,7 +67,7 @@ export async function startTestApi(opts: TestApiOptions): Promise<TestApi> {
   const config = testApiConfig(opts);
   const deps: AppDeps = { config, db: opts.tdb.db, fga: opts.store.client, ...createAppClients(config), ...opts.deps };
   const app = await buildApp(deps, { logger: process.env.CAPTURE_LEDGER_TEST_LOG ? { level: 'info' } : false, identity: opts.resolver });
-  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   return {
     url: address,
     app,

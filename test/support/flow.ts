@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
 import type { CaptureWorkerConfig, FlowConfig } from '../../src/flow/config.ts';
 import type { FlowOptions } from '../../src/flow/server.ts';
+import { loadProjectEnv } from './env.ts';
 import { uniqueTaskQueue } from './temporal.ts';
 
 export interface FlowQueues {
@@ -15,12 +16,21 @@ export interface FlowQueues {
 
 export const newFlowQueues = (): FlowQueues => ({ flow: uniqueTaskQueue('flow'), capture: uniqueTaskQueue('capture') });
 
+/** The capture worker's write-only identity (stack:up gives SeaweedFS one: PUT, nothing else). */
+export function captureIdentity(): { accessKeyId: string; secretAccessKey: string } {
+  loadProjectEnv();
+  const accessKeyId = process.env.CAPTURE_WORKER_S3_ACCESS_KEY_ID;
+  const secretAccessKey = process.env.CAPTURE_WORKER_S3_SECRET_ACCESS_KEY;
+  if (!accessKeyId || !secretAccessKey) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY are not set (.env.example declares them)');
+  return { accessKeyId, secretAccessKey };
+}
+
 export function testCaptureWorkerConfig(ledger: Config, queues: FlowQueues, over: Partial<CaptureWorkerConfig> = {}): CaptureWorkerConfig {
   return {
     name: `test-capture-worker-${process.pid}`,
     slots: 8,
     temporal: { address: ledger.temporal.address, namespace: ledger.temporal.namespace, captureQueue: queues.capture },
-    s3: { ...ledger.s3 },
+    s3: { endpoint: ledger.s3.endpoint, region: ledger.s3.region, bucket: ledger.s3.bucket, ...captureIdentity() },
     capture: ledger.capture,
     ...over,
   };

@@ -22,7 +22,7 @@ import { devHeaders, startTestApi, startTestIssuer, testApiConfig, type TestApi,
 import { endRunningCrawls, grant, startWebhookStub, type WebhookStub } from './crawls.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { createTestStore, type TestStore } from './fga.ts';
-import { newFlowQueues, testFlowOptions } from './flow.ts';
+import { newFlowQueues, testFlowOptions, type FlowQueues } from './flow.ts';
 import { startSite, type Site, type SiteHostSpec } from './site.ts';
 import { startTestWorker, uniqueTaskQueue, type TestWorker } from './temporal.ts';
 
@@ -74,6 +74,10 @@ export interface Harness {
   site: Site;
   /** JSON headers for `subject` in `orgs`: a JWT with `issuer`, dev headers without */
   as(subject: string, orgs: string[]): Promise<Record<string, string>>;
+  /** stops the API, runs `whileDown`, then starts an API like it on the same port (h.api) */
+  restartApi(whileDown?: () => Promise<void>): Promise<TestApi>;
+  /** the task queues of the harness's flow (crawls: 'flow'): another capture worker may join them */
+  flowQueues: FlowQueues;
   /** with crawls: 'flow': kills the flow (Flow.kill) and starts a new one on its port */
   restartFlow(): Promise<Flow>;
   /** a reference capture flow of the test's own (closed with the harness), e.g. behind the stub's relay */
@@ -136,6 +140,7 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
     const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token } });
     // the harness's flow keeps its queues across restartFlow: the new one takes up the old one's levels
     const queues = newFlowQueues();
+    h.flowQueues = queues;
     const newFlow = (port: number, options: Partial<FlowOptions> & { resolve?: Resolver } = {}, own = false) => {
       const { resolve, ...rest } = { ...opts.flow, ...options };
       const base = testFlowOptions(flowConfig, { webhookToken: token, ...(own ? {} : { queues }), ...(resolve ? { resolve } : {}) });
@@ -178,8 +183,22 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
       h.config = testApiConfig({ tdb, store, identity, env });
     } else {
       const fga = opts.apiFga?.(store.client) ?? store.client;
-      h.api = await startTestApi({ tdb, store, identity, env, deps: { fga, ...(h.temporal === undefined ? {} : { temporal: h.temporal }), ...opts.apiDeps } });
-      teardown.add(() => h.api.close());
+      const apiOptions = { tdb, store, identity, env, deps: { fga, ...(h.temporal === undefined ? {} : { temporal: h.temporal }), ...opts.apiDeps } };
+      h.api = await startTestApi(apiOptions);
+      let apiUp = true;
+      teardown.add(() => (apiUp ? h.api.close() : undefined));
+      h.restartApi = async (whileDown) => {
+        const port = Number(new URL(h.api.url).port);
+        apiUp = false;
+        await h.api.close();
+        try {
+          await whileDown?.();
+        } finally {
+          h.api = await startTestApi({ ...apiOptions, port });
+          apiUp = true;
+        }
+        return h.api;
+      };
       h.config = { ...h.api.config, api: { ...h.api.config.api, publicUrl: h.api.url } };
     }
     h.s3 = createS3(h.config.s3);

@@ -30,6 +30,8 @@ export interface CaptureWorkerOptions {
 export interface CaptureWorker {
   name: string;
   hostLog: HostLog;
+  /** pages this worker is capturing now */
+  busy(): number;
   /** settles when the worker has stopped */
   running: Promise<void>;
   /** finishes the pages in hand, then stops */
@@ -52,12 +54,23 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const hostLog = new HostLog();
   let stopped = false;
+  let busy = 0;
+  const activities = createCaptureActivities({ browser, fetcher, robots, store, userAgent: CAPTURE_USER_AGENT, software: `${CAPTURE_SOFTWARE} (${config.name})`, signer: { privateKey, publicKey }, hostLog, log, stopped: () => stopped });
   const own = opts.connection === undefined ? await NativeConnection.connect({ address: config.temporal.address }) : undefined;
   const worker = await Worker.create({
     connection: opts.connection ?? own!,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.captureQueue,
-    activities: createCaptureActivities({ browser, fetcher, robots, store, userAgent: CAPTURE_USER_AGENT, software: `${CAPTURE_SOFTWARE} (${config.name})`, signer: { privateKey, publicKey }, hostLog, log, stopped: () => stopped }),
+    activities: {
+      async capturePage(input) {
+        busy += 1;
+        try {
+          return await activities.capturePage(input);
+        } finally {
+          busy -= 1;
+        }
+      },
+    },
     maxConcurrentActivityTaskExecutions: config.slots,
     shutdownGraceTime: '30 seconds',
   });
@@ -73,6 +86,7 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
   return {
     name: config.name,
     hostLog,
+    busy: () => busy,
     running,
     shutdown: stop,
     async kill() {

@@ -1,0 +1,106 @@
+// Issue 25: capture on many workers, through a worker's death. A 4-host crawl is captured by two
+// capture workers on one capture queue: the harness flow's own and a second one in this process.
+// Both capture pages, the pacing audit finds no gap shorter than its host is owed, and a worker
+// killed in the middle of a page leaves the crawl succeeded with that page archived once (another
+// worker captured it again; the dead one's half-done attempt is never reported).
+import { describe, expect, it } from 'vitest';
+import { startCaptureWorker, type CaptureWorker } from '../../src/flow/capture-worker/worker.ts';
+import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
+import { testCaptureWorkerConfig } from '../support/flow.ts';
+import { useLiveCrawlStack } from '../support/live-crawl.ts';
+
+const ORG = 'acme';
+const HOSTS = ['a', 'b', 'c', 'd'];
+const PAGES = 4;
+const paths = Array.from({ length: PAGES }, (_, i) => `/p${i + 1}`);
+
+const s = useLiveCrawlStack({
+  org: ORG,
+  hosts: Object.fromEntries(
+    HOSTS.map((h) => [
+      h,
+      {
+        pages: {
+          '/': `<title>${h}</title>${paths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
+          ...Object.fromEntries(paths.map((p) => [p, `<title>${h} ${p}</title><p>page ${p} of ${h}</p>`])),
+        },
+      },
+    ]),
+  ),
+  env: { CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS: '600' },
+});
+
+async function startCrawl(): Promise<string> {
+  const res = await fetch(`${s.api.url}/api/crawls`, {
+    method: 'POST',
+    headers: await s.as('alice', [ORG]),
+    body: JSON.stringify({ seeds: HOSTS.map((h) => s.site.url(h, '/')), maxDepth: 1, maxPages: 100, perHostDelayMs: 300, hostParallelism: 4 }),
+  });
+  expect(res.status).toBe(202);
+  return ((await res.json()) as { crawlId: string }).crawlId;
+}
+
+async function pacingViolations(crawlId: string): Promise<number> {
+  const res = await fetch(`${s.api.url}/api/crawls/${crawlId}/pacing`, { headers: await s.as('alice', [ORG]) });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { violations: number; hosts: { overlaps: number }[] };
+  return body.violations + body.hosts.reduce((n, h) => n + h.overlaps, 0);
+}
+
+async function archivedUrls(crawlId: string): Promise<string[]> {
+  const rows = await s.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select('crawl_pages.url').where('crawl_pages.crawl_id', '=', crawlId).execute();
+  return rows.map((r) => r.url).sort();
+}
+
+const allPages = (): string[] => HOSTS.flatMap((h) => ['/', ...paths].map((p) => s.site.url(h, p))).sort();
+
+describe('two capture workers on one capture queue', () => {
+  it('both capture pages of a 4-host crawl, and the pacing audit finds no violation', async () => {
+    const second = await startCaptureWorker({ config: testCaptureWorkerConfig(s.config, s.flowQueues, { name: 'second-worker', slots: 2 }) });
+    try {
+      s.flow.setKnobs({ captureDelayMs: 400 });
+      const crawlId = await startCrawl();
+      const row = await waitForCrawlEnd(s.tdb.db, crawlId, 150_000);
+      expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
+      const byFirst = Object.values(s.flow.hostLog.all()).flat().filter((c) => c.crawlId === crawlId);
+      const bySecond = Object.values(second.hostLog.all()).flat().filter((c) => c.crawlId === crawlId);
+      expect(byFirst.length).toBeGreaterThan(0);
+      expect(bySecond.length).toBeGreaterThan(0);
+      expect(byFirst.length + bySecond.length).toBe(allPages().length);
+      expect(await archivedUrls(crawlId)).toEqual(allPages());
+      expect(await pacingViolations(crawlId)).toBe(0);
+      // each manifest names the worker that made it
+      const softwares = await s.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select('archives.provenance').where('crawl_pages.crawl_id', '=', crawlId).execute();
+      const names = new Set(softwares.map((r) => String((r.provenance as { software?: string }).software)));
+      expect([...names].some((n) => n.includes('(second-worker)'))).toBe(true);
+      expect([...names].some((n) => n.includes('(test-capture-worker-'))).toBe(true);
+    } finally {
+      await second.shutdown();
+    }
+  }, 200_000);
+
+  it('a worker killed in the middle of a page: the crawl succeeds and that page is archived once', async () => {
+    let doomed: CaptureWorker | undefined = await startCaptureWorker({ config: testCaptureWorkerConfig(s.config, s.flowQueues, { name: 'doomed-worker', slots: 4 }) });
+    try {
+      // slow pages, so the doomed worker is caught with pages in hand
+      s.flow.setKnobs({ captureDelayMs: 1500 });
+      const crawlId = await startCrawl();
+      const worker = doomed;
+      await eventually(async () => (worker.busy() > 0 && Object.values(worker.hostLog.all()).flat().length > 0 ? true : undefined), 90_000, 'the doomed worker in the middle of a page');
+      const inHand = worker.busy();
+      await worker.kill();
+      doomed = undefined;
+      expect(inHand).toBeGreaterThan(0);
+
+      const row = await waitForCrawlEnd(s.tdb.db, crawlId, 200_000);
+      expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
+      // every page archived exactly once, none lost with the worker
+      expect(await archivedUrls(crawlId)).toEqual(allPages());
+      const pages = await s.tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).execute();
+      expect(pages.every((p) => p.state === 'captured')).toBe(true);
+      expect(await pacingViolations(crawlId)).toBe(0);
+    } finally {
+      await doomed?.shutdown();
+    }
+  }, 260_000);
+});
