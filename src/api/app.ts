@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { useHostCheck } from '../http/host-check.ts';
 import type { AppDeps } from './deps.ts';
 import { errorHandlerPlugin } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
@@ -70,6 +71,8 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     bodyLimit: 1024 * 1024,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
   });
+  // first of all hooks: a request for another host name (DNS rebinding) is 421 before anything runs
+  useHostCheck(app, { publicUrls: [deps.config.api.publicUrl] });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -1,13 +1,16 @@
 // A development OIDC issuer: it mints a short-lived token for ANY subject and organizations, so
-// it listens on loopback only and refuses to start on anything else. Endpoints:
+// it listens on loopback only, refuses to start on anything else, and mints only for requests
+// whose Host is its loopback address. Endpoints:
 //   GET  /.well-known/openid-configuration   { issuer, jwks_uri, token_endpoint, ... }
 //   GET  /jwks.json                          { keys: [public JWK] }
 //   POST /token {subject, organizations?, ttlSeconds?}  → { access_token, token_type: "Bearer", expires_in }
 // Claims: iss = the issuer URL exactly, aud, sub, organizations (string array), iat, exp.
 import { isIP } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { SignJWT } from 'jose';
 import { MAX_NAME_LENGTH } from '../config/identity.ts';
+import { isLoopbackName, type HostDecision } from '../domain/host-header.ts';
+import { useHostCheck } from '../http/host-check.ts';
 import { generateIssuerKey, ISSUER_ALG, type IssuerKey } from './keys.ts';
 
 export const DEFAULT_TTL_SECONDS = 300;
@@ -57,6 +60,12 @@ export async function signIssuerToken(key: IssuerKey, issuer: string, audience: 
     .sign(key.privateKey);
 }
 
+/** A token is minted only for a request to the loopback address, whatever else the issuer answers for. */
+function tokensOnLoopbackOnly(request: FastifyRequest, hostname: string): HostDecision {
+  if (request.routeOptions.url !== '/token' || isLoopbackName(hostname)) return { ok: true, hostname };
+  return { ok: false, status: 421, error: 'misdirected request: the dev issuer mints tokens only for requests to its loopback address' };
+}
+
 const name = { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: '^[^\\s#]+$' } as const;
 
 export async function startIssuer(opts: IssuerOptions): Promise<RunningIssuer> {
@@ -66,6 +75,7 @@ export async function startIssuer(opts: IssuerOptions): Promise<RunningIssuer> {
   const audience = opts.audience ?? 'capture-ledger';
   const app = Fastify({ logger: opts.logger ?? false, ajv: { customOptions: { removeAdditional: false, coerceTypes: false } } });
   let issuerUrl = opts.issuerUrl ?? '';
+  useHostCheck(app, { publicUrls: opts.issuerUrl === undefined ? [] : [opts.issuerUrl], refine: tokensOnLoopbackOnly });
 
   app.get('/.well-known/openid-configuration', async () => ({
     issuer: issuerUrl,
