@@ -11,10 +11,11 @@ import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { useHostCheck } from '../http/host-check.ts';
 import type { AppDeps } from './deps.ts';
-import { errorHandlerPlugin } from './error-handler.ts';
+import { errorHandlerPlugin, frameworkErrorHandler } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { jsonBodyPlugin } from './json-body.ts';
 import { pickerRoutes } from './picker.ts';
+import { documentServerAnswers } from './server-answers.ts';
 import { NoQuery } from './schemas/common.ts';
 import { createCrawlLevelService } from './services/crawl-levels.ts';
 import { createCrawlService } from './services/crawls.ts';
@@ -68,6 +69,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     logController: new LogController({ disableRequestLogging: true }),
     // long enough that an oversize id reaches its schema (a 400 naming the field), not a 404
     routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: frameworkErrorHandler,
     bodyLimit: 1024 * 1024,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
   });
@@ -81,7 +83,8 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
-  // 1. external plugins
+  // 1. external plugins (every route documents the answers given before its handler, 421 431 …)
+  documentServerAnswers(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
