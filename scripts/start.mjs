@@ -6,6 +6,8 @@
 import { spawn } from 'node:child_process';
 import { ROOT, loadEnv } from './lib/env.mjs';
 import { reexecOnProjectNode, scriptCommand } from './lib/node.mjs';
+import { chmodSync, existsSync } from 'node:fs';
+import { CAPTURE_USER } from './lib/capture-user.mjs';
 import { ensureChromium, say, setup, parseProfileArgs } from './lib/setup.mjs';
 
 await reexecOnProjectNode(say);
@@ -32,6 +34,9 @@ const childEnv = { ...process.env };
 if (profiles.has('search') && !env.CAPTURE_LEDGER_OPENSEARCH_URL) {
   childEnv.CAPTURE_LEDGER_OPENSEARCH_URL = `http://127.0.0.1:${env.CAPTURE_LEDGER_OPENSEARCH_PORT}`;
 }
+
+// The ledger's settings are for root's processes only: the capture user may not read them.
+for (const f of ['.env', '.env.local']) if (existsSync(ROOT + f) && process.getuid?.() === 0) chmodSync(ROOT + f, 0o600);
 
 // A capture worker gets its own variables and nothing else: no database, OpenFGA, webhook or
 // signing secrets reach the process that runs hostile pages in Chromium.
@@ -73,7 +78,10 @@ APPS.forEach((name, i) => {
   // the package.json script's node command, run without npm in between; its own process group,
   // so Ctrl-C stops it and whatever it started together
   const [node, args] = scriptCommand(name);
-  const child = spawn(node, args, { cwd: ROOT, env: name === 'capture-worker' ? captureWorkerEnv : childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // a root capture worker runs as the unprivileged capture user (Chromium then keeps its sandbox)
+  const asCaptureUser = name === 'capture-worker' && process.getuid?.() === 0;
+  const [cmd, cmdArgs] = asCaptureUser ? ['runuser', ['-u', CAPTURE_USER, '--', node, ...args]] : [node, args];
+  const child = spawn(cmd, cmdArgs, { cwd: ROOT, env: name === 'capture-worker' ? captureWorkerEnv : childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(name, child);
   prefixed(name, COLORS[i % COLORS.length], child.stdout, process.stdout);
   prefixed(name, COLORS[i % COLORS.length], child.stderr, process.stderr);

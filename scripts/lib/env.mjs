@@ -3,8 +3,10 @@
 // of them (like node's --env-file). process.loadEnvFile never overrides, so merge by hand.
 // process.env itself is left alone: the commands the scripts run (npm run db:migrate, the app
 // processes) read the files themselves, and .env.local may only exist after fga:deploy.
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -13,15 +15,20 @@ export const TOOLS_DIR = ROOT + '.tools/';
 
 let loaded = null;
 
+/** The three files merged under `root`, the real environment winning. */
+function mergedEnv(root) {
+  const merged = {};
+  for (const f of ['.env.example', '.env', '.env.local']) {
+    const p = join(root, f);
+    if (existsSync(p)) Object.assign(merged, parseEnv(readFileSync(p, 'utf8')));
+  }
+  return { ...merged, ...pick(process.env, Object.keys(merged)) };
+}
+
 /** The merged settings (read once; `fresh` re-reads the files, e.g. after fga:deploy). */
 export function loadEnv({ fresh = false } = {}) {
   if (loaded && !fresh) return loaded;
-  const merged = {};
-  for (const f of ['.env.example', '.env', '.env.local']) {
-    const p = ROOT + f;
-    if (existsSync(p)) Object.assign(merged, parseEnv(readFileSync(p, 'utf8')));
-  }
-  loaded = { ...merged, ...pick(process.env, Object.keys(merged)) };
+  loaded = mergedEnv(ROOT);
   return loaded;
 }
 
@@ -37,6 +44,22 @@ export function ensureDotEnv(log = console.log) {
     copyFileSync(ROOT + '.env.example', ROOT + '.env');
     log('created .env from .env.example');
   }
+}
+
+const FLOW_SECRET = 'CAPTURE_LEDGER_FLOW_CLIENT_SECRET';
+
+/**
+ * `npm start`: the capture flow's client secret, which the flow and the dev issuer both read, is
+ * generated into .env.local (never committed) unless some file or the environment sets one.
+ */
+export function ensureFlowClientSecret(log = console.log, root = ROOT) {
+  if (mergedEnv(root)[FLOW_SECRET]?.trim()) return false;
+  const file = join(root, '.env.local');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const line = `${FLOW_SECRET}=${randomBytes(32).toString('base64url')}\n`;
+  appendFileSync(file, text === '' || text.endsWith('\n') ? line : `\n${line}`, { mode: 0o600 });
+  log(`generated ${FLOW_SECRET} into .env.local (the capture flow's secret at the issuer)`);
+  return true;
 }
 
 export function intSetting(name) {

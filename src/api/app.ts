@@ -9,11 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { useHostCheck } from '../http/host-check.ts';
 import type { AppDeps } from './deps.ts';
-import { errorHandlerPlugin } from './error-handler.ts';
+import { errorHandlerPlugin, frameworkErrorHandler } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { jsonBodyPlugin } from './json-body.ts';
 import { pickerRoutes } from './picker.ts';
+import { documentServerAnswers } from './server-answers.ts';
 import { NoQuery } from './schemas/common.ts';
 import { createCrawlLevelService } from './services/crawl-levels.ts';
 import { createCrawlService } from './services/crawls.ts';
@@ -67,9 +69,12 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     logController: new LogController({ disableRequestLogging: true }),
     // long enough that an oversize id reaches its schema (a 400 naming the field), not a 404
     routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: frameworkErrorHandler,
     bodyLimit: 1024 * 1024,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
   });
+  // first of all hooks: a request for another host name (DNS rebinding) is 421 before anything runs
+  useHostCheck(app, { publicUrls: [deps.config.api.publicUrl] });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -78,7 +83,8 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
-  // 1. external plugins
+  // 1. external plugins (every route documents the answers given before its handler, 421 431 …)
+  documentServerAnswers(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

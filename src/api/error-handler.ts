@@ -5,6 +5,7 @@
 //   Postgres codes       → 23505 unique violation 409; 23514 check, 22P02 invalid text, 23502 not null, 22007/22008 datetime,
 //                          22021/22P05 a NUL character 400
 //   fastify client errors (bad JSON, wrong content type, body too large) keep their 4xx status
+//   router errors (frameworkErrorHandler) → a path not percent-encoded 400, a parameter too long 414
 //   anything else        → 500 {"error":"internal error"}, logged with the request id
 // A path served for other methods than the one asked answers 405 with Allow, not 404.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
@@ -77,6 +78,21 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
   }
   request.log.error({ err }, 'internal error');
   return reply.code(500).send({ error: 'internal error' });
+}
+
+/**
+ * What the router refuses before any route or hook: a path that is not valid percent-encoding
+ * (400) and a path parameter over maxParamLength (414), in the API's {"error"} shape, without
+ * echoing the path.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const answers: Record<string, [number, string]> = {
+    FST_ERR_BAD_URL: [400, 'the path is not valid percent-encoding'],
+    FST_ERR_MAX_PARAM_LENGTH: [414, 'a path parameter is over 1000 characters'],
+  };
+  const [status, error] = answers[err.code] ?? [err.statusCode ?? 400, err.message];
+  request.log.info({ code: err.code }, 'refused by the router');
+  return reply.code(status).send({ error });
 }
 
 /** The methods served per route path, to tell "no such path" (404) from "not this method" (405). */

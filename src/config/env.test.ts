@@ -217,6 +217,16 @@ describe('loadConfig', () => {
       });
     });
 
+    it('OIDC: the capture flow’s client secret, at least 32 characters, never shown in the error', () => {
+      const secret = 'a-flow-secret-of-enough-characters-0123';
+      expect(loadConfig(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'http://127.0.0.1:7071', CAPTURE_LEDGER_FLOW_CLIENT_SECRET: secret })).identity).toMatchObject({ mode: 'oidc', flowClientSecret: secret });
+      expect(loadConfig(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'http://127.0.0.1:7071' })).identity).not.toHaveProperty('flowClientSecret');
+      const short = failure(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'http://127.0.0.1:7071', CAPTURE_LEDGER_FLOW_CLIENT_SECRET: 'short-secret' }));
+      expect(short.variable).toBe('CAPTURE_LEDGER_FLOW_CLIENT_SECRET');
+      expect(short.message).toMatch(/at least 32 characters/);
+      expect(short.message).not.toContain('short-secret');
+    });
+
     it('a bad DEV_IDENTITY value is refused, even beside OIDC', () => {
       expect(failure(env({ CAPTURE_LEDGER_DEV_IDENTITY: 'on' })).message).toBe('CAPTURE_LEDGER_DEV_IDENTITY="on": must be 1 or 0');
       expect(failure(env({ CAPTURE_LEDGER_DEV_IDENTITY: 'on', CAPTURE_LEDGER_OIDC_ISSUER: 'https://id.example' })).variable).toBe('CAPTURE_LEDGER_DEV_IDENTITY');

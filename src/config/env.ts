@@ -3,6 +3,7 @@
 // per-request instead, a typo surfaces at 3am as a failure that never mentions the setting.
 import { AllowlistError, parseAllowlist, type AllowEntry } from '../domain/address-policy.ts';
 import { CAPTURE_FORMATS, type CaptureFormat } from '../domain/contract.ts';
+import { MIN_FLOW_SECRET_LENGTH } from '../domain/flow-client.ts';
 
 export { CAPTURE_FORMATS, type CaptureFormat };
 
@@ -50,7 +51,7 @@ export interface Config {
   opensearch: { url: string; index: string } | undefined;
   api: { host: string; port: number; publicUrl: string; replayUrl: string };
   identity:
-    | { mode: 'oidc'; issuer: string; audience: string; devIdentityAlsoSet: boolean }
+    | { mode: 'oidc'; issuer: string; audience: string; devIdentityAlsoSet: boolean; flowClientSecret?: string }
     | { mode: 'dev' }
     | { mode: 'none' };
   issuerPort: number;
@@ -176,7 +177,8 @@ export function loadConfig(env: Env = process.env): Config {
   let identity: Config['identity'];
   if (issuer !== undefined) {
     url(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
-    identity = { mode: 'oidc', issuer, audience: str(env, 'CAPTURE_LEDGER_OIDC_AUDIENCE', 'capture-ledger'), devIdentityAlsoSet: dev };
+    const flowClientSecret = flowSecret(env);
+    identity = { mode: 'oidc', issuer, audience: str(env, 'CAPTURE_LEDGER_OIDC_AUDIENCE', 'capture-ledger'), devIdentityAlsoSet: dev, ...(flowClientSecret === undefined ? {} : { flowClientSecret }) };
   } else if (dev) {
     // the dev resolver believes any caller's headers: only this machine may reach it
     const host = str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1');
@@ -230,6 +232,14 @@ export function loadConfig(env: Env = process.env): Config {
     replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),
     capture: { allow: captureAllow(env), deniedPorts: stackPorts(env) },
   };
+}
+
+/** The capture flow's client secret at the issuer (the flow and the dev issuer hold the same one). */
+function flowSecret(env: Env): string | undefined {
+  const name = 'CAPTURE_LEDGER_FLOW_CLIENT_SECRET';
+  const v = optional(env, name);
+  if (v !== undefined && v.length < MIN_FLOW_SECRET_LENGTH) throw new ConfigError(name, '***', `must be at least ${MIN_FLOW_SECRET_LENGTH} characters (npm start generates one into .env.local)`);
+  return v;
 }
 
 function captureAllow(env: Env): AllowEntry[] {

@@ -4,6 +4,7 @@ import { BadRequestError } from './errors.ts';
 import {
   BOTH_SOURCES_MESSAGE,
   CRAWL_DEFAULTS,
+  NO_BODY_MESSAGE,
   NO_SOURCE_MESSAGE,
   computeNotBefore,
   decideAfterLevel,
@@ -36,6 +37,14 @@ describe('seedSource', () => {
 
   it('refuses an empty seed list', () => {
     expect(() => seedSource({ seeds: [] })).toThrow(BadRequestError);
+  });
+
+  it('refuses anything that is not an object with a 400 saying so, never a TypeError', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.constant(undefined), fc.constant(null), fc.array(fc.jsonValue()), fc.string(), fc.double(), fc.boolean()), (body) => {
+        expect(() => seedSource(body as never)).toThrow(new BadRequestError(NO_BODY_MESSAGE));
+      }),
+    );
   });
 });
 

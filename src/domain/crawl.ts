@@ -43,8 +43,11 @@ export type SeedSource = 'seeds' | 'fromTargets';
 export const BOTH_SOURCES_MESSAGE = 'send seeds or fromTargets, not both';
 export const NO_SOURCE_MESSAGE = 'seeds or fromTargets is required';
 
+export const NO_BODY_MESSAGE = 'the body must be a JSON object: {"seeds": [...]} or {"fromTargets": {}}';
+
 /** Exactly one of seeds / fromTargets. Both and neither are different mistakes, said differently. */
-export function seedSource(body: CrawlRequestBody): SeedSource {
+export function seedSource(body: CrawlRequestBody | null | undefined): SeedSource {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError(NO_BODY_MESSAGE);
   const hasSeeds = body.seeds !== undefined;
   const hasTargets = body.fromTargets !== undefined;
   if (hasSeeds && hasTargets) throw new BadRequestError(BOTH_SOURCES_MESSAGE);

@@ -15,7 +15,7 @@ export class FlowConfigError extends Error {
   }
 }
 
-export type FlowIdentity = { mode: 'oidc'; issuer: string; clientSecret?: string } | { mode: 'dev' } | { mode: 'none' };
+export type FlowIdentity = { mode: 'oidc'; issuer: string; flowClientSecret?: string } | { mode: 'dev' } | { mode: 'none' };
 
 export interface FlowConfig {
   port: number;
@@ -71,7 +71,7 @@ function httpUrl(env: Env, name: string, fallback?: string): string {
 export function loadFlowConfig(env: Env): FlowConfig {
   const issuer = value(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
   const secret = value(env, 'CAPTURE_LEDGER_FLOW_CLIENT_SECRET');
-  const identity: FlowIdentity = issuer !== undefined ? { mode: 'oidc', issuer: httpUrl(env, 'CAPTURE_LEDGER_OIDC_ISSUER'), ...(secret !== undefined ? { clientSecret: secret } : {}) } : value(env, 'CAPTURE_LEDGER_DEV_IDENTITY') === '1' ? { mode: 'dev' } : { mode: 'none' };
+  const identity: FlowIdentity = issuer !== undefined ? { mode: 'oidc', issuer: httpUrl(env, 'CAPTURE_LEDGER_OIDC_ISSUER'), ...(secret !== undefined ? { flowClientSecret: secret } : {}) } : value(env, 'CAPTURE_LEDGER_DEV_IDENTITY') === '1' ? { mode: 'dev' } : { mode: 'none' };
   return {
     port: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 0, 65535),
     webhookToken: required(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN', 'the capture flow checks it on every dispatch and cannot run without it'),

@@ -17,6 +17,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { extendedEncodeURIComponent } from '@smithy/core/protocols';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { useHostCheck } from '../http/host-check.ts';
 import { objectPath } from '../s3/object-path.ts';
 
 /** The directory holding ReplayWeb.page's built files (index.html, ui.js, sw.js). */
@@ -57,10 +58,13 @@ export interface ReplayServerOptions {
   bucket: string;
   logger?: FastifyServerOptions['logger'];
   staticDir?: string;
+  /** the URLs replay is reached at (CAPTURE_LEDGER_REPLAY_URL): other Host names are 421 */
+  publicUrls?: readonly string[];
 }
 
 export async function buildReplayServer(opts: ReplayServerOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 2048 } });
+  useHostCheck(app, { publicUrls: opts.publicUrls });
   const dir = opts.staticDir ?? replayWebPageDir();
   const index = await readFile(join(dir, 'index.html'), 'utf8');
   const endpoint = new URL(opts.endpoint);

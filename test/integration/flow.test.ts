@@ -14,12 +14,12 @@ import { testFlowOptions } from '../support/flow.ts';
 import { startIssuer, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
+import { TEST_FLOW_CLIENT_SECRET } from '../support/api.ts';
 import { pageTaskId } from '../../src/flow/resume.ts';
 import { dispatchTo, startReceiver, type Received } from '../support/report-receiver.ts';
 import { startSite, type Site } from '../support/site.ts';
 
 const TOKEN = 'flow-test-webhook-token';
-const ORG = 'acme';
 
 let config: Config;
 let s3: S3Client;
@@ -31,8 +31,8 @@ const sites: Site[] = [];
 beforeAll(async () => {
   // the flow needs no OpenFGA; placeholders satisfy loadConfig
   const base = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN });
-  issuer = await startIssuer({ port: 0 });
-  config = { ...base, identity: { mode: 'oidc', issuer: issuer.url, audience: issuer.audience, devIdentityAlsoSet: false } };
+  issuer = await startIssuer({ port: 0, flowClientSecret: TEST_FLOW_CLIENT_SECRET });
+  config = { ...base, identity: { mode: 'oidc', issuer: issuer.url, audience: issuer.audience, devIdentityAlsoSet: false, flowClientSecret: TEST_FLOW_CLIENT_SECRET } };
   s3 = createS3(config.s3);
   receiver = await startReceiver();
   flow = await startFlow({ ...testFlowOptions(config), port: 0, reportRetry: { attempts: 4, baseDelayMs: 50 } });
@@ -207,13 +207,13 @@ describe('capturing a level', () => {
     ]);
   });
 
-  it('authenticates the report with a JWT from the issuer: subject capture-flow, the crawl’s organization', async () => {
+  it('authenticates the report with the JWT the issuer grants the flow for its secret: subject capture-flow, no organization', async () => {
     const auth = received.headers.authorization ?? '';
     expect(auth).toMatch(/^Bearer ey/);
     const jwks = createRemoteJWKSet(new URL(`${issuer.url}/jwks.json`));
     const { payload } = await jwtVerify(auth.slice('Bearer '.length), jwks, { issuer: issuer.url, audience: issuer.audience });
     expect(payload.sub).toBe('capture-flow');
-    expect(payload.organizations).toEqual([ORG]);
+    expect(payload.organizations).toEqual([]);
   });
 
   it('gives each capture a task id and a manifest at exactly the reported key', async () => {

@@ -229,13 +229,13 @@ describe('the dev issuer', () => {
     const jwks = (await (await fetch(disco.jwks_uri!)).json()) as { keys: Record<string, string>[] };
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).not.toHaveProperty('d'); // never the private part
-    const res = await fetch(`${h.issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'capture-flow', organizations: ['acme'], ttlSeconds: 120 }) });
+    const res = await fetch(`${h.issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'alice', organizations: ['acme'], ttlSeconds: 120 }) });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { access_token: string; token_type: string; expires_in: number };
     expect(body.token_type).toBe('Bearer');
     expect(body.expires_in).toBe(120);
     const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
-    expect(claims).toMatchObject({ iss: h.issuer.url, aud: 'capture-ledger', sub: 'capture-flow', organizations: ['acme'] });
+    expect(claims).toMatchObject({ iss: h.issuer.url, aud: 'capture-ledger', sub: 'alice', organizations: ['acme'] });
     expect((claims.exp as number) - (claims.iat as number)).toBe(120);
   });
 

@@ -12,9 +12,9 @@ import type { Manifest, ManifestArtifact, PageReport } from '../../src/domain/co
 import { MAX_REPORTS_PER_LEVEL } from '../../src/domain/level-dispatch.ts';
 import { capabilityHash } from '../../src/ledger/capability.ts';
 import { reconcile } from '../../src/ledger/reconcile.ts';
-import { issuerAuth } from '../../src/flow/report.ts';
+import { clientCredentialsAuth } from '../../src/flow/report.ts';
 import type { Flow } from '../../src/flow/server.ts';
-import type { TestIssuer } from '../support/api.ts';
+import { TEST_FLOW_CLIENT_SECRET, type TestIssuer } from '../support/api.ts';
 import { capabilityHeader, eventually, grant, levelPrefix, putJson, waitForCrawlEnd, writeCapture } from '../support/crawls.ts';
 import { useHarness } from '../support/harness.ts';
 
@@ -280,7 +280,7 @@ describe('the reference capture flow, with no grant on any organization', () => 
   it('a flow whose token the API refuses says so loudly, stops retrying, and the crawl fails at once', async () => {
     const refusedLines: string[] = [];
     const bad = await h.startFlow({
-      reportAuth: issuerAuth(stranger.url),
+      reportAuth: clientCredentialsAuth(stranger.url, TEST_FLOW_CLIENT_SECRET),
       log: (l) => refusedLines.push(l),
     });
     try {

@@ -16,6 +16,9 @@ import { testConfig } from './config.ts';
 import type { TestDatabase } from './db.ts';
 import type { TestStore } from './fga.ts';
 
+/** The capture flow's client secret in tests: the test issuers and the flows' configuration share it. */
+export const TEST_FLOW_CLIENT_SECRET = 'test-flow-client-secret-0123456789abcdef';
+
 export type TestIdentity = 'none' | 'dev' | { oidc: { url: string; audience?: string }; devAlsoSet?: boolean };
 
 export interface TestApiOptions {
@@ -48,6 +51,7 @@ export function identityEnv(identity: TestIdentity): Record<string, string> {
     CAPTURE_LEDGER_OIDC_ISSUER: identity.oidc.url,
     CAPTURE_LEDGER_OIDC_AUDIENCE: identity.oidc.audience ?? 'capture-ledger',
     CAPTURE_LEDGER_DEV_IDENTITY: identity.devAlsoSet ? '1' : '',
+    CAPTURE_LEDGER_FLOW_CLIENT_SECRET: TEST_FLOW_CLIENT_SECRET,
   };
 }
 
@@ -92,9 +96,9 @@ export interface TestIssuer extends RunningIssuer {
   auth(subject: string, organizations?: string[], extra?: Omit<MintRequest, 'subject' | 'organizations'>): Promise<Record<string, string>>;
 }
 
-/** An in-process dev issuer on 127.0.0.1 port 0, with a key of its own. */
+/** An in-process dev issuer on 127.0.0.1 port 0, with a key of its own and the tests' flow secret. */
 export async function startTestIssuer(opts: { audience?: string } = {}): Promise<TestIssuer> {
-  const issuer = await startIssuer({ port: 0, host: '127.0.0.1', audience: opts.audience });
+  const issuer = await startIssuer({ port: 0, host: '127.0.0.1', audience: opts.audience, flowClientSecret: TEST_FLOW_CLIENT_SECRET });
   return Object.assign(issuer, {
     async auth(subject: string, organizations: string[] = [], extra: Omit<MintRequest, 'subject' | 'organizations'> = {}) {
       return { authorization: `Bearer ${await issuer.mint({ subject, organizations, ...extra })}` };

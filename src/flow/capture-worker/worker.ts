@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createAddressPolicy } from '../../domain/address-policy.ts';
 import { createCaptureActivities } from '../activities/capture-page.ts';
+import type { CapturePageInput } from '../activities/types.ts';
 import { CaptureBrowser } from '../browser/launch.ts';
 import type { CaptureWorkerConfig } from '../config.ts';
 import { createGuardedFetcher, type Resolver } from '../fetch.ts';
@@ -62,7 +63,7 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.captureQueue,
     activities: {
-      async capturePage(input) {
+      async capturePage(input: CapturePageInput) {
         busy += 1;
         try {
           return await activities.capturePage(input);
