@@ -242,8 +242,8 @@ describe('replay exfiltration', { timeout: 240_000 }, () => {
       expect(loot.read.some((r) => r.startsWith('store ') && r.includes('Hostile page'))).toBe(true);
       expect(loot.read.some((r) => r.startsWith('top store ') && r.includes('Hostile page'))).toBe(true);
       // ...and nothing of the other archive's
-      expect(JSON.stringify(loot)).not.toContain(secret);
-      expect(JSON.stringify(loot)).not.toContain('secret.test');
+      const leaked = [...loot.notes, ...loot.read].filter((r) => r.includes(secret) || r.includes('secret.test')).map((r) => r.slice(0, 300));
+      expect(leaked).toEqual([]);
       // No request reached a listener, and no connection but the bare TCP connect Chromium makes
       // when a frame or form navigation starts, before its frame-src / form-action check refuses it
       // (not a request: no byte is sent; see the README)
