@@ -7,8 +7,10 @@
 // Knowing a key is not enough: the server holds no S3 credentials, signs nothing, and forwards
 // the caller's signature to S3, which checks it (path, expiry). It is not an open proxy: the host,
 // port and bucket come from the configuration, only the key and the X-Amz-* signature
-// parameters from the request. Every answer carries X-Content-Type-Options: nosniff, and an
-// object is always served as application/wacz, never with its stored content type.
+// parameters from the request. Every answer carries X-Content-Type-Options: nosniff and replay's
+// content policy (policy.ts), and an object is always served as application/wacz, never with its
+// stored content type. The app's page opens only /wacz/ sources (source.ts), and /sw.js is
+// ReplayWeb.page's worker with that policy on the pages it answers (service-worker.ts).
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
