@@ -7,48 +7,29 @@
 // Knowing a key is not enough: the server holds no S3 credentials, signs nothing, and forwards
 // the caller's signature to S3, which checks it (path, expiry). It is not an open proxy: the host,
 // port and bucket come from the configuration, only the key and the X-Amz-* signature
-// parameters from the request. Every answer carries X-Content-Type-Options: nosniff, and an
-// object is always served as application/wacz, never with its stored content type.
+// parameters from the request. Every answer carries X-Content-Type-Options: nosniff and replay's
+// content policy (policy.ts), and an object is always served as application/wacz, never with its
+// stored content type. The app's page opens only /wacz/ sources (source.ts), and /sw.js is
+// ReplayWeb.page's worker with that policy on the pages it answers (service-worker.ts).
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { extendedEncodeURIComponent } from '@smithy/core/protocols';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { useHostCheck } from '../http/host-check.ts';
 import { objectPath } from '../s3/object-path.ts';
+import { DOCUMENT_POLICY, WORKER_POLICY } from './policy.ts';
+import { isRegistrationQuery, serviceWorkerScript, WABAC_SW_PATH } from './service-worker.ts';
+import { checkAppQuery, checkSource } from './source.ts';
+
+export { checkAppQuery, checkSource, type SourceCheck } from './source.ts';
 
 /** The directory holding ReplayWeb.page's built files (index.html, ui.js, sw.js). */
 export function replayWebPageDir(): string {
   const require = createRequire(import.meta.url);
   return dirname(require.resolve('replaywebpage/index.html'));
-}
-
-/** The presigned GET's query parameters; anything else in the query is dropped. */
-const SIGNATURE_PARAMS = new Set(['X-Amz-Algorithm', 'X-Amz-Content-Sha256', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'x-id']);
-
-export type SourceCheck = { ok: true; key: string; query: string } | { ok: false; status: 400 | 403 | 404; error: string };
-
-/**
- * What `/wacz/<raw path>?<raw query>` asks for: a `.wacz` key (segments percent-decoded, no dot
- * segments) and the signature parameters, re-encoded as the presigner encodes them.
- */
-export function checkSource(rawPath: string, rawQuery: string): SourceCheck {
-  let key: string;
-  try {
-    key = rawPath.split('/').map(decodeURIComponent).join('/');
-  } catch {
-    return { ok: false, status: 400, error: 'the key is not valid percent-encoding' };
-  }
-  if (key === '' || key.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) return { ok: false, status: 404, error: 'not found' };
-  if (!key.endsWith('.wacz')) return { ok: false, status: 404, error: 'replay serves .wacz archives only' };
-  const params = [...new URLSearchParams(rawQuery)].filter(([k]) => SIGNATURE_PARAMS.has(k));
-  if (!params.some(([k]) => k === 'X-Amz-Signature')) {
-    return { ok: false, status: 403, error: 'a signed source is required: open the archive from the picker (POST /api/archives/:id/url signs it)' };
-  }
-  return { ok: true, key, query: params.map(([k, v]) => `${extendedEncodeURIComponent(k)}=${extendedEncodeURIComponent(v)}`).join('&') };
 }
 
 export interface ReplayServerOptions {
@@ -67,16 +48,32 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
   useHostCheck(app, { publicUrls: opts.publicUrls });
   const dir = opts.staticDir ?? replayWebPageDir();
   const index = await readFile(join(dir, 'index.html'), 'utf8');
+  const wabacWorker = await readFile(join(dir, 'sw.js'));
   const endpoint = new URL(opts.endpoint);
   const basePath = endpoint.pathname;
 
-  const sendIndex = async (_req: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
+  // The app's page: only with a source replay itself serves (checkAppQuery). A browser keeps one
+  // archive at a time: opening one clears what replay stored for the others (IndexedDB, caches,
+  // the service worker, cookies), so a replayed page finds nothing of another archive to read.
+  const sendIndex = async (req: FastifyRequest, reply: FastifyReply) => {
+    const q = req.url.indexOf('?');
+    const checked = checkAppQuery(q === -1 ? '' : req.url.slice(q + 1));
+    if (!checked.ok) return reply.code(checked.status).header('cache-control', 'no-store').send({ error: checked.error });
+    if (checked.source !== null) reply.header('clear-site-data', '"cookies", "storage"');
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(index);
+  };
   app.get('/', sendIndex);
-  await app.register(fastifyStatic, { root: dir, serve: true, index: false, wildcard: false, allowedPath: (path) => /^\/(ui\.js|sw\.js|adblock\/.*|ruffle\/.*)$/.test(path) });
+  app.get('/sw.js', async (req, reply) => {
+    const q = req.url.indexOf('?');
+    if (!isRegistrationQuery(q === -1 ? '' : req.url.slice(q + 1))) return reply.code(400).send({ error: 'replay registers its service worker with its own parameters only' });
+    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('service-worker-allowed', '/').send(serviceWorkerScript());
+  });
+  app.get(WABAC_SW_PATH, async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(wabacWorker));
+  await app.register(fastifyStatic, { root: dir, serve: true, index: false, wildcard: true, allowedPath: (path) => /^\/(ui\.js|adblock\/.*|ruffle\/.*)$/.test(path) });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
-    // The service worker's scope is the whole origin.
-    if (request.url.startsWith('/sw.js')) reply.header('service-worker-allowed', '/');
+    // Every answer, JSON and scripts too: any of them could be opened as a page of this origin.
+    reply.header('content-security-policy', request.url.startsWith('/sw.js') ? WORKER_POLICY : DOCUMENT_POLICY);
   });
 
   const object = async (rawUrl: string, range: string | undefined, method: 'GET' | 'HEAD', reply: FastifyReply) => {

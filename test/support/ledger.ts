@@ -38,9 +38,8 @@ export async function insertJob(db: Db, opts: { orgId: string; submittedBy: stri
   return crawlId;
 }
 
-/** A small but real WACZ: one HTML page whose body says `text`. */
-export async function makeWacz(url: string, text: string, when = new Date()): Promise<Buffer> {
-  const html = `<!doctype html><html><head><title>${text}</title></head><body><h1>${text}</h1><p>captured for a capture-ledger test</p></body></html>`;
+/** A small but real WACZ: one HTML page titled `text`, whose body says `text` unless `html` is given. */
+export async function makeWacz(url: string, text: string, when = new Date(), html = `<!doctype html><html><head><title>${text}</title></head><body><h1>${text}</h1><p>captured for a capture-ledger test</p></body></html>`): Promise<Buffer> {
   const body = Buffer.from(html, 'utf8');
   return writeWacz({
     software: 'capture-ledger tests',

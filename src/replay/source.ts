@@ -1,0 +1,64 @@
+// What replay agrees to load. `/wacz/<key>?<signature>` is checked by checkSource before the proxy
+// forwards it; the app's own page (`/?source=…`) by checkAppQuery before ReplayWeb.page is served,
+// so a source naming another host, or any other of ReplayWeb.page's parameters (config, swName,
+// adblockUrl, customColl, state…), is refused before the browser runs a line of it and fetches
+// anything.
+import { extendedEncodeURIComponent } from '@smithy/core/protocols';
+
+/** The presigned GET's query parameters; anything else in the query is dropped. */
+const SIGNATURE_PARAMS = new Set(['X-Amz-Algorithm', 'X-Amz-Content-Sha256', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'x-id']);
+
+export type SourceCheck = { ok: true; key: string; query: string } | { ok: false; status: 400 | 403 | 404; error: string };
+
+/**
+ * What `/wacz/<raw path>?<raw query>` asks for: a `.wacz` key (segments percent-decoded, no dot
+ * segments) and the signature parameters, re-encoded as the presigner encodes them.
+ */
+export function checkSource(rawPath: string, rawQuery: string): SourceCheck {
+  const key = checkKey(rawPath);
+  if (!key.ok) return key;
+  const params = [...new URLSearchParams(rawQuery)].filter(([k]) => SIGNATURE_PARAMS.has(k));
+  if (!params.some(([k]) => k === 'X-Amz-Signature')) {
+    return { ok: false, status: 403, error: 'a signed source is required: open the archive from the picker (POST /api/archives/:id/url signs it)' };
+  }
+  return { ok: true, key: key.key, query: params.map(([k, v]) => `${extendedEncodeURIComponent(k)}=${extendedEncodeURIComponent(v)}`).join('&') };
+}
+
+/** A `.wacz` key from its raw path: segments percent-decoded, none empty and no dot segments. */
+function checkKey(rawPath: string): { ok: true; key: string } | { ok: false; status: 400 | 404; error: string } {
+  let key: string;
+  try {
+    key = rawPath.split('/').map(decodeURIComponent).join('/');
+  } catch {
+    return { ok: false, status: 400, error: 'the key is not valid percent-encoding' };
+  }
+  if (key === '' || key.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) return { ok: false, status: 404, error: 'not found' };
+  if (!key.endsWith('.wacz')) return { ok: false, status: 404, error: 'replay serves .wacz archives only' };
+  return { ok: true, key };
+}
+
+export type AppQueryCheck = { ok: true; source: string | null } | { ok: false; status: 400; error: string };
+
+const WACZ_PREFIX = '/wacz/';
+
+/**
+ * The query of a request for the app itself: nothing (ReplayWeb.page's list of what this browser
+ * has open), or exactly one `source`, a path of this server's /wacz/ proxy naming a `.wacz` key.
+ * Its signature is the proxy's to check (it refuses an unsigned one before reaching the bucket).
+ */
+export function checkAppQuery(rawQuery: string): AppQueryCheck {
+  const params = [...new URLSearchParams(rawQuery)];
+  const other = params.find(([name]) => name !== 'source');
+  if (other !== undefined) return { ok: false, status: 400, error: `replay takes one parameter, source; ${JSON.stringify(other[0])} is not accepted` };
+  if (params.length === 0) return { ok: true, source: null };
+  const [first, ...more] = params;
+  if (first === undefined || more.length > 0) return { ok: false, status: 400, error: 'replay takes exactly one source' };
+  const source = first[1];
+  // '#' and '\\' would let a browser read the path differently from this check
+  if (!source.startsWith(WACZ_PREFIX) || /[#\\]/.test(source)) {
+    return { ok: false, status: 400, error: 'replay opens only its own /wacz/ sources, as the picker links them: another host or path is refused' };
+  }
+  const q = source.indexOf('?');
+  const key = checkKey(source.slice(WACZ_PREFIX.length, q === -1 ? undefined : q));
+  return key.ok ? { ok: true, source } : { ok: false, status: 400, error: `the source is refused: ${key.error}` };
+}
