@@ -131,7 +131,9 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
     const identity = issuer === undefined ? ('dev' as const) : { oidc: { url: issuer.url } };
 
     let env: Record<string, string> = { ...opts.env };
-    const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token } });
+    // the flow holds its own address policy: a test's allowlist applies to it as to the API
+    const flowAllow = opts.env?.CAPTURE_LEDGER_CAPTURE_ALLOW;
+    const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token, ...(flowAllow !== undefined ? { CAPTURE_LEDGER_CAPTURE_ALLOW: flowAllow } : {}) } });
     const newFlow = (port: number, options?: Partial<FlowOptions>) => startFlow({ config: flowConfig, port, host: '127.0.0.1', ...opts.flow, ...options });
     h.startFlow = async (options) => {
       const flow = await newFlow(0, options);
