@@ -1,12 +1,16 @@
-// robots.txt (RFC 9309) read into groups of rules, each rule compiled for robots-match.ts. Groups
+// robots.txt (RFC 9309) read into groups of rules, compiled for robots-match.ts when first used. Groups
 // are read as robots-parser 3 read them (which this replaces: its matcher is quadratic): a run of
 // User-agent lines opens a group, groups naming the same agent are merged, and an agent's own
 // group wins over `*`. Rules are kept longest first, Allow before Disallow at equal length, so the
 // first rule that matches is the one RFC 9309 picks.
 import { compilePattern, matchesPattern, subject, type CompiledPattern, type StepBudget } from './robots-match.ts';
 
-export interface RobotsRule extends CompiledPattern {
+export interface RobotsRule {
+  /** percent-encoding normalised; its length ranks matches */
+  pattern: string;
   allow: boolean;
+  /** compiled when a decision first needs it: reading a 500 KiB file stays cheap */
+  compiled?: CompiledPattern;
 }
 
 export interface RobotsGroup {
@@ -72,7 +76,7 @@ export function parseRobotsTxt(body: string): RobotsGroups {
     } else if (key === 'allow' || key === 'disallow') {
       for (const a of agents) {
         const g = groupOf(a);
-        if (value !== '') g.rules.push({ ...compilePattern(normalisePattern(value)), allow: key === 'allow' });
+        if (value !== '') g.rules.push({ pattern: normalisePattern(value), allow: key === 'allow' });
       }
     } else if (key === 'crawl-delay') {
       const delay = Number(value);
@@ -106,7 +110,12 @@ export type RobotsDecision = 'allowed' | 'disallowed' | 'over-budget';
 export function decidePath(group: RobotsGroup | undefined, path: string, budget: StepBudget): RobotsDecision {
   const s = subject(path);
   for (const r of group?.rules ?? []) {
-    const hit = matchesPattern(r, s, budget);
+    if (r.compiled === undefined) {
+      budget.left -= r.pattern.length;
+      budget.spent += r.pattern.length;
+      r.compiled = compilePattern(r.pattern);
+    }
+    const hit = matchesPattern(r.compiled, s, budget);
     if (budget.left < 0) return 'over-budget';
     if (hit) return r.allow ? 'allowed' : 'disallowed';
   }

@@ -29,7 +29,8 @@ export type RobotsFetch =
 export const MAX_CRAWL_DELAY_MS = 24 * 3600 * 1000;
 
 /**
- * Steps (characters compared, robots-match.ts) one URL's decision may take. A decision that would
+ * Steps (characters compared, and a rule's length when it is first compiled; robots-match.ts and
+ * robots-parse.ts) one URL's decision may take. A decision that would
  * take more is "disallowed": only a robots.txt of thousands of `/*…` rules against a URL of
  * thousands of characters gets there, and waiting for it would hold every other host's captures
  * (this many steps is a few ms, and stays under 50 ms on this machine loaded; bench/robots.ts).
