@@ -8,7 +8,7 @@ import { selectLinks } from '../src/domain/links.ts';
 const URLS = 100_000;
 
 export function run(): Record<string, unknown>[] {
-  const policy = createAddressPolicy(parseAllowlist('127.0.0.2/31,127.0.0.4/30,site.test:8080'), [5432, 7233, 8080, 8333]);
+  const policy = createAddressPolicy(parseAllowlist('127.0.0.2/31,127.0.0.4/30,site.test:3000'), [5432, 7233, 8080, 8333]);
   // one in ten aims inside (refused), the rest are ordinary names
   const urls = Array.from({ length: URLS }, (_, i) => (i % 10 === 0 ? `http://127.0.0.1:8333/x${i}` : `https://www${i % 97}.example.com/p${i}?q=${i}`));
   for (const u of urls.slice(0, 5000)) checkUrl(policy, u); // warm up

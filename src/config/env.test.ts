@@ -251,12 +251,25 @@ describe('partial loaders for the steps that run before fga:deploy', () => {
 describe('CAPTURE_LEDGER_CAPTURE_ALLOW and the stack ports', () => {
   it('is empty by default, and reads CIDRs and host:port pairs', () => {
     expect(loadConfig(env()).capture.allow).toEqual([]);
-    const c = loadConfig(env({ CAPTURE_LEDGER_CAPTURE_ALLOW: '127.0.0.2/31, fd00::/8,site.test:8080' }));
+    const c = loadConfig(env({ CAPTURE_LEDGER_CAPTURE_ALLOW: '127.0.0.2/31, fd00::/8,site.test:3000' }));
     expect(c.capture.allow.map((e) => [e.kind, e.text])).toEqual([
       ['cidr', '127.0.0.2/31'],
       ['cidr', 'fd00::/8'],
-      ['host-port', 'site.test:8080'],
+      ['host-port', 'site.test:3000'],
     ]);
+  });
+  it('a host:port entry on a stack port or the stack own address stops startup, naming it', () => {
+    for (const [entry, why] of [
+      ['site.test:8080', 'port 8080 is one of the stack\'s own'],
+      ['site.test:7243', 'port 7243 is one of the stack\'s own'],
+      ['127.0.0.1:3000', "the stack's own address"],
+      ['[::1]:3000', "the stack's own address"],
+    ] as const) {
+      const e = failure(env({ CAPTURE_LEDGER_CAPTURE_ALLOW: `127.0.0.2/31,${entry}`, CAPTURE_LEDGER_TEMPORAL_UI_PORT: '7243' }));
+      expect(e.variable).toBe('CAPTURE_LEDGER_CAPTURE_ALLOW');
+      expect(e.message).toContain(JSON.stringify(entry));
+      expect(e.message).toContain(why);
+    }
   });
   it('a bad entry stops startup with a message naming it', () => {
     const e = failure(env({ CAPTURE_LEDGER_CAPTURE_ALLOW: '10.0.0.0/8,10.0.0.0/40' }));

@@ -1,7 +1,7 @@
 // Every environment variable the code reads is read here, once, and checked before anything
 // starts. A bad value stops startup with one message naming the variable and the value: read
 // per-request instead, a typo surfaces at 3am as a failure that never mentions the setting.
-import { AllowlistError, parseAllowlist, type AllowEntry } from '../domain/address-policy.ts';
+import { AllowlistError, isStackAddress, parseAllowlist, type AllowEntry } from '../domain/address-policy.ts';
 import { CAPTURE_FORMATS, type CaptureFormat } from '../domain/contract.ts';
 import { MIN_FLOW_SECRET_LENGTH } from '../domain/flow-client.ts';
 
@@ -242,15 +242,27 @@ function flowSecret(env: Env): string | undefined {
   return v;
 }
 
+/**
+ * The capture allowlist. A host:port entry naming one of the stack's ports or its own address
+ * (which the policy refuses whatever the list says) stops startup: it can only be a mistake.
+ */
 function captureAllow(env: Env): AllowEntry[] {
   const name = 'CAPTURE_LEDGER_CAPTURE_ALLOW';
   const raw = optional(env, name) ?? '';
+  let entries: AllowEntry[];
   try {
-    return parseAllowlist(raw);
+    entries = parseAllowlist(raw);
   } catch (err) {
     if (err instanceof AllowlistError) throw new ConfigError(name, raw, err.message);
     throw err;
   }
+  const denied = new Set(stackPorts(env));
+  for (const e of entries) {
+    if (e.kind !== 'host-port') continue;
+    if (denied.has(e.port)) throw new ConfigError(name, raw, `allowlist entry ${JSON.stringify(e.text)}: port ${e.port} is one of the stack's own, which no entry opens`);
+    if (isStackAddress(e.host)) throw new ConfigError(name, raw, `allowlist entry ${JSON.stringify(e.text)}: the stack's own address, which no entry opens`);
+  }
+  return entries;
 }
 
 function portOf(v: string | undefined): number[] {
@@ -264,9 +276,11 @@ function portOf(v: string | undefined): number[] {
 }
 
 /**
- * The stack's own ports, which an allowlisted CIDR never opens to a capture: Postgres, Temporal
- * gRPC and UI, OpenFGA HTTP and gRPC, S3 and SeaweedFS's master, volume and filer (the three after
- * it) with their +10000 gRPC ports, OpenSearch and its transport, and the app's own processes.
+ * The stack's own ports, which no allowlist entry opens to a capture: Postgres, Temporal gRPC and
+ * UI, OpenFGA HTTP and gRPC, S3 and SeaweedFS's master, volume and filer (the three after it) with
+ * their +10000 gRPC ports, OpenSearch and its transport, and the app's own processes. Temporal's
+ * dev server also opens an HTTP API, metrics and internal gRPC ports, at random: those are on
+ * 127.0.0.1, the stack's own address, which the policy refuses on every port (STACK_ADDRESSES).
  */
 export function stackPorts(env: Env): number[] {
   const n = (name: string, fallback: number): number => {

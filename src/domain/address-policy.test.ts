@@ -144,8 +144,8 @@ describe('checkUrl (syntax only)', () => {
     expect(checkUrl(dev, 'http://127.0.0.2:41234/')).toBeUndefined();
     expect(checkUrl(dev, 'http://127.0.0.3/')).toBeUndefined();
     expect(code(dev, 'http://127.0.0.4:41234/')).toBe('address');
-    expect(code(dev, 'http://127.0.0.2:8333/')).toBe('address');
-    expect(code(dev, 'http://127.0.0.2:5432/')).toBe('address');
+    expect(code(dev, 'http://127.0.0.2:8333/')).toBe('stack-port');
+    expect(code(dev, 'http://127.0.0.2:5432/')).toBe('stack-port');
     expect(checkUrl(dev, 'http://10.1.2.3:9999/')).toBeUndefined();
     expect(checkUrl(dev, 'http://[fd00:1::5]:81/')).toBeUndefined();
     expect(checkUrl(dev, 'http://[::ffff:127.0.0.2]:3000/')).toBeUndefined();
@@ -153,9 +153,10 @@ describe('checkUrl (syntax only)', () => {
     // a name on another port may resolve into an allowlisted CIDR: the connection decides
     expect(checkUrl(dev, 'http://other.test:8081/')).toBeUndefined();
     expect(code(createAddressPolicy(parseAllowlist('site.test:8080')), 'http://site.test:8081/')).toBe('port');
-    expect(checkUrl(dev, 'http://[::1]:9000/')).toBeUndefined();
+    // the stack's own addresses are never opened, not even by an entry naming them
+    expect(code(dev, 'http://[::1]:9000/')).toBe('stack-address');
     expect(code(dev, 'http://[::1]:9001/')).toBe('address');
-    expect(checkUrl(dev, 'http://127.0.0.1:7777/')).toBeUndefined();
+    expect(code(dev, 'http://127.0.0.1:7777/')).toBe('stack-address');
     expect(code(dev, 'http://127.0.0.1:7778/')).toBe('address');
     expect(code(dev, 'http://localhost:7777/')).toBe('local-name');
   });
@@ -183,8 +184,8 @@ describe('checkAddress (the address connected to)', () => {
     expect(r?.message).toContain('rebind.example → 127.0.0.1');
   });
   it('a host:port entry for a name allows that name on any address, only on its port', () => {
-    expect(checkAddress(dev, { ip: '127.0.0.1', port: 8080, host: 'site.test' })).toBeUndefined();
-    expect(checkAddress(dev, { ip: '127.0.0.1', port: 8081, host: 'site.test' })?.code).toBe('address');
+    expect(checkAddress(dev, { ip: '127.0.0.9', port: 8080, host: 'site.test' })).toBeUndefined();
+    expect(checkAddress(dev, { ip: '127.0.0.9', port: 8081, host: 'site.test' })?.code).toBe('address');
   });
   it('a public address off 80/443 is refused, and a stack port says so', () => {
     expect(checkAddress(dev, { ip: '8.8.8.8', port: 8080 })?.code).toBe('port');

@@ -5,6 +5,10 @@
 // (cloud metadata), CGNAT, unique-local, multicast, unspecified, broadcast and reserved ranges are
 // refused, in every IPv4-mapped or -embedded IPv6 spelling; only http(s) on 80/443 passes unless
 // the allowlist says otherwise. The allowlist is how development and tests reach their own sites.
+// No entry, of any form, opens the stack itself: its ports are refused on every address, and the
+// address it binds (127.0.0.1, where `temporal server start-dev` also opens an HTTP API, metrics
+// and internal gRPC ports at random) on every port. A host:port entry opens the addresses its
+// name resolves to, but never a metadata or link-local one unless that address is listed itself.
 import ipaddr from 'ipaddr.js';
 
 type Ip = ipaddr.IPv4 | ipaddr.IPv6;
@@ -16,7 +20,7 @@ const DEFAULT_PORTS = new Set([80, 443]);
 /** What an IP address is, as far as the policy cares. Everything but 'public' is refused. */
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'cgnat' | 'unique-local' | 'multicast' | 'unspecified' | 'broadcast' | 'reserved';
 
-export type RefusalCode = 'bad-url' | 'scheme' | 'url-too-long' | 'host-too-long' | 'local-name' | 'address' | 'port' | 'stack-port';
+export type RefusalCode = 'bad-url' | 'scheme' | 'url-too-long' | 'host-too-long' | 'local-name' | 'address' | 'port' | 'stack-port' | 'stack-address';
 
 export interface Refusal {
   code: RefusalCode;
@@ -28,9 +32,21 @@ export type AllowEntry = { kind: 'cidr'; text: string; range: [Ip, number] } | {
 
 export interface AddressPolicy {
   allow: readonly AllowEntry[];
-  /** never allowed through a CIDR entry: the stack's own ports */
+  /** never allowed through any entry: the stack's own ports */
   deniedPorts: ReadonlySet<number>;
 }
+
+/**
+ * Where the stack listens (scripts/lib/services.mjs binds every service to 127.0.0.1), refused on
+ * every port whatever the allowlist says; 0.0.0.0 and :: connect to this machine too.
+ */
+export const STACK_ADDRESSES: readonly string[] = ['127.0.0.1', '::1', '0.0.0.0', '::'];
+
+/** Cloud metadata services a name's entry never opens (link-local ones are refused as a class). */
+export const METADATA_ADDRESSES: readonly string[] = ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200'];
+
+/** Classes a host:port entry never opens through its name: only an entry of the address itself does. */
+const NEVER_BY_NAME: ReadonlySet<AddressClass> = new Set(['link-local', 'unspecified', 'multicast', 'broadcast']);
 
 export class AllowlistError extends Error {
   override name = 'AllowlistError';
@@ -218,8 +234,26 @@ function hostPortAllowed(policy: AddressPolicy, host: string, port: number): boo
   });
 }
 
-function cidrAllowed(policy: AddressPolicy, ip: Ip, port: number): boolean {
-  return !policy.deniedPorts.has(port) && policy.allow.some((e) => e.kind === 'cidr' && inCidr(ip, e.range));
+function cidrAllowed(policy: AddressPolicy, ip: Ip): boolean {
+  return policy.allow.some((e) => e.kind === 'cidr' && inCidr(ip, e.range));
+}
+
+const sameIp = (a: Ip, b: Ip): boolean => canonical(a).kind() === canonical(b).kind() && canonical(a).toNormalizedString() === canonical(b).toNormalizedString();
+
+const STACK_IPS = STACK_ADDRESSES.map((a) => parseIp(a)!);
+const METADATA_IPS = METADATA_ADDRESSES.map((a) => parseIp(a)!);
+
+/** Whether `ip` is one the stack listens on (STACK_ADDRESSES), in any spelling. */
+export function isStackAddress(ip: string): boolean {
+  const parsed = parseIp(ip);
+  return parsed !== undefined && STACK_IPS.some((s) => sameIp(s, parsed));
+}
+
+/** Why a name's host:port entry does not open this address, or null when it does. */
+function notByName(ip: Ip): string | null {
+  const cls = classifyParsed(ip);
+  if (METADATA_IPS.some((m) => sameIp(m, ip))) return 'a metadata address';
+  return NEVER_BY_NAME.has(cls) ? `a ${cls} address` : null;
 }
 
 function short(url: string): string {
@@ -231,16 +265,24 @@ export function checkAddress(policy: AddressPolicy, target: { ip: string; port: 
   const ip = parseIp(target.ip);
   const where = `${target.host !== undefined && target.host !== target.ip ? `${short(target.host)} → ` : ''}${target.ip} port ${target.port}`;
   if (ip === undefined) return { code: 'address', message: `${where}: not an IP address` };
-  if (hostPortAllowed(policy, target.ip, target.port)) return undefined;
-  if (target.host !== undefined && hostPortAllowed(policy, target.host, target.port)) return undefined;
-  if (cidrAllowed(policy, ip, target.port)) return undefined;
+  const byAddress = hostPortAllowed(policy, target.ip, target.port) || cidrAllowed(policy, ip);
+  const byName = !byAddress && target.host !== undefined && hostPortAllowed(policy, target.host, target.port);
+  if (!byAddress && !byName) return unlisted(policy, ip, target.port, where);
+  // what an entry opens, it opens short of the stack
+  if (STACK_IPS.some((s) => sameIp(s, ip))) return { code: 'stack-address', message: `${where}: the stack's own address, which no allowlist entry opens` };
+  if (policy.deniedPorts.has(target.port)) return { code: 'stack-port', message: `${where}: port ${target.port} is one of the stack's own, which no allowlist entry opens` };
+  const why = byName ? notByName(ip) : null;
+  if (why !== null) return { code: 'address', message: `${where}: ${why}, which an entry for ${short(target.host!)} does not open (only an entry of the address itself)` };
+  return undefined;
+}
+
+/** The decision for an address no entry names: public addresses on 80 and 443 only. */
+function unlisted(policy: AddressPolicy, ip: Ip, port: number, where: string): Refusal | undefined {
   const cls = classifyParsed(ip);
   if (cls !== 'public') return { code: 'address', message: `${where}: ${cls} addresses are not crawled` };
-  if (!DEFAULT_PORTS.has(target.port)) {
-    if (policy.deniedPorts.has(target.port)) return { code: 'stack-port', message: `${where}: port ${target.port} is one of the stack's own` };
-    return { code: 'port', message: `${where}: only ports 80 and 443 are crawled unless the address is allowlisted` };
-  }
-  return undefined;
+  if (DEFAULT_PORTS.has(port)) return undefined;
+  if (policy.deniedPorts.has(port)) return { code: 'stack-port', message: `${where}: port ${port} is one of the stack's own` };
+  return { code: 'port', message: `${where}: only ports 80 and 443 are crawled unless the address is allowlisted` };
 }
 
 /**
@@ -270,7 +312,9 @@ export function checkParsedUrl(policy: AddressPolicy, u: URL, url: string = u.hr
     const refusal = checkAddress(policy, { ip: u.hostname, port });
     return refusal === undefined ? undefined : { code: refusal.code, message: `${short(url)}: ${refusal.message}` };
   }
-  if (hostPortAllowed(policy, u.hostname, port)) return undefined;
+  if (hostPortAllowed(policy, u.hostname, port)) {
+    return policy.deniedPorts.has(port) ? { code: 'stack-port', message: `${short(url)}: port ${port} is one of the stack's own, which no allowlist entry opens` } : undefined;
+  }
   if (isLocalName(u.hostname)) return { code: 'local-name', message: `${short(url)}: ${u.hostname} names this machine` };
   // a name on another port may still resolve into an allowlisted range: the connection decides
   if (!DEFAULT_PORTS.has(port) && !policy.allow.some((e) => e.kind === 'cidr')) return { code: 'port', message: `${short(url)}: only ports 80 and 443 are crawled unless ${u.hostname}:${port} is allowlisted` };

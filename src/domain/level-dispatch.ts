@@ -55,6 +55,16 @@ export function misplacedManifests(pages: readonly PageReport[], prefix: string)
   return out;
 }
 
+/** Pages of a report naming a task id in `foreign` (one another crawl or level holds). */
+export function pagesNamingTasks(pages: readonly PageReport[], foreign: ReadonlySet<string>): { url: string; taskId: string }[] {
+  return pages.flatMap((p) => (p.taskId !== undefined && foreign.has(p.taskId) ? [{ url: p.url, taskId: p.taskId }] : []));
+}
+
+/** Why a page's task id is not admitted: another crawl or level holds it. */
+export function foreignTaskProblem(taskId: string): string {
+  return `task id ${JSON.stringify(taskId)} is on record for another crawl or level`;
+}
+
 /**
  * The prefix a stored manifest key implies: the key minus `<taskId>.result.json`. Null when the key
  * does not end that way (then nothing under it is trusted).
@@ -64,6 +74,18 @@ export function prefixOfManifestKey(manifestKey: string, taskId: string): string
   const tail = `${taskId}.result.json`;
   if (!manifestKey.endsWith(`/${tail}`)) return null;
   return manifestKey.slice(0, manifestKey.length - tail.length);
+}
+
+/**
+ * Why a stored manifest key is not one of its own crawl's, or null when it is: the prefix it
+ * implies must be one the crawl's levels were dispatched with or, for a crawl with no dispatch
+ * on record, name the crawl as one of its segments.
+ */
+export function crawlKeyProblem(row: { manifestKey: string; taskId: string; crawlId: string }, dispatchedPrefixes: readonly string[]): string | null {
+  const prefix = prefixOfManifestKey(row.manifestKey, row.taskId);
+  if (prefix === null) return `manifest key ${JSON.stringify(row.manifestKey)} is not <prefix>${row.taskId}.result.json`;
+  const own = dispatchedPrefixes.length > 0 ? dispatchedPrefixes.includes(prefix) : prefix.split('/').includes(row.crawlId);
+  return own ? null : `manifest key ${JSON.stringify(row.manifestKey)} is not under a prefix of crawl ${row.crawlId}`;
 }
 
 /**

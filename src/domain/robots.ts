@@ -1,14 +1,7 @@
 // robots.txt (RFC 9309) as the capture flow applies it. Pure: the fetch happens elsewhere; this
-// turns what it got into a decision per URL and a Crawl-delay.
-import robotsParserCjs from 'robots-parser';
-
-// robots-parser is CommonJS (module.exports = function) with typings written as an ES default
-// export; under NodeNext the default import is module.exports itself, the function.
-interface ParsedRobots {
-  isAllowed(url: string, ua?: string): boolean | undefined;
-  getCrawlDelay(ua?: string): number | undefined;
-}
-const robotsParser = robotsParserCjs as unknown as (url: string, body: string) => ParsedRobots;
+// turns what it got into a decision per URL and a Crawl-delay, in bounded time (robots-match.ts).
+import { stepBudget } from './robots-match.ts';
+import { decidePath, groupFor, parseRobotsTxt, robotsPath } from './robots-parse.ts';
 
 /** The product token the flow's User-Agent starts with, matched against robots.txt groups. */
 export const ROBOTS_AGENT = 'capture-ledger-flow';
@@ -35,6 +28,15 @@ export type RobotsFetch =
  */
 export const MAX_CRAWL_DELAY_MS = 24 * 3600 * 1000;
 
+/**
+ * Steps (characters compared, and a rule's length when it is first compiled; robots-match.ts and
+ * robots-parse.ts) one URL's decision may take. A decision that would
+ * take more is "disallowed": only a robots.txt of thousands of `/*…` rules against a URL of
+ * thousands of characters gets there, and waiting for it would hold every other host's captures
+ * (this many steps is a few ms, and stays under 50 ms on this machine loaded; bench/robots.ts).
+ */
+export const MATCH_STEP_BUDGET = 2_000_000;
+
 export interface RobotsRules {
   isAllowed(url: string): boolean;
   /** Crawl-delay for our agent (or *), in ms; undefined when none is given */
@@ -51,11 +53,15 @@ export function robotsFrom(fetched: RobotsFetch, url: string, agent = ROBOTS_AGE
   // which says what happened (a robots skip would not), still without sending anything
   if (fetched.kind === 'refused') return { isAllowed: () => true, crawlDelayMs: undefined, refused: fetched.reason };
   if (fetched.kind === 'unreachable') return { isAllowed: () => false, crawlDelayMs: undefined, disallowAll: fetched.reason };
-  const robots = robotsParser(robotsUrl(url), fetched.body);
-  const delay = robots.getCrawlDelay(agent);
+  const group = groupFor(parseRobotsTxt(fetched.body), agent);
+  const delay = group?.crawlDelaySeconds;
+  const origin = new URL(robotsUrl(url)).origin;
   return {
-    // robots-parser answers undefined for a URL on another origin: that is not ours to allow
-    isAllowed: (u: string) => robots.isAllowed(u, agent) === true,
+    // a URL on another origin is not ours to allow by these rules
+    isAllowed: (u: string) => {
+      const parsed = new URL(u);
+      return parsed.origin === origin && decidePath(group, robotsPath(parsed), stepBudget(MATCH_STEP_BUDGET)) === 'allowed';
+    },
     crawlDelayMs: delay !== undefined && Number.isFinite(delay) && delay >= 0 ? Math.min(MAX_CRAWL_DELAY_MS, Math.round(delay * 1000)) : undefined,
   };
 }

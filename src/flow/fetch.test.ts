@@ -124,10 +124,11 @@ describe('createGuardedFetcher', () => {
   });
 
   it('the listener does see a connection the policy lets through (so its silence above means something)', async () => {
-    const other = await startListener();
+    // not on 127.0.0.1: that is the stack's own address, which no entry opens
+    const other = await startListener('127.0.0.46');
     try {
-      const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(`127.0.0.1:${other.port}`)));
-      const x = await fetcher(get(`http://127.0.0.1:${other.port}/through`));
+      const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(`127.0.0.46:${other.port}`)));
+      const x = await fetcher(get(`http://127.0.0.46:${other.port}/through`));
       expect(x.response.body.toString()).toBe('<title>internal secret</title>');
       expect(other.connections).toHaveLength(1);
       expect(other.connections[0]!.firstBytes).toMatch(/^GET \/through HTTP\/1\.1\r\n/);

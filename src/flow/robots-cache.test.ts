@@ -60,7 +60,7 @@ describe('fetchRobotsTxt against a real server', () => {
     expect(await fetchRobotsTxt(fetcher, site.url('moved', '/a'), 'ua')).toEqual({ kind: 'ok', body: 'User-agent: *\nDisallow: /no\n' });
   });
   it('does not disallow a host that cannot be reached at all (its capture fails instead)', async () => {
-    expect(await fetchRobotsTxt(fetcher, 'http://127.0.0.1:1/a', 'ua')).toEqual({ kind: 'unavailable', status: 0 });
+    expect(await fetchRobotsTxt(fetcher, 'http://127.0.0.2:1/a', 'ua')).toEqual({ kind: 'unavailable', status: 0 });
   });
 });
 

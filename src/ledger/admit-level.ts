@@ -14,7 +14,7 @@ import type { Db } from '../db/connect.ts';
 import { admitPage, checkManifestTask, checkPlacement, manifestKeyProblem, parseLinksArtifact, parseManifest, type ManifestRead, type PageAdmission } from '../domain/admission.ts';
 import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
 import { levelSlots, readsLinks } from '../domain/crawl.ts';
-import { hostsToRecord } from '../domain/level-dispatch.ts';
+import { foreignTaskProblem, hostsToRecord } from '../domain/level-dispatch.ts';
 import { LinkSelector, type FollowPageLinks } from '../domain/links.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
@@ -25,6 +25,7 @@ import { RefusalTallies } from '../domain/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
 import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelHasPages, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
 import { getDispatch, recordHosts } from '../store/level-dispatches.ts';
+import { foreignTaskIds } from '../store/task-owners.ts';
 import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
 import { recordSubmissions, registerCaptures, type Registration } from './register.ts';
 
@@ -166,6 +167,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const sharesTask = (p: ReportedPage): boolean => p.taskId !== undefined && taskUses.get(p.taskId)! > 1;
 
   return db.transaction().execute(async (trx) => {
+    // a task id another crawl or level holds fails its page and is never written (the API refuses
+    // such reports; this covers a level stored before that check, or two reports racing)
+    const foreign = await foreignTaskIds(trx, crawlId, depth, [...taskUses.keys()]);
     // The rows of one page (its submission, archive and page state) need only that page's reads:
     // they are written in chunks of WRITE_CHUNK while the rest is still being read, one chunk at a
     // time on the transaction's connection, so Postgres works while S3 answers.
@@ -235,8 +239,8 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
     const t0 = performance.now();
     const perPage = await mapLimit(reported, concurrency, async (p, i) => {
-      const read: ManifestRead = p.taskId !== undefined && p.manifestKey !== undefined ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) }) : { kind: 'absent' };
-      const admission = admitPage(p, read, now);
+      const read: ManifestRead = p.taskId !== undefined && foreign.has(p.taskId) ? { kind: 'refused', error: foreignTaskProblem(p.taskId) } : p.taskId !== undefined && p.manifestKey !== undefined ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) }) : { kind: 'absent' };
+      const admission = withoutForeignTask(admitPage(p, read, now), foreign);
       if (!sharesTask(p)) {
         pending.push({ page: p, admission });
         if (pending.length >= WRITE_CHUNK) flush();
@@ -346,9 +350,9 @@ interface Admitted {
 async function writePageRows(trx: Parameters<typeof recordSubmissions>[0], crawl: { org_id: string; submitted_by: string }, crawlId: string, depth: number, rows: Admitted[]): Promise<Registration[]> {
   const submissions = lastPerTask(
     rows
-      .filter(({ page: p }) => p.taskId !== undefined)
+      .filter(({ admission: a }) => a.taskId !== null)
       .map(({ page: p, admission: a }) => ({
-        taskId: p.taskId!,
+        taskId: a.taskId!,
         orgId: crawl.org_id,
         submittedBy: crawl.submitted_by,
         crawlId,
@@ -358,15 +362,25 @@ async function writePageRows(trx: Parameters<typeof recordSubmissions>[0], crawl
       })),
     (s) => s.taskId,
   );
+  const written = new Set<string>();
+  for (const chunk of chunks(submissions, ROWS_PER_INSERT)) for (const t of await recordSubmissions(trx, chunk)) written.add(t);
+  // a task whose submission another crawl took meanwhile is foreign after all
+  const taken = new Set(submissions.filter((s) => !written.has(s.taskId)).map((s) => s.taskId));
+  const admissions = rows.map((r) => withoutForeignTask(r.admission, taken));
   const captures = lastPerTask(
-    rows.filter(({ admission: a }) => a.archive !== null).map(({ admission: a }) => ({ archive: a.archive!, crawlId })),
+    admissions.filter((a) => a.archive !== null).map((a) => ({ archive: a.archive!, crawlId })),
     (c) => c.archive.taskId,
   );
-  for (const chunk of chunks(submissions, ROWS_PER_INSERT)) await recordSubmissions(trx, chunk);
   const registrations: Registration[] = [];
   for (const chunk of chunks(captures, ROWS_PER_INSERT)) registrations.push(...(await registerCaptures(trx, chunk)));
-  await applyPageAdmissions(trx, crawlId, depth, rows.map((r) => r.admission));
+  await applyPageAdmissions(trx, crawlId, depth, admissions);
   return registrations;
+}
+
+/** A page whose task id is in `foreign` is failed, without that task id, archive or links. */
+function withoutForeignTask(a: PageAdmission, foreign: ReadonlySet<string>): PageAdmission {
+  if (a.taskId === null || !foreign.has(a.taskId)) return a;
+  return { ...a, state: 'failed', skipReason: null, taskId: null, archive: null, links: null, notAdmitted: 'refused', failure: foreignTaskProblem(a.taskId) };
 }
 
 /** A page's manifest, read only when its key is where the level's must be, and refused when it

@@ -17,6 +17,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../db/connect.ts';
 import type { Database } from '../db/types.ts';
 import { archiveFromManifest, checkManifestTask, checkPlacement, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
+import { crawlKeyProblem } from '../domain/level-dispatch.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { readManifest } from './admit-level.ts';
 import { registerCaptures } from './register.ts';
@@ -57,7 +58,9 @@ export type SkipReason =
   /** the WACZ (bucket, key) is already registered under another task */
   | 'duplicate-object'
   /** the manifest's key or artifacts lie outside its level's prefix or the bucket (checkPlacement) */
-  | 'refused';
+  | 'refused'
+  /** the manifest key lies under another crawl's prefix than its row's (crawlKeyProblem): not read */
+  | 'other-crawl';
 
 export interface ReconcileResult {
   /** rows that carry a manifest_key and had no archive when the run started */
@@ -153,10 +156,15 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
     cursor = rows[rows.length - 1]!.task_id;
     result.pending += rows.length;
 
-    const reads = await mapLimit(rows, concurrency, async (row) =>
-      checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), { taskId: row.task_id, manifestKey: row.manifest_key, bucket }),
+    const prefixes = await dispatchedPrefixes(db, rows.flatMap((r) => (r.crawl_id !== null ? [r.crawl_id] : [])));
+    // a key under another crawl's prefix is never read: its row's crawl would take that capture in
+    const foreign = rows.map((row) => (row.crawl_id === null ? null : crawlKeyProblem({ manifestKey: row.manifest_key, taskId: row.task_id, crawlId: row.crawl_id }, prefixes.get(row.crawl_id) ?? [])));
+    const reads = await mapLimit(rows, concurrency, async (row, i): Promise<ManifestRead | null> =>
+      foreign[i] !== null ? null : checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), { taskId: row.task_id, manifestKey: row.manifest_key, bucket }),
     );
-    const outcomes = rows.map((row, i) => decideReconcile(row, reads[i]!, now));
+    const outcomes = rows.map((row, i): Outcome => (reads[i] === null ? { kind: 'skip', row, reason: 'other-crawl', page: null } : decideReconcile(row, reads[i]!, now)));
+    const otherCrawl = foreign.filter((f) => f !== null);
+    if (otherCrawl.length > 0) deps.log?.warn('manifest keys outside their own crawl: nothing registered', { count: otherCrawl.length, first: otherCrawl[0] });
 
     const batch = await db.transaction().execute(async (trx) => {
       const toRegister = outcomes.filter((o): o is Extract<Outcome, { kind: 'register' }> => o.kind === 'register');
@@ -200,6 +208,15 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
   }
   deps.log?.info?.('reconciled', { ...result });
   return result;
+}
+
+/** Per crawl, the artifact prefixes its levels were dispatched with. */
+async function dispatchedPrefixes(db: Kysely<Database>, crawlIds: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (crawlIds.length === 0) return out;
+  const rows = await db.selectFrom('crawl_level_dispatches').select(['crawl_id', 'artifact_prefix']).where('crawl_id', 'in', [...new Set(crawlIds)]).execute();
+  for (const r of rows) out.set(r.crawl_id, [...(out.get(r.crawl_id) ?? []), r.artifact_prefix]);
+  return out;
 }
 
 interface PageCorrection {

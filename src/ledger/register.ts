@@ -87,10 +87,12 @@ export interface SubmissionRecord {
 
 /**
  * capture_submissions: task id → organization, for every page that carries a task id, failures
- * included — the row reconcile reads back. Reporting again replaces the manifest key or error.
+ * included — the row reconcile reads back. Reporting again replaces the manifest key or error,
+ * but a row never moves to another crawl: a task another crawl holds is left as it is. Returns the
+ * task ids whose row is now this record's.
  */
-export async function recordSubmissions(trx: Q, subs: SubmissionRecord[]): Promise<void> {
-  if (subs.length === 0) return;
+export async function recordSubmissions(trx: Q, subs: SubmissionRecord[]): Promise<Set<string>> {
+  if (subs.length === 0) return new Set();
   const unique = [...new Map(subs.map((s) => [s.taskId, s])).values()];
   const rows = unique.map((s, ord) => ({
     ord,
@@ -102,12 +104,15 @@ export async function recordSubmissions(trx: Q, subs: SubmissionRecord[]): Promi
     manifest_key: s.manifestKey,
     manifest_error: s.manifestError,
   }));
-  await sql`
+  const { rows: written } = await sql<{ task_id: string }>`
     INSERT INTO capture_submissions (task_id, org_id, submitted_by, crawl_id, url, manifest_key, manifest_error)
     SELECT x.task_id, x.org_id, x.submitted_by, x.crawl_id, x.url, x.manifest_key, x.manifest_error
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       AS x(ord int, task_id text, org_id text, submitted_by text, crawl_id uuid, url text, manifest_key text, manifest_error text)
     ORDER BY x.ord
     ON CONFLICT (task_id) DO UPDATE SET manifest_key = excluded.manifest_key, manifest_error = excluded.manifest_error, url = excluded.url
+      WHERE capture_submissions.crawl_id IS NOT DISTINCT FROM excluded.crawl_id AND capture_submissions.org_id = excluded.org_id
+    RETURNING task_id
   `.execute(trx);
+  return new Set(written.map((r) => r.task_id));
 }

@@ -137,7 +137,9 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
     const identity = issuer === undefined ? ('dev' as const) : { oidc: { url: issuer.url } };
 
     let env: Record<string, string> = { ...opts.env };
-    const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token } });
+    // the flow holds its own address policy: a test's allowlist applies to it as to the API
+    const flowAllow = opts.env?.CAPTURE_LEDGER_CAPTURE_ALLOW;
+    const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token, ...(flowAllow !== undefined ? { CAPTURE_LEDGER_CAPTURE_ALLOW: flowAllow } : {}) } });
     // the harness's flow keeps its queues across restartFlow: the new one takes up the old one's levels
     const queues = newFlowQueues();
     h.flowQueues = queues;

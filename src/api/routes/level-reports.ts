@@ -5,7 +5,8 @@
 // MAX_REPORTS_PER_LEVEL times) and the workflow is signalled with a reference.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BadRequestError } from '../../domain/errors.ts';
-import { MAX_REPORTS_PER_LEVEL, misplacedManifests } from '../../domain/level-dispatch.ts';
+import { MAX_REPORTS_PER_LEVEL, misplacedManifests, pagesNamingTasks } from '../../domain/level-dispatch.ts';
+import { foreignTaskIds } from '../../store/task-owners.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { decorateLevelDispatch, dispatchedLevel, levelCapabilityGate } from '../level-capability.ts';
@@ -34,7 +35,7 @@ const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Craw
         summary: "The capture flow's report of one level",
         description:
           `A Bearer token of any identity AND the level's capability in the x-capture-capability header, as its dispatch carried it (no grant on the organization is needed). ` +
-          `Every manifestKey must be the dispatched artifactPrefix + taskId + ".result.json". Stored in crawl_level_reports (a level reported again replaces its outcome, at most ${MAX_REPORTS_PER_LEVEL} times) and the workflow is signalled with a reference. ` +
+          `Every manifestKey must be the dispatched artifactPrefix + taskId + ".result.json", and no taskId may be one another crawl or level holds (400). Stored in crawl_level_reports (a level reported again replaces its outcome, at most ${MAX_REPORTS_PER_LEVEL} times) and the workflow is signalled with a reference. ` +
           `A report with the capability but a refused token fails the crawl at once (401).`,
         tags: ['crawls'],
         params: LevelParams,
@@ -61,6 +62,15 @@ const levelReportRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Craw
           detail: `every manifestKey must be ${dispatch.artifactPrefix}<taskId>.result.json (a task id of letters, digits, '.', '_' and '-')`,
           count: misplaced.length,
           pages: misplaced.slice(0, NAMED_IN_ERROR),
+        });
+      }
+      const taskIds = body.pages.flatMap((p) => (p.taskId !== undefined ? [p.taskId] : []));
+      const borrowed = pagesNamingTasks(body.pages, await foreignTaskIds(db, id, depth, taskIds));
+      if (borrowed.length > 0) {
+        throw new BadRequestError('task ids of another crawl or level', {
+          detail: `a level report may name only task ids of crawl ${id} level ${depth}; these are on record for another crawl or level`,
+          count: borrowed.length,
+          pages: borrowed.slice(0, NAMED_IN_ERROR),
         });
       }
       const stored = await levels.report(dispatch, identity, body);

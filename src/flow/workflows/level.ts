@@ -147,13 +147,12 @@ export class LevelRun {
 
   private async heartbeats(): Promise<void> {
     const act = proxyActivities<FlowActivities>({ startToCloseTimeout: Math.max(1000, this.input.heartbeatIntervalMs), retry: { maximumAttempts: 1 } });
-    while (this.phase === 'capturing') {
+    // the first beat after one interval, once the slices are under way (the ledger passes few on)
+    while (!(await condition(() => this.phase !== 'capturing', this.input.heartbeatIntervalMs))) {
       const url = this.input.dispatch.heartbeatUrl;
       if (url === undefined) return;
       const running = this.sliceIds.filter((id) => !this.done.has(id) && !(this.input.priorSlices ?? []).includes(id));
       await act.sendHeartbeat({ ...this.target(), heartbeatUrl: url, pagesTotal: this.input.dispatch.pages.length, pagesDoneBefore: this.pagesDone + this.reusedPages, running }).catch(() => false);
-      if (this.phase !== 'capturing') return;
-      await condition(() => this.phase !== 'capturing', this.input.heartbeatIntervalMs);
     }
   }
 
