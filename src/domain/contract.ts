@@ -1,6 +1,7 @@
 // The webhook contract between the ledger and the capture flow (design.md "The webhook
 // contract"), kept as the Windmill flow had it. Types only; schemas live beside the routes.
 import type { CaptureFormat } from '../config/env.ts';
+import type { TextTruncation } from './page-text.ts';
 
 /** ledger → flow: POST $CAPTURE_LEDGER_CRAWL_WEBHOOK_URL with Bearer $..._TOKEN */
 export interface DispatchBody {
@@ -121,6 +122,10 @@ export interface Manifest {
    * byte budget (aborted, not recorded), requests the address policy refused, links past the
    * per-page cap (not in the links artifact) */
   dropped?: { resources: number; refused: number; links: number };
+  /** the page's text or title was longer than its cap (src/domain/page-text.ts) and only the
+   * first MAX_PAGE_TEXT_BYTES / MAX_PAGE_TITLE_BYTES of UTF-8 went into pages/pages.jsonl: the
+   * UTF-8 length before the cut */
+  truncated?: TextTruncation;
 }
 
 /** The `links` artifact's body: what the page linked to. */
