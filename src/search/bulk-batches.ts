@@ -1,11 +1,14 @@
 // How page documents are grouped into OpenSearch bulk requests: by bytes as well as by count.
-// A request over the node's http.max_content_length (100 MB by default) is refused whole (413),
-// and before this bound 250 archives of large pages made such a request on every run. Pure.
+// A node refuses a request over its http.max_content_length (100 MB by default: 413) and one past
+// its indexing pressure limit (indexing_pressure.memory.limit, 10% of the heap for all bulks in
+// flight: 51 MB on this stack's 512 MB node, 429); before this bound 250 archives of large pages
+// made such a request on every run. Pure.
 
 /**
- * At most this many bytes of NDJSON per bulk request: OpenSearch advises 5–15 MB bulks, and the
- * largest document a capped page makes (1 MB of text, at worst 6 bytes of JSON per byte of text,
- * plus the title) still fits in one.
+ * At most this many bytes of NDJSON per bulk request: OpenSearch advises 5–15 MB bulks, six of
+ * these fit in the indexing pressure limit of a 512 MB heap at once, and the largest document a
+ * capped page makes (1 MB of text, at worst 6 bytes of JSON per byte of text, plus the title)
+ * still fits in one.
  */
 export const MAX_BULK_BYTES = 8 * 1024 * 1024;
 /** and at most this many documents (small pages: the request stays quick to parse and answer) */

@@ -1,7 +1,9 @@
 // One bulk request of prepared page documents, and what OpenSearch said of each. A request the
-// node refuses whole as too large (413: its http.max_content_length is below our byte bound) is
-// split in halves until it goes through; a single document it refuses so is that archive's fault.
-// Anything else that fails the whole request (the node down) throws: nothing is judged on it.
+// node refuses whole, as over its http.max_content_length (413) or its indexing pressure limit
+// (429 rejected_execution: all bulks in flight on the node may hold at most 10% of its heap), is
+// split in halves until the parts go through. A single document refused as too large (413) is its
+// archive's fault; one refused for pressure (429) may pass and is tried again next run. Anything
+// else that fails the whole request (the node down) throws: nothing is judged on it.
 import type { SearchIndex } from './client.ts';
 import { bulkItemFailure, type IndexFailure } from './index-failure.ts';
 
@@ -38,10 +40,12 @@ export async function sendBulk(search: SearchIndex, batch: BulkEntry[], refused:
     if (!res.body.errors) return;
     items = (res.body.items ?? []) as Record<string, BulkItem>[];
   } catch (err) {
-    if (statusOf(err) !== 413) throw err;
+    const status = statusOf(err);
+    if (status !== 413 && status !== 429) throw err;
     if (batch.length === 1) {
       const e = batch[0]!;
-      refused(e.archiveId, { error: new Error(`OpenSearch refused page ${e.position} as too large (413): its document is ${e.bytes} bytes`), permanent: true });
+      const what = status === 413 ? 'as too large (413)' : `for now (429: ${(err as Error).message.slice(0, 300)})`;
+      refused(e.archiveId, { error: new Error(`OpenSearch refused page ${e.position} ${what}: its document is ${e.bytes} bytes`), permanent: status === 413 });
       return;
     }
     const half = Math.ceil(batch.length / 2);

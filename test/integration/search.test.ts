@@ -453,6 +453,36 @@ describe('indexing', () => {
     await tdb.db.deleteFrom('archives').where('id', 'in', rows.map((r) => r.id)).execute();
   });
 
+  it('a bulk request the node refuses whole (413 over 100 MB, 429 over its indexing pressure limit) is split until it goes through', { timeout: 120_000 }, async () => {
+    const crawl = acmeCrawl;
+    // control characters: 6 bytes of JSON each, and no tokens, so 108 MB of requests cost little to index
+    const rows = await Promise.all(Array.from({ length: 18 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/escaped${i}`, title: `Escaped ${i}`, text: `kiwi${i} ${'\u0001'.repeat(MAX_PAGE_TEXT_BYTES - 10)}` }]))));
+    const sent: number[] = [];
+    const client = new Proxy(search.client, {
+      get(target, prop, receiver) {
+        if (prop !== 'bulk') return Reflect.get(target, prop, receiver);
+        return (params: { body: string }) => {
+          sent.push(Buffer.byteLength(params.body));
+          return target.bulk(params as never);
+        };
+      },
+    });
+    // a byte bound above the node's http.max_content_length (100 MB), as a deployment could set it
+    const result = await indexCrawl({ db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX }, bulk: { maxBytes: 128 * 1024 * 1024, maxDocs: 1000 } }, crawl);
+    expect(result).toEqual({ indexed: 18, pages: 18, failed: 0 });
+    // refused at 108 MB (413), then halves of 54 MB (429 on this stack's node, whose limit is
+    // 51 MB), then quarters of 27 MB taken: depth first, 7 requests (more if other bulks pressed)
+    expect(sent[0]).toBeGreaterThan(100 * 1024 * 1024);
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    for (const n of sent.slice(1)) expect(n).toBeLessThan(0.51 * sent[0]!);
+    expect(sent[1]! + sent.find((n, i) => i > 1 && n > 0.45 * sent[0]!)!).toBe(sent[0]);
+    await drain(tdb.db, store.client);
+    expect((await searchAs('kiwi11', alice)).body.hits.map((h) => h.archiveId)).toEqual([rows[11]!.id]);
+    const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
+    expect(removed.body.errors).toBe(false);
+    await tdb.db.deleteFrom('archives').where('id', 'in', rows.map((r) => r.id)).execute();
+  });
+
   it('text past the cap in a WACZ from elsewhere is indexed cut to the cap: found by its first words, not by its last', async () => {
     // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
     const crawl = acmeCrawl;
