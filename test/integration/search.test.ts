@@ -68,6 +68,21 @@ const ids: Record<string, string> = {};
 let acmeCrawl: string;
 let globexCrawl: string;
 
+/** The real client, with the byte size of every bulk request the indexer hands it recorded on the way through. */
+function measuringBulks(): { client: SearchIndex['client']; sent: number[] } {
+  const sent: number[] = [];
+  const client = new Proxy(search.client, {
+    get(target, prop, receiver) {
+      if (prop !== 'bulk') return Reflect.get(target, prop, receiver);
+      return (params: { body: string }) => {
+        sent.push(Buffer.byteLength(params.body));
+        return target.bulk(params as never);
+      };
+    },
+  });
+  return { client, sent };
+}
+
 async function indexErrorOf(archiveId: string): Promise<string | null> {
   return (await tdb.db.selectFrom('archives').select('index_error').where('id', '=', archiveId).executeTakeFirstOrThrow()).index_error;
 }
@@ -429,17 +444,7 @@ describe('indexing', () => {
     const crawl = acmeCrawl;
     const page = (i: number): string => `numbat${i} ${'marsupial '.repeat(MAX_PAGE_TEXT_BYTES / 10 - 2)}`;
     const rows = await Promise.all(Array.from({ length: 30 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/bulk${i}`, title: `Bulk ${i}`, text: page(i) }]))));
-    // what the indexer hands the real client, measured on the way through
-    const sent: number[] = [];
-    const client = new Proxy(search.client, {
-      get(target, prop, receiver) {
-        if (prop !== 'bulk') return Reflect.get(target, prop, receiver);
-        return (params: { body: string }) => {
-          sent.push(Buffer.byteLength(params.body));
-          return target.bulk(params as never);
-        };
-      },
-    });
+    const { client, sent } = measuringBulks();
     const result = await indexCrawl({ db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX } }, crawl);
     expect(result).toEqual({ indexed: 30, pages: 30, failed: 0 });
     expect(sent.reduce((a, b) => a + b, 0)).toBeGreaterThan(30 * MAX_PAGE_TEXT_BYTES);
@@ -457,16 +462,7 @@ describe('indexing', () => {
     const crawl = acmeCrawl;
     // control characters: 6 bytes of JSON each, and no tokens, so 108 MB of requests cost little to index
     const rows = await Promise.all(Array.from({ length: 18 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/escaped${i}`, title: `Escaped ${i}`, text: `kiwi${i} ${'\u0001'.repeat(MAX_PAGE_TEXT_BYTES - 10)}` }]))));
-    const sent: number[] = [];
-    const client = new Proxy(search.client, {
-      get(target, prop, receiver) {
-        if (prop !== 'bulk') return Reflect.get(target, prop, receiver);
-        return (params: { body: string }) => {
-          sent.push(Buffer.byteLength(params.body));
-          return target.bulk(params as never);
-        };
-      },
-    });
+    const { client, sent } = measuringBulks();
     // a byte bound above the node's http.max_content_length (100 MB), as a deployment could set it
     const result = await indexCrawl({ db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX }, bulk: { maxBytes: 128 * 1024 * 1024, maxDocs: 1000 } }, crawl);
     expect(result).toEqual({ indexed: 18, pages: 18, failed: 0 });
