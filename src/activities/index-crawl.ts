@@ -1,7 +1,8 @@
 // The indexing activity the crawl workflow runs when a crawl finishes and search is configured
 // (the same work POST /api/crawls/:id/index does). Idempotent: it picks only archives whose
 // indexed_at is NULL and writes documents under deterministic ids, so a retry re-does at most
-// the archives that were not marked.
+// the archives that were not marked. An archive that cannot be indexed is marked with its reason
+// (archives.index_error) and skipped, so one such archive never fails the activity.
 import type { S3Client } from '@aws-sdk/client-s3';
 import { log } from '@temporalio/activity';
 import type { Db } from '../db/connect.ts';
@@ -19,12 +20,13 @@ export type { IndexResult };
 
 const NOTHING: IndexResult = { indexed: 0, pages: 0, failed: 0 };
 
-function warnNotIndexed(archiveId: string, error: Error): void {
+function warnNotIndexed(archiveId: string, error: Error, marked: boolean): void {
+  const outcome = marked ? 'archive cannot be indexed; its index_error says why and it is passed over from now on' : 'archive not indexed; it stays unindexed and is tried again next time';
   try {
-    log.warn('archive not indexed; it stays unindexed and is tried again next time', { archiveId, error: error.message });
+    log.warn(outcome, { archiveId, error: error.message });
   } catch {
     // outside an activity context (a direct call)
-    console.warn(`archive ${archiveId} not indexed: ${error.message}`);
+    console.warn(`archive ${archiveId}: ${outcome}: ${error.message}`);
   }
 }
 

@@ -1,7 +1,9 @@
 // npm run search:index: indexes every archive whose indexed_at is NULL — the second half of a
 // rebuild (`UPDATE archives SET indexed_at = NULL`), or a catch-up after indexing failed. Reads
 // pages/pages.jsonl out of each WACZ with ranged requests. Exits 1 when search is not configured
-// or an archive could not be indexed (it stays unindexed; run again).
+// or an archive could not be indexed: one that failed for now stays unindexed (run again), one
+// that cannot be indexed as it is gets its reason in archives.index_error and is passed over
+// (`UPDATE archives SET index_error = NULL` to try those again).
 import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
 import { createS3 } from '../s3/client.ts';
@@ -18,7 +20,7 @@ const s3 = createS3(config.s3);
 const search = createSearchIndex(config.opensearch);
 try {
   const t0 = performance.now();
-  const result = await indexPending({ db, s3, search, onFailure: (id, err) => console.error(`archive ${id} not indexed: ${err.message}`) });
+  const result = await indexPending({ db, s3, search, onFailure: (id, err, marked) => console.error(`archive ${id} not indexed${marked ? ' (index_error set)' : ''}: ${err.message}`) });
   const seconds = (performance.now() - t0) / 1000;
   console.log(`indexed ${result.indexed} archives (${result.pages} pages) into ${config.opensearch.index} in ${seconds.toFixed(1)} s; failed ${result.failed}`);
   if (result.failed > 0) process.exitCode = 1;

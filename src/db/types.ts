@@ -124,6 +124,8 @@ export interface ArchivesTable {
   captured_at: Timestamp;
   indexed_at: Timestamp | null;
   created_at: Generated<Date>;
+  /** why the indexer passes this archive over for good (0011); null: indexable, or not tried */
+  index_error: string | null;
 }
 
 export interface FgaOutboxTable {

@@ -82,6 +82,15 @@ describe('archiveFromManifest', () => {
     expect(archiveFromManifest(manifest({ error: { type: ERROR_TYPE_CANCELLED } }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'cancelled' });
     expect(archiveFromManifest(manifest({ artifacts: [{ format: 'png', bucket: 'b', key: 'x.png', sha256: 's', size: 1 }] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'no-wacz' });
   });
+  it("keeps the capture's truncation note in provenance, and drops one it cannot read rather than the archive", () => {
+    const kept = archiveFromManifest(manifest({ truncated: { text: 62_914_560 } }), { manifestKey: 'k', now });
+    expect(kept.admit && kept.archive.provenance.truncated).toEqual({ text: 62_914_560 });
+    const odd = archiveFromManifest(JSON.parse(JSON.stringify({ ...manifest(), truncated: { text: 'lots' } })) as Manifest, { manifestKey: 'k', now });
+    expect(odd.admit).toBe(true);
+    expect(odd.admit && odd.archive.provenance).not.toHaveProperty('truncated');
+    const none = archiveFromManifest(manifest(), { manifestKey: 'k', now });
+    expect(none.admit && none.archive.provenance).not.toHaveProperty('truncated');
+  });
   it('falls back to the report, then to now, for the capture time', () => {
     const a = archiveFromManifest(manifest({ finishedAt: undefined }), { manifestKey: 'k', fallbackFinishedAt: '2025-02-02T00:00:00Z', now });
     expect(a.admit && a.archive.capturedAt).toBe('2025-02-02T00:00:00.000Z');

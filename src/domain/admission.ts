@@ -5,6 +5,7 @@
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
 import { artifactPlacementProblem, expectedManifestKey, prefixOfManifestKey } from './level-dispatch.ts';
 import { nulPathInJson } from './nul.ts';
+import { truncationNote } from './page-text.ts';
 
 export type PageState = 'pending' | 'captured' | 'failed' | 'skipped';
 
@@ -105,6 +106,8 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
   if (m.startedAt !== undefined) provenance.startedAt = m.startedAt;
   if (m.finishedAt !== undefined) provenance.finishedAt = m.finishedAt;
   if (m.documentWithheld !== undefined) provenance.documentWithheld = m.documentWithheld;
+  const truncated = truncationNote(m.truncated);
+  if (truncated !== undefined) provenance.truncated = truncated;
   return {
     admit: true,
     archive: {

@@ -1,5 +1,7 @@
 // The webhook contract between the ledger and the capture flow (design.md "The webhook
 // contract"), kept as the Windmill flow had it. Types only; schemas live beside the routes.
+import type { TextTruncation } from './page-text.ts';
+
 /** What a capture can produce; CAPTURE_LEDGER_CAPTURE_FORMATS picks among them. */
 export const CAPTURE_FORMATS = ['png', 'webp', 'html', 'links', 'mhtml', 'wacz'] as const;
 export type CaptureFormat = (typeof CAPTURE_FORMATS)[number];
@@ -123,6 +125,10 @@ export interface Manifest {
    * byte budget (aborted, not recorded), requests the address policy refused, links past the
    * per-page cap (not in the links artifact) */
   dropped?: { resources: number; refused: number; links: number };
+  /** the page's text or title was longer than its cap (src/domain/page-text.ts) and only the
+   * first MAX_PAGE_TEXT_BYTES / MAX_PAGE_TITLE_BYTES of UTF-8 went into pages/pages.jsonl: the
+   * UTF-8 length before the cut */
+  truncated?: TextTruncation;
 }
 
 /** The `links` artifact's body: what the page linked to. */

@@ -2,13 +2,24 @@
 // document per page, then set archives.indexed_at. That column is the only index state: nothing
 // else records what was indexed, so `UPDATE archives SET indexed_at = NULL` followed by indexing
 // rebuilds everything. An archive is marked only after OpenSearch accepted every one of its pages;
-// one that fails stays unindexed and is tried again next time. Marking happens after the refresh,
-// so an archive whose indexed_at is set is already searchable.
+// one that fails for now stays unindexed and is tried again next time, and one that cannot be
+// indexed as it is gets its reason in archives.index_error and is passed over from then on
+// (index-failure.ts), so no archive fails every run. Marking happens after the refresh, so an
+// archive whose indexed_at is set is already searchable.
+//
+// Bounded: pages.jsonl is read only up to MAX_PAGES_JSONL_BYTES, text and title are cut to the
+// capture's caps again (src/domain/page-text.ts: a WACZ may come from another capturer), and the
+// documents go out in bulk requests bounded by bytes and count (bulk-batches.ts), carried over
+// from one group of reads to the next so small pages still fill a request.
 import type { S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.ts';
+import { MAX_PAGE_TEXT_BYTES, MAX_PAGE_TITLE_BYTES, utf8Prefix } from '../domain/page-text.ts';
 import { parsePagesJsonl, type ParsedPages } from '../domain/pages-jsonl.ts';
+import { BULK_LIMITS, oversized, splitForBulk, type BulkLimits } from './bulk-batches.ts';
+import { bulkEntry, sendBulk, type BulkEntry } from './bulk-send.ts';
 import type { SearchIndex } from './client.ts';
+import { readFailure, storedReason, UnindexableError, type IndexFailure } from './index-failure.ts';
 import { documentId, ensureIndex, type PageDocument } from './schema.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { s3RangeSource } from './s3-range.ts';
@@ -16,13 +27,21 @@ import { withheldFromProvenance } from './types.ts';
 import { readZipEntry } from './zip-range.ts';
 
 export const PAGES_ENTRY = 'pages/pages.jsonl';
+/**
+ * The largest pages/pages.jsonl read. One page of this flow's capture is at most about 1 MB of
+ * text (6 MB were every character a JSON escape); the rest are WACZs of many pages from elsewhere.
+ * READ_CONCURRENCY reads of this size are what indexing holds at most.
+ */
+export const MAX_PAGES_JSONL_BYTES = 8 * 1024 * 1024;
 
 export interface IndexDeps {
   db: Db;
   s3: S3Client;
   search: SearchIndex;
-  /** told about each archive that could not be indexed (it stays unindexed) */
-  onFailure?: (archiveId: string, error: Error) => void;
+  /** told about each archive that could not be indexed; `marked`: its index_error was set, it is not tried again */
+  onFailure?: (archiveId: string, error: Error, marked: boolean) => void;
+  /** default BULK_LIMITS */
+  bulk?: BulkLimits;
 }
 
 export interface IndexResult {
@@ -30,7 +49,7 @@ export interface IndexResult {
   indexed: number;
   /** page documents written for them */
   pages: number;
-  /** archives that could not be indexed; they keep indexed_at NULL */
+  /** archives that could not be indexed; they keep indexed_at NULL (and those marked, an index_error) */
   failed: number;
 }
 
@@ -43,16 +62,17 @@ export interface ArchiveToIndex {
 }
 
 /**
- * One document per page line, in file order. textWithheld is the page line's own when it has one,
- * else the manifest's documentWithheld that admission kept in provenance. Pure.
+ * One document per page line, in file order, text and title cut to the capture's caps.
+ * textWithheld is the page line's own when it has one, else the manifest's documentWithheld that
+ * admission kept in provenance. Pure.
  */
 export function pageDocuments(archive: Pick<ArchiveToIndex, 'id' | 'provenance' | 'captured_at'>, parsed: ParsedPages): PageDocument[] {
   const archiveWithheld = withheldFromProvenance(archive.provenance);
   const capturedAt = archive.captured_at.toISOString();
   return parsed.pages.map((p, position) => {
     const doc: PageDocument = { archiveId: archive.id, position, url: p.url, capturedAt };
-    if (p.title !== undefined) doc.title = p.title;
-    if (p.text !== undefined) doc.text = p.text;
+    if (p.title !== undefined) doc.title = utf8Prefix(p.title, MAX_PAGE_TITLE_BYTES);
+    if (p.text !== undefined) doc.text = utf8Prefix(p.text, MAX_PAGE_TEXT_BYTES);
     const textWithheld = p.textWithheld ?? archiveWithheld;
     if (textWithheld !== undefined) doc.textWithheld = textWithheld;
     if (p.ts !== undefined) doc.ts = p.ts;
@@ -60,70 +80,72 @@ export function pageDocuments(archive: Pick<ArchiveToIndex, 'id' | 'provenance' 
   });
 }
 
-/** pages/pages.jsonl of one WACZ in S3, parsed. Throws when the object is not a WACZ with pages. */
+/**
+ * pages/pages.jsonl of one WACZ in S3, parsed. Throws UnindexableError (or ZipError,
+ * PagesJsonlError) when the object is not a WACZ with pages of at most MAX_PAGES_JSONL_BYTES.
+ */
 export async function readArchivePages(s3: S3Client, bucket: string, key: string): Promise<ParsedPages> {
-  const bytes = await readZipEntry(s3RangeSource(s3, bucket, key), PAGES_ENTRY);
-  if (bytes === undefined) throw new Error(`s3://${bucket}/${key} has no ${PAGES_ENTRY}`);
+  const bytes = await readZipEntry(s3RangeSource(s3, bucket, key), PAGES_ENTRY, { maxSize: MAX_PAGES_JSONL_BYTES });
+  if (bytes === undefined) throw new UnindexableError(`s3://${bucket}/${key} has no ${PAGES_ENTRY}`);
   return parsePagesJsonl(bytes.toString('utf8'));
 }
 
 // the S3 client keeps at most 50 sockets per host; an object store answers many small GETs at once
 const READ_CONCURRENCY = 48;
-/** archives per bulk request */
-const BULK_ARCHIVES = 250;
+
+type Prepared = { archive: ArchiveToIndex; entries: BulkEntry[] } | { archive: ArchiveToIndex; failure: IndexFailure };
+
+/** One archive's bulk entries, or why it cannot be indexed (a document no bulk request may hold is the archive's fault). */
+async function prepare(deps: IndexDeps, a: ArchiveToIndex, limits: BulkLimits): Promise<Prepared> {
+  let docs: PageDocument[];
+  try {
+    docs = pageDocuments(a, await readArchivePages(deps.s3, a.bucket, a.object_key));
+  } catch (err) {
+    return { archive: a, failure: readFailure(err) };
+  }
+  const entries = docs.map((d) => bulkEntry(deps.search.index, documentId(d.archiveId, d.position), d));
+  const big = entries.find((e) => oversized(e, limits));
+  if (big === undefined) return { archive: a, entries };
+  return { archive: a, failure: { error: new Error(`page ${big.position}'s document is ${big.bytes} bytes, more than the ${limits.maxBytes} of a bulk request`), permanent: true } };
+}
 
 /**
  * Indexes these archives: read, bulk-write, mark. Returns what was done; never throws for one bad
- * archive (it is counted in `failed` and reported to onFailure), but does throw when OpenSearch or
- * Postgres cannot be reached at all.
+ * archive (it is counted in `failed`, marked when it is the cause, and reported to onFailure), but
+ * does throw when OpenSearch or Postgres cannot be reached at all.
  */
 export async function indexArchives(deps: IndexDeps, archives: ArchiveToIndex[]): Promise<IndexResult> {
   const result: IndexResult = { indexed: 0, pages: 0, failed: 0 };
   if (archives.length === 0) return result;
-  const written: string[] = [];
   await ensureIndex(deps.search);
-  const fail = (id: string, err: unknown): void => {
-    result.failed++;
-    deps.onFailure?.(id, err instanceof Error ? err : new Error(String(err)));
+  const limits = deps.bulk ?? BULK_LIMITS;
+  const failures = new Map<string, IndexFailure>();
+  const refused = (id: string, f: IndexFailure): void => {
+    // the first reason an archive was refused for is the one kept; one that is for good wins
+    const seen = failures.get(id);
+    if (seen === undefined || (!seen.permanent && f.permanent)) failures.set(id, f);
   };
-
-  for (let start = 0; start < archives.length; start += BULK_ARCHIVES) {
-    const chunk = archives.slice(start, start + BULK_ARCHIVES);
-    const read = await mapLimit(chunk, READ_CONCURRENCY, async (a) => {
-      try {
-        return { archive: a, docs: pageDocuments(a, await readArchivePages(deps.s3, a.bucket, a.object_key)) };
-      } catch (err) {
-        fail(a.id, err);
-        return undefined;
-      }
-    });
-    const ready = read.filter((r): r is NonNullable<typeof r> => r !== undefined);
-
-    const body: unknown[] = [];
-    for (const { docs } of ready) {
-      for (const d of docs) body.push({ index: { _index: deps.search.index, _id: documentId(d.archiveId, d.position) } }, d);
-    }
-    const rejected = new Map<string, string>();
-    if (body.length > 0) {
-      const res = await deps.search.client.bulk({ body: body as never, filter_path: ['errors', 'items.*.error', 'items.*._id'] });
-      if (res.body.errors) {
-        for (const item of res.body.items ?? []) {
-          const op = Object.values(item)[0] as { _id?: string; error?: { type?: string; reason?: string } } | undefined;
-          if (op?.error && op._id) {
-            const archiveId = op._id.slice(0, op._id.lastIndexOf(':'));
-            if (!rejected.has(archiveId)) rejected.set(archiveId, `${op.error.type}: ${op.error.reason}`);
-          }
-        }
+  const pagesOf = new Map<string, number>();
+  let pending: BulkEntry[] = [];
+  for (let start = 0; start < archives.length; start += READ_CONCURRENCY) {
+    const group = await mapLimit(archives.slice(start, start + READ_CONCURRENCY), READ_CONCURRENCY, (a) => prepare(deps, a, limits));
+    for (const p of group) {
+      if ('failure' in p) refused(p.archive.id, p.failure);
+      else {
+        pagesOf.set(p.archive.id, p.entries.length);
+        for (const e of p.entries) pending.push(e);
       }
     }
-
-    for (const [id, reason] of rejected) fail(id, new Error(`OpenSearch refused a page: ${reason}`));
-    for (const d of ready) {
-      if (rejected.has(d.archive.id)) continue;
-      written.push(d.archive.id);
-      result.pages += d.docs.length;
-    }
+    const { full, rest } = splitForBulk(pending, limits);
+    for (const batch of full) await sendBulk(deps.search, batch, refused);
+    pending = rest;
   }
+  await sendBulk(deps.search, pending, refused);
+
+  const written = [...pagesOf.keys()].filter((id) => !failures.has(id));
+  for (const id of written) result.pages += pagesOf.get(id)!;
+  await recordFailures(deps, failures);
+  result.failed = failures.size;
   if (written.length === 0) return result;
   // Searchable first, marked second: an archive with indexed_at set can be found. A crash in
   // between leaves documents whose archive is unmarked; the next run rewrites them (same ids).
@@ -139,14 +161,23 @@ export async function indexArchives(deps: IndexDeps, archives: ArchiveToIndex[])
   return result;
 }
 
+/** Sets index_error on the archives that are the cause of their failure, and tells onFailure of every one. */
+async function recordFailures(deps: IndexDeps, failures: Map<string, IndexFailure>): Promise<void> {
+  for (const [id, f] of failures) {
+    if (f.permanent) await deps.db.updateTable('archives').set({ index_error: storedReason(f.error.message) }).where('id', '=', id).execute();
+    deps.onFailure?.(id, f.error, f.permanent);
+  }
+}
+
 const archiveColumns = ['archives.id', 'archives.bucket', 'archives.object_key', 'archives.provenance', 'archives.captured_at'] as const;
 
-/** The crawl's archives that are not indexed yet: archives.task_id = crawl_pages.task_id. */
+/** The crawl's archives that are not indexed yet and not marked unindexable: archives.task_id = crawl_pages.task_id. */
 export async function unindexedArchivesOfCrawl(db: Db, crawlId: string): Promise<ArchiveToIndex[]> {
   return db
     .selectFrom('archives')
     .select(archiveColumns)
     .where('archives.indexed_at', 'is', null)
+    .where('archives.index_error', 'is', null)
     .where((eb) => eb.exists(eb.selectFrom('crawl_pages').select(sql`1`.as('one')).whereRef('crawl_pages.task_id', '=', 'archives.task_id').where('crawl_pages.crawl_id', '=', crawlId)))
     .orderBy('archives.captured_at')
     .orderBy('archives.id')
@@ -159,17 +190,18 @@ export async function indexCrawl(deps: IndexDeps, crawlId: string): Promise<Inde
 }
 
 /**
- * Indexes every archive with indexed_at NULL, in batches — the second half of the rebuild
- * (`UPDATE archives SET indexed_at = NULL`). Walks by id (not by captured_at, whose microseconds a
- * JS Date cannot hold), so an archive that keeps failing is passed over rather than retried
- * forever within one run.
+ * Indexes every archive with indexed_at and index_error NULL, in batches — the second half of the
+ * rebuild (`UPDATE archives SET indexed_at = NULL`). Walks by id (not by captured_at, whose
+ * microseconds a JS Date cannot hold), so an archive that fails for now is passed over rather
+ * than retried forever within one run; one that cannot be indexed is marked and left out of later
+ * runs.
  */
 export async function indexPending(deps: IndexDeps, opts: { batch?: number } = {}): Promise<IndexResult> {
   const batch = opts.batch ?? 1000;
   const total: IndexResult = { indexed: 0, pages: 0, failed: 0 };
   let after: string | undefined;
   for (;;) {
-    let q = deps.db.selectFrom('archives').select(archiveColumns).where('archives.indexed_at', 'is', null);
+    let q = deps.db.selectFrom('archives').select(archiveColumns).where('archives.indexed_at', 'is', null).where('archives.index_error', 'is', null);
     if (after !== undefined) q = q.where('archives.id', '>', after);
     const rows = await q.orderBy('archives.id').limit(batch).execute();
     if (rows.length === 0) return total;

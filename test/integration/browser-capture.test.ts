@@ -11,6 +11,7 @@ import type { Config } from '../../src/config/env.ts';
 import { createAddressPolicy, parseAllowlist } from '../../src/domain/address-policy.ts';
 import { ERROR_TYPE_CANCELLED, type DispatchBody, type LevelReportBody, type LinksArtifact, type Manifest, type PageReport } from '../../src/domain/contract.ts';
 import { selectLinks } from '../../src/domain/links.ts';
+import { MAX_PAGE_TEXT_BYTES } from '../../src/domain/page-text.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { surt } from '../../src/domain/wacz/surt.ts';
 import { parseHttpResponse } from '../../src/domain/wacz/warc.ts';
@@ -309,7 +310,11 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(v.kind).toBe('rendered');
     if (v.kind !== 'rendered') return;
     expect(v.page.title).toBe('Big');
-    expect(v.page.text.split('\n')).toHaveLength(50_000);
+    // 1.35 MB of text: the first MAX_PAGE_TEXT_BYTES of it are kept, and how long it was is noted
+    const full = Array.from({ length: 50_000 }, (_, i) => `item ${i} with some words`).join('\n');
+    expect(Buffer.byteLength(v.page.text)).toBe(MAX_PAGE_TEXT_BYTES);
+    expect(full.startsWith(v.page.text)).toBe(true);
+    expect(v.page.truncated).toEqual({ text: Buffer.byteLength(full) });
     expect(v.artifacts.html!.length).toBeGreaterThan(1.9e6);
   });
 

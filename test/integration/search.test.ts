@@ -10,7 +10,9 @@ import { createIndexActivities } from '../../src/activities/index-crawl.ts';
 import type { Archive } from '../../src/db/types.ts';
 import { writeWacz, type WaczPage } from '../../src/domain/wacz/write.ts';
 import { createSearchIndex, type SearchIndex } from '../../src/search/client.ts';
-import { PAGES_ENTRY, readArchivePages } from '../../src/search/indexer.ts';
+import { MAX_BULK_BYTES } from '../../src/search/bulk-batches.ts';
+import { indexCrawl, MAX_PAGES_JSONL_BYTES, PAGES_ENTRY, readArchivePages } from '../../src/search/indexer.ts';
+import { MAX_PAGE_TEXT_BYTES } from '../../src/domain/page-text.ts';
 import { forgetIndex } from '../../src/search/schema.ts';
 import { s3RangeSource } from '../../src/search/s3-range.ts';
 import { DEFAULT_TAIL_BYTES, readZipEntry } from '../../src/search/zip-range.ts';
@@ -22,6 +24,8 @@ import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 import { startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
 const execFileAsync = promisify(execFile);
+/** a page's text as a hostile page made it: 60 MiB */
+const HUGE_TEXT = 60 * 1024 * 1024;
 const INDEX = `cl-test-search-${randomBytes(4).toString('hex')}`;
 const OPENSEARCH_URL = 'http://127.0.0.1:9200';
 
@@ -63,6 +67,25 @@ async function archiveOf(crawlId: string, body: Buffer, opts: { url?: string; pr
 const ids: Record<string, string> = {};
 let acmeCrawl: string;
 let globexCrawl: string;
+
+/** The real client, with the byte size of every bulk request the indexer hands it recorded on the way through. */
+function measuringBulks(): { client: SearchIndex['client']; sent: number[] } {
+  const sent: number[] = [];
+  const client = new Proxy(search.client, {
+    get(target, prop, receiver) {
+      if (prop !== 'bulk') return Reflect.get(target, prop, receiver);
+      return (params: { body: string }) => {
+        sent.push(Buffer.byteLength(params.body));
+        return target.bulk(params as never);
+      };
+    },
+  });
+  return { client, sent };
+}
+
+async function indexErrorOf(archiveId: string): Promise<string | null> {
+  return (await tdb.db.selectFrom('archives').select('index_error').where('id', '=', archiveId).executeTakeFirstOrThrow()).index_error;
+}
 
 async function postIndex(crawlId: string, headers: Record<string, string>, target = api): Promise<Response> {
   return fetch(`${target.url}/api/crawls/${crawlId}/index`, { method: 'POST', headers });
@@ -385,8 +408,87 @@ describe('indexing', () => {
     const rows = await tdb.db.selectFrom('archives').select(['id', 'indexed_at']).where('id', 'in', [bad.id, good.id]).execute();
     expect(rows.find((r) => r.id === bad.id)!.indexed_at).toBeNull();
     expect(rows.find((r) => r.id === good.id)!.indexed_at).not.toBeNull();
+    // the archive itself is the cause: marked with why, and not read again
+    expect(await indexErrorOf(bad.id)).toBe('not a zip file: no end of central directory');
+    expect(await (await postIndex(crawl, alice)).json()).toEqual({ indexed: 0, pages: 0, failed: 0 });
     // remove it again so the rebuild below counts only well-formed archives
     await tdb.db.deleteFrom('archives').where('id', '=', bad.id).execute();
+  });
+
+  it('a crawl with two pages of 60 MiB of text: the others are searchable, the two carry their reason, and no later run fails on them', { timeout: 120_000 }, async () => {
+    // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
+    const crawl = acmeCrawl;
+    // as another capturer (or this one before its cap) wrote them: the text whole in pages.jsonl
+    const huge = await Promise.all([0, 1].map(async (i) => archiveOf(crawl, await wacz([{ url: `https://example.test/huge${i}`, title: 'Huge', text: `bilby ${'okapi '.repeat(HUGE_TEXT / 6)}` }]))));
+    const fine = await Promise.all(['quokka', 'dugong', 'kowari'].map(async (w) => archiveOf(crawl, await wacz([{ url: `https://example.test/${w}`, title: w, text: `a ${w} and a bilby` }]))));
+    await drain(tdb.db, store.client);
+    const res = await postIndex(crawl, alice);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ indexed: 3, pages: 3, failed: 2 });
+    for (const a of huge) expect(await indexErrorOf(a.id)).toMatch(/^pages\/pages\.jsonl is 629\d{5} bytes, more than the 8388608 allowed$/);
+    expect(MAX_PAGES_JSONL_BYTES).toBe(8388608);
+    for (const a of fine) expect(await indexErrorOf(a.id)).toBeNull();
+    const found = await searchAs('bilby', alice);
+    expect(found.body.hits.map((h) => h.archiveId).sort()).toEqual(fine.map((a) => a.id).sort());
+    expect(found.body.total).toBe(3);
+    // neither the crawl's indexing nor the pending one reads them again
+    expect(await (await postIndex(crawl, alice)).json()).toEqual({ indexed: 0, pages: 0, failed: 0 });
+    const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search });
+    expect((await acts.indexPending()).failed).toBe(0);
+    // out again: the rebuild below counts every archive it finds
+    await tdb.db.deleteFrom('archives').where('id', 'in', huge.map((a) => a.id)).execute();
+  });
+
+  it('bulk requests are bounded by bytes: 30 archives of a 1 MB page go out in requests of at most MAX_BULK_BYTES', { timeout: 120_000 }, async () => {
+    // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
+    const crawl = acmeCrawl;
+    const page = (i: number): string => `numbat${i} ${'marsupial '.repeat(MAX_PAGE_TEXT_BYTES / 10 - 2)}`;
+    const rows = await Promise.all(Array.from({ length: 30 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/bulk${i}`, title: `Bulk ${i}`, text: page(i) }]))));
+    const { client, sent } = measuringBulks();
+    const result = await indexCrawl({ db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX } }, crawl);
+    expect(result).toEqual({ indexed: 30, pages: 30, failed: 0 });
+    expect(sent.reduce((a, b) => a + b, 0)).toBeGreaterThan(30 * MAX_PAGE_TEXT_BYTES);
+    expect(Math.max(...sent)).toBeLessThanOrEqual(MAX_BULK_BYTES);
+    expect(sent.length).toBe(4);
+    await drain(tdb.db, store.client);
+    expect((await searchAs('numbat17', alice)).body.hits.map((h) => h.archiveId)).toEqual([rows[17]!.id]);
+    // out again: the rebuild below need not index 30 MB
+    const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
+    expect(removed.body.errors).toBe(false);
+    await tdb.db.deleteFrom('archives').where('id', 'in', rows.map((r) => r.id)).execute();
+  });
+
+  it('a bulk request the node refuses whole (413 over 100 MB, 429 over its indexing pressure limit) is split until it goes through', { timeout: 120_000 }, async () => {
+    const crawl = acmeCrawl;
+    // control characters: 6 bytes of JSON each, and no tokens, so 108 MB of requests cost little to index
+    const rows = await Promise.all(Array.from({ length: 18 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/escaped${i}`, title: `Escaped ${i}`, text: `kiwi${i} ${'\u0001'.repeat(MAX_PAGE_TEXT_BYTES - 10)}` }]))));
+    const { client, sent } = measuringBulks();
+    // a byte bound above the node's http.max_content_length (100 MB), as a deployment could set it
+    const result = await indexCrawl({ db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX }, bulk: { maxBytes: 128 * 1024 * 1024, maxDocs: 1000 } }, crawl);
+    expect(result).toEqual({ indexed: 18, pages: 18, failed: 0 });
+    // refused at 108 MB (413), then halves of 54 MB (429 on this stack's node, whose limit is
+    // 51 MB), then quarters of 27 MB taken: depth first, 7 requests (more if other bulks pressed)
+    expect(sent[0]).toBeGreaterThan(100 * 1024 * 1024);
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    for (const n of sent.slice(1)) expect(n).toBeLessThan(0.51 * sent[0]!);
+    expect(sent[1]! + sent.find((n, i) => i > 1 && n > 0.45 * sent[0]!)!).toBe(sent[0]);
+    await drain(tdb.db, store.client);
+    expect((await searchAs('kiwi11', alice)).body.hits.map((h) => h.archiveId)).toEqual([rows[11]!.id]);
+    const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
+    expect(removed.body.errors).toBe(false);
+    await tdb.db.deleteFrom('archives').where('id', 'in', rows.map((r) => r.id)).execute();
+  });
+
+  it('text past the cap in a WACZ from elsewhere is indexed cut to the cap: found by its first words, not by its last', async () => {
+    // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
+    const crawl = acmeCrawl;
+    const long = await archiveOf(crawl, await wacz([{ url: 'https://example.test/long', title: 'Long', text: `wallaby ${'filler '.repeat((3 * MAX_PAGE_TEXT_BYTES) / 7)} quoll` }]));
+    await drain(tdb.db, store.client);
+    expect(await (await postIndex(crawl, alice)).json()).toEqual({ indexed: 1, pages: 1, failed: 0 });
+    expect((await searchAs('wallaby', alice)).body.hits.map((h) => h.archiveId)).toEqual([long.id]);
+    expect((await searchAs('quoll', alice)).body).toEqual({ hits: [], total: 0 });
+    const stored = await search.client.get({ index: INDEX, id: `${long.id}:0`, _source_includes: ['text'] });
+    expect(Buffer.byteLength((stored.body._source as { text: string }).text)).toBeLessThanOrEqual(MAX_PAGE_TEXT_BYTES);
   });
 
   it('rebuilds everything from one statement: UPDATE archives SET indexed_at = NULL', { timeout: 120_000 }, async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_PAGE_TEXT_BYTES, MAX_PAGE_TITLE_BYTES } from '../../src/domain/page-text.ts';
 import { parsePagesJsonl, formatPagesJsonl } from '../../src/domain/pages-jsonl.ts';
 import { pageDocuments } from '../../src/search/indexer.ts';
 import { buildFetchQuery, buildQuery } from '../../src/search/query.ts';
@@ -84,5 +85,16 @@ describe('the index shape', () => {
       track_total_hits: false,
       size: 2,
     });
+  });
+});
+
+describe('pageDocuments caps', () => {
+  it('cuts text and title to the capture caps again: a WACZ may come from another capturer', () => {
+    const parsed = parsePagesJsonl(formatPagesJsonl([{ url: 'https://a/', title: 't'.repeat(MAX_PAGE_TITLE_BYTES + 9), text: 'éa'.repeat(MAX_PAGE_TEXT_BYTES) }]));
+    const [doc] = pageDocuments(archive(), parsed);
+    expect(doc!.title).toBe('t'.repeat(MAX_PAGE_TITLE_BYTES));
+    expect(Buffer.byteLength(doc!.text!)).toBeLessThanOrEqual(MAX_PAGE_TEXT_BYTES);
+    expect(Buffer.byteLength(doc!.text!)).toBeGreaterThan(MAX_PAGE_TEXT_BYTES - 3);
+    expect('éa'.repeat(MAX_PAGE_TEXT_BYTES).startsWith(doc!.text!)).toBe(true);
   });
 });

@@ -4,6 +4,7 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import type { CaptureFormat } from '../../domain/contract.ts';
 import type { ManifestLink } from '../../domain/contract.ts';
+import { capPageText, MAX_PAGE_TEXT_BYTES, MAX_PAGE_TITLE_BYTES, type TextTruncation } from '../../domain/page-text.ts';
 import { VIEWPORT } from './launch.ts';
 
 export const MAX_LINKS = 10_000;
@@ -11,8 +12,10 @@ export const SCREENSHOT_MAX_HEIGHT = 10_000;
 
 export interface RenderedPage {
   title: string | undefined;
-  /** document.body.innerText */
+  /** document.body.innerText, cut to MAX_PAGE_TEXT_BYTES of UTF-8 (the title to MAX_PAGE_TITLE_BYTES) */
   text: string;
+  /** the UTF-8 lengths of text and title before they were cut; absent when nothing was */
+  truncated?: TextTruncation;
   /** a[href] and area[href] in document order, resolved against document.baseURI, fragment kept */
   links: ManifestLink[];
   /** links past MAX_LINKS, not kept */
@@ -21,8 +24,23 @@ export interface RenderedPage {
   noArchive: boolean;
 }
 
-/** Runs in the page: must not close over anything. */
-function readPage(max: number): { title: string | null; text: string; links: { href: string; rel?: string }[]; total: number; noArchive: boolean } {
+interface PageRead {
+  title: string | null;
+  text: string;
+  /** UTF-8 lengths of title and text when the page cut them (longer than the caps in code units) */
+  titleBytes?: number;
+  textBytes?: number;
+  links: { href: string; rel?: string }[];
+  total: number;
+  noArchive: boolean;
+}
+
+/**
+ * Runs in the page: must not close over anything. Hands over at most `textUnits` / `titleUnits`
+ * UTF-16 code units: page script can make innerText any size, and a prefix of that many code units
+ * holds every prefix of that many UTF-8 bytes, which capPageText then cuts exactly.
+ */
+function readPage({ max, textUnits, titleUnits }: { max: number; textUnits: number; titleUnits: number }): PageRead {
   let noArchive = false;
   for (const m of Array.from(document.querySelectorAll('meta[name]'))) {
     if ((m.getAttribute('name') ?? '').toLowerCase() !== 'robots') continue;
@@ -43,13 +61,21 @@ function readPage(max: number): { title: string | null; text: string; links: { h
     const rel = a.getAttribute('rel');
     links.push(rel === null ? { href } : { href, rel });
   }
-  const hasTitle = document.querySelector('title') !== null;
-  return { title: hasTitle ? document.title : null, text: document.body ? document.body.innerText : '', links, total, noArchive };
+  const title = document.querySelector('title') !== null ? document.title : null;
+  const text = document.body ? document.body.innerText : '';
+  const read: PageRead = { title, text, links, total, noArchive };
+  if (title !== null && title.length > titleUnits) [read.title, read.titleBytes] = [title.slice(0, titleUnits), new Blob([title]).size];
+  if (text.length > textUnits) [read.text, read.textBytes] = [text.slice(0, textUnits), new Blob([text]).size];
+  return read;
 }
 
 export async function readRendered(page: Page, maxLinks = MAX_LINKS): Promise<RenderedPage> {
-  const r = await page.evaluate(readPage, maxLinks);
-  return { title: r.title ?? undefined, text: r.text, links: r.links, linksDropped: Math.max(0, r.total - maxLinks), noArchive: r.noArchive };
+  const r = await page.evaluate(readPage, { max: maxLinks, textUnits: MAX_PAGE_TEXT_BYTES, titleUnits: MAX_PAGE_TITLE_BYTES });
+  const cut: TextTruncation = {};
+  if (r.textBytes !== undefined) cut.text = r.textBytes;
+  if (r.titleBytes !== undefined) cut.title = r.titleBytes;
+  const capped = capPageText({ text: r.text, title: r.title ?? undefined }, cut);
+  return { ...capped, links: r.links, linksDropped: Math.max(0, r.total - maxLinks), noArchive: r.noArchive };
 }
 
 export type RenderedArtifacts = Partial<Record<'html' | 'png' | 'webp' | 'mhtml', Buffer>>;

@@ -1,0 +1,62 @@
+// One bulk request of prepared page documents, and what OpenSearch said of each. A request the
+// node refuses whole, as over its http.max_content_length (413) or its indexing pressure limit
+// (429 rejected_execution: all bulks in flight on the node may hold at most 10% of its heap), is
+// split in halves until the parts go through. A single document refused as too large (413) is its
+// archive's fault; one refused for pressure (429) may pass and is tried again next run. Anything
+// else that fails the whole request (the node down) throws: nothing is judged on it.
+import type { SearchIndex } from './client.ts';
+import { bulkItemFailure, type IndexFailure } from './index-failure.ts';
+
+/** One page document as it goes into a bulk body: its action and source lines. */
+export interface BulkEntry {
+  archiveId: string;
+  position: number;
+  /** `{"index":…}\n{…}\n` */
+  ndjson: string;
+  bytes: number;
+}
+
+export function bulkEntry(index: string, id: string, doc: { archiveId: string; position: number }): BulkEntry {
+  const ndjson = `${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(doc)}\n`;
+  return { archiveId: doc.archiveId, position: doc.position, ndjson, bytes: Buffer.byteLength(ndjson) };
+}
+
+interface BulkItem {
+  _id?: string;
+  status?: number;
+  error?: { type?: string; reason?: string };
+}
+
+const statusOf = (err: unknown): number | undefined => (err as { meta?: { statusCode?: number } }).meta?.statusCode;
+
+/** Sends `batch`; calls `refused` once per document OpenSearch did not take. */
+export async function sendBulk(search: SearchIndex, batch: BulkEntry[], refused: (archiveId: string, failure: IndexFailure) => void): Promise<void> {
+  if (batch.length === 0) return;
+  let items: Record<string, BulkItem>[];
+  try {
+    // the body is sent as the NDJSON measured (the client passes a string through; its types say array only)
+    const body = batch.map((e) => e.ndjson).join('') as never;
+    const res = await search.client.bulk({ body, filter_path: ['errors', 'items.*.error', 'items.*._id', 'items.*.status'] });
+    if (!res.body.errors) return;
+    items = (res.body.items ?? []) as Record<string, BulkItem>[];
+  } catch (err) {
+    const status = statusOf(err);
+    if (status !== 413 && status !== 429) throw err;
+    if (batch.length === 1) {
+      const e = batch[0]!;
+      const what = status === 413 ? 'as too large (413)' : `for now (429: ${(err as Error).message.slice(0, 300)})`;
+      refused(e.archiveId, { error: new Error(`OpenSearch refused page ${e.position} ${what}: its document is ${e.bytes} bytes`), permanent: status === 413 });
+      return;
+    }
+    const half = Math.ceil(batch.length / 2);
+    await sendBulk(search, batch.slice(0, half), refused);
+    await sendBulk(search, batch.slice(half), refused);
+    return;
+  }
+  for (const item of items) {
+    const op = Object.values(item)[0];
+    if (op?.error === undefined || op._id === undefined) continue;
+    const cut = op._id.lastIndexOf(':');
+    refused(op._id.slice(0, cut), bulkItemFailure(Number(op._id.slice(cut + 1)), op.status, op.error));
+  }
+}
