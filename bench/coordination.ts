@@ -82,7 +82,7 @@ async function measure(fn: () => Promise<void>): Promise<Measured> {
   return { seconds: (Date.now() - w0) / 1000, ownCpuS: ownCpu() - c0, temporalCpuS: processCpu(pid) - t0 };
 }
 
-async function coordinated(pages: number): Promise<Measured & { events: number }> {
+export async function coordinated(pages: number): Promise<Measured & { events: number }> {
   const token = 'bench-token';
   const opts = benchFlowOptions(token, memoryStore('bench'));
   const { capture: _none, ...receiverOpts } = opts;
@@ -137,7 +137,7 @@ async function coordinated(pages: number): Promise<Measured & { events: number }
 }
 
 /** The floor: `pages` no-op activities through the same Temporal, SIM_WORKERS at a time, from one workflow-less client loop (activities need a workflow: a bare workflow schedules them in batches). */
-async function bare(pages: number): Promise<Measured> {
+export async function bare(pages: number): Promise<Measured> {
   const opts = benchFlowOptions('bare', memoryStore('bench'));
   const queue = `${opts.config.temporal.flowQueue}-bare`;
   const native = await NativeConnection.connect({ address: opts.config.temporal.address });

@@ -122,3 +122,15 @@ export function loadCaptureWorkerConfig(env: Env, fallbackName: string): Capture
     capture: { allow: allowlist(env), deniedPorts: ports(env) },
   };
 }
+
+/** A loader for entry points: a bad value prints its one message, prefixed with the process it
+ * stopped, and exits 1, without a stack. */
+export function orExit<T>(who: string, load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    if (!(err instanceof FlowConfigError)) throw err;
+    console.error(`${who}: ${err.message}`);
+    process.exit(1);
+  }
+}

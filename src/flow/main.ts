@@ -2,21 +2,11 @@
 // 127.0.0.1:$CAPTURE_LEDGER_FLOW_PORT, standing in for Windmill + BrowserHive. Point
 // CAPTURE_LEDGER_CRAWL_WEBHOOK_URL at http://127.0.0.1:<port>/crawl. Pages are captured by capture
 // workers (npm run capture-worker), as many as there are, on any machine.
-import { FlowConfigError, loadFlowConfig, type FlowConfig } from './config.ts';
+import { loadFlowConfig, orExit } from './config.ts';
 import { startFlow } from './server.ts';
 
-function configOrExit(): FlowConfig {
-  try {
-    return loadFlowConfig(process.env);
-  } catch (err) {
-    if (!(err instanceof FlowConfigError)) throw err;
-    console.error(`capture flow: ${err.message}`);
-    process.exit(1);
-  }
-}
-
 async function main(): Promise<void> {
-  const config = configOrExit();
+  const config = orExit('capture flow', () => loadFlowConfig(process.env));
   const flow = await startFlow({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
   const auth = config.identity.mode === 'oidc' ? `JWTs from ${config.identity.issuer}/token` : config.identity.mode === 'dev' ? 'dev identity headers' : 'no credentials (every report will be 401)';
   const { temporal } = config;

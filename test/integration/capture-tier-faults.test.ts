@@ -141,7 +141,7 @@ describe('the capture tier through outages', () => {
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     try {
       await eventually(async () => (out.includes('polling') ? true : undefined), 60_000, `the capture worker polling (it said: ${out})`);
-      const pid = Number(/\(pid (\d+)\)/.exec(out)?.[1] ?? child.pid);
+      const pid = Number(/\(pid (\d+),/.exec(out)?.[1] ?? child.pid);
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       expect(Number(/^Uid:\s+(\d+)/m.exec(status)?.[1])).not.toBe(0);
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((l) => l !== '');

@@ -2,7 +2,7 @@
 // on any machine; each needs only its own settings (CAPTURE_WORKER_*), checked before it starts.
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
-import { FlowConfigError, loadCaptureWorkerConfig, type CaptureWorkerConfig } from '../config.ts';
+import { loadCaptureWorkerConfig, orExit } from '../config.ts';
 import { defaultWorkerName, startCaptureWorker } from './worker.ts';
 
 const OWN = /^CAPTURE_WORKER_/;
@@ -24,21 +24,11 @@ function workerEnv(): Record<string, string | undefined> {
   return env;
 }
 
-function configOrExit(): CaptureWorkerConfig {
-  try {
-    return loadCaptureWorkerConfig(workerEnv(), defaultWorkerName());
-  } catch (err) {
-    if (!(err instanceof FlowConfigError)) throw err;
-    console.error(`capture worker: ${err.message}`);
-    process.exit(1);
-  }
-}
-
 async function main(): Promise<void> {
-  const config = configOrExit();
+  const config = orExit('capture worker', () => loadCaptureWorkerConfig(workerEnv(), defaultWorkerName()));
   const worker = await startCaptureWorker({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
   const { temporal } = config;
-  console.log(`capture worker ${config.name} (uid ${process.getuid?.() ?? '?'}) polling ${temporal.address} namespace ${temporal.namespace} queue ${temporal.captureQueue} with ${config.slots} slot(s); writing to s3://${config.s3.bucket} as ${config.s3.accessKeyId}; node ${process.version}`);
+  console.log(`capture worker ${config.name} (pid ${process.pid}, uid ${process.getuid?.() ?? '?'}) polling ${temporal.address} namespace ${temporal.namespace} queue ${temporal.captureQueue} with ${config.slots} slot(s); writing to s3://${config.s3.bucket} as ${config.s3.accessKeyId}; node ${process.version}`);
   const stop = (): void => {
     console.log(`capture worker ${config.name}: stopping (finishing the pages in hand)`);
     worker.shutdown().then(

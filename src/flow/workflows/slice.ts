@@ -28,6 +28,8 @@ export class SliceRun {
   private readonly crawlDelays = new Map<string, number>();
   private readonly lastFinish = new Map<string, number>();
   private changed = false;
+  /** captures whose activity has not answered yet (some may be past their host's part) */
+  private active = 0;
 
   constructor(input: SliceInput) {
     this.input = input;
@@ -37,12 +39,12 @@ export class SliceRun {
 
   async run(): Promise<void> {
     const running = new Set<Promise<void>>();
-    while (!(this.pacer.done && running.size === 0)) {
+    for (;;) {
       for (const s of this.pacer.take(Date.now())) {
         const p: Promise<void> = this.capture(s).finally(() => running.delete(p));
         running.add(p);
       }
-      if (this.pacer.done && running.size === 0) break;
+      if (this.finished()) break;
       const wake = this.pacer.nextWakeAt();
       if (wake !== undefined && wake > this.input.startBy) {
         // every host still waiting wakes too late for the deadline: their pages fail now
@@ -50,9 +52,17 @@ export class SliceRun {
         continue;
       }
       this.changed = false;
-      if (wake === undefined) await condition(() => this.changed);
-      else await condition(() => this.changed, Math.max(1, wake - Date.now()));
+      // the way out is part of the condition: a capture that settles ends the wait by itself
+      const woken = (): boolean => this.changed || this.finished();
+      if (wake === undefined) await condition(woken);
+      else await condition(woken, Math.max(1, wake - Date.now()));
     }
+    await Promise.all(running);
+  }
+
+  /** every page settled: nothing queued, no host held, no capture still packaging */
+  private finished(): boolean {
+    return this.pacer.done && this.active === 0;
   }
 
   /** the capture worker's word that the host's part of a capture ended */
@@ -81,6 +91,7 @@ export class SliceRun {
     const attempt = (this.attempts.get(item) ?? 0) + 1;
     this.attempts.set(item, attempt);
     this.holding.set(item, attempt);
+    this.active += 1;
     try {
       const out = await this.activities().capturePage({
         crawlId: this.input.crawlId,
@@ -102,6 +113,7 @@ export class SliceRun {
     } catch (err) {
       this.retryOrFail(item, host, attempt, err);
     }
+    this.active -= 1;
     this.changed = true;
   }
 
