@@ -2,7 +2,8 @@
 // flow's word; the manifest (<key>.result.json) is what the capturer itself wrote, and where
 // the two disagree the manifest wins — except that a cancelled capture never becomes an archive.
 // Shared by level admission and by reconcile.
-import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
+import { Compile } from 'typebox/compile';
+import { ERROR_TYPE_CANCELLED, ManifestAsRead, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
 import { artifactPlacementProblem, expectedManifestKey, prefixOfManifestKey } from './level-dispatch.ts';
 import { nulPathInJson } from './nul.ts';
 import { truncationNote } from './page-text.ts';
@@ -31,7 +32,15 @@ export class ManifestShapeError extends Error {
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optStr = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
 
-/** Parses `<key>.result.json`, checking the fields the ledger relies on. Throws ManifestShapeError. */
+const manifestAsRead = Compile(ManifestAsRead);
+
+/** The first problem a validator found, as a path and what was wrong there. */
+function shapeProblem(errors: readonly { instancePath: string; message: string }[]): string {
+  const e = errors[0];
+  return e === undefined ? 'unknown' : `${e.instancePath || '/'} ${e.message}`;
+}
+
+/** Parses `<key>.result.json` against the contract's ManifestAsRead. Throws ManifestShapeError. */
 export function parseManifest(text: string): Manifest {
   let v: unknown;
   try {
@@ -43,18 +52,8 @@ export function parseManifest(text: string): Manifest {
   const nul = nulPathInJson(text, v);
   if (nul !== undefined) throw new ManifestShapeError(`manifest has a NUL character in a string (at ${nul.join('.')})`);
   if (!isObj(v)) throw new ManifestShapeError('manifest is not an object');
-  if (typeof v.taskId !== 'string' || v.taskId === '') throw new ManifestShapeError('manifest has no taskId');
-  if (typeof v.url !== 'string') throw new ManifestShapeError('manifest has no url');
-  if (v.status !== 'succeeded' && v.status !== 'failed') throw new ManifestShapeError(`manifest status ${JSON.stringify(v.status)} is neither succeeded nor failed`);
-  if (!optStr(v.finalUrl) || !optStr(v.startedAt) || !optStr(v.finishedAt) || !optStr(v.software)) throw new ManifestShapeError('manifest has a non-string field');
-  if (v.error !== undefined && (!isObj(v.error) || typeof v.error.type !== 'string')) throw new ManifestShapeError('manifest error has no type');
+  if (!manifestAsRead.Check(v)) throw new ManifestShapeError(`manifest does not fit the contract: ${shapeProblem(manifestAsRead.Errors(v))}`);
   const artifacts = v.artifacts ?? [];
-  if (!Array.isArray(artifacts)) throw new ManifestShapeError('manifest artifacts is not an array');
-  for (const a of artifacts) {
-    if (!isObj(a) || typeof a.format !== 'string' || typeof a.bucket !== 'string' || typeof a.key !== 'string') {
-      throw new ManifestShapeError('manifest artifact needs format, bucket and key');
-    }
-  }
   return { ...(v as unknown as Manifest), artifacts: artifacts as ManifestArtifact[] };
 }
 

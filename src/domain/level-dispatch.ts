@@ -2,7 +2,7 @@
 // I/O: where a level's artifacts must be, which manifest keys a report may name, how often a
 // level may be reported. The capability itself (random bytes, digests, constant-time compare)
 // lives in src/ledger/capability.ts.
-import type { HostReport, Manifest, PageReport } from './contract.ts';
+import { CONTRACT_LIMITS, type HostReport, type Manifest, type PageReport } from './contract.ts';
 import { hostOf } from './crawl.ts';
 
 /** A level may be reported this many times (a first report and its corrections); then 409. */
@@ -102,7 +102,7 @@ export function artifactPlacementProblem(m: Pick<Manifest, 'artifacts'>, where: 
 }
 
 /** The largest delay a host may be recorded with (an int4 of ms, about 24.8 days). */
-export const MAX_RECORDED_DELAY_MS = 2_147_483_647;
+export const MAX_RECORDED_DELAY_MS = CONTRACT_LIMITS.delayMs;
 
 export interface HostRecord {
   host: string;

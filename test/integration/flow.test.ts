@@ -381,11 +381,16 @@ describe('pacing rules beyond one delay', () => {
     expect(s.pageRequests('k')[0]!.startedAt).toBeLessThan(notBefore);
   });
 
-  it('keeps the spacing across levels from its own record, even when the dispatch sends no notBefore', async () => {
+  it('keeps the spacing across levels through the report: its hosts say the last finish and delay, the next dispatch’s notBefore holds them', async () => {
+    // levels are workflows of their own (on any worker): what carries the spacing from one to the
+    // next is the ledger's record of each report's hosts, sent back as notBefore
     const s = await site({ h: { pages: { '/1': 'x', '/2': 'y' } } });
     const crawlId = randomUUID();
-    await runLevel(dispatchBody({ crawlId, depth: 0, perHostDelayMs: 600, pages: [{ url: s.url('h', '/1'), follow: true }] }));
-    await runLevel(dispatchBody({ crawlId, depth: 1, perHostDelayMs: 600, pages: [{ url: s.url('h', '/2'), follow: true }] }));
+    const { report } = await runLevel(dispatchBody({ crawlId, depth: 0, perHostDelayMs: 600, pages: [{ url: s.url('h', '/1'), follow: true }] }));
+    const [host] = report.hosts!;
+    expect(host).toMatchObject({ host: new URL(s.url('h', '/')).host, delayMs: 600 });
+    const notBefore = { [host!.host]: new Date(Date.parse(host!.lastFinishedAt!) + host!.delayMs).toISOString() };
+    await runLevel(dispatchBody({ crawlId, depth: 1, perHostDelayMs: 600, notBefore, pages: [{ url: s.url('h', '/2'), follow: true }] }));
     expect(s.gaps('h')[0]!.gapMs).toBeGreaterThanOrEqual(600);
   });
 

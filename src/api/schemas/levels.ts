@@ -1,77 +1,25 @@
 // What the capture flow sends about one level: its report (routes/level-reports.ts) and its
-// heartbeats (routes/crawl-progress.ts). The bodies are src/domain/contract.ts's LevelReportBody
-// and HeartbeatBody.
+// heartbeats (routes/crawl-progress.ts). The bodies are the webhook contract's own schemas
+// (src/domain/contract.ts); only the route's own parts are defined here.
 import Type from 'typebox';
+import { CONTRACT_LIMITS, Heartbeat, HostProgressSchema, LevelReport } from '../../domain/contract.ts';
 import { CRAWL_LIMITS } from '../../domain/crawl.ts';
-import { MAX_RECORDED_DELAY_MS } from '../../domain/level-dispatch.ts';
-import { Nullable, Uuid } from './common.ts';
+import { Uuid } from './common.ts';
 
-export const MAX_REPORT_PAGES = 100_000;
-const MAX_URL = 8192;
-const MAX_HOSTS = 10_000;
-const MAX_PAGES = 1_000_000;
+export const MAX_REPORT_PAGES = CONTRACT_LIMITS.reportPages;
 
 const Depth = Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.maxDepth });
 
 /** `/api/crawls/:id/levels/:depth` */
 export const LevelParams = Type.Object({ id: Uuid, depth: Depth }, { additionalProperties: false });
 
-const PageReport = Type.Object(
-  {
-    url: Type.String({ minLength: 1, maxLength: MAX_URL }),
-    status: Type.Unsafe<'captured' | 'failed' | 'skipped'>({ type: 'string', enum: ['captured', 'failed', 'skipped'] }),
-    skipReason: Type.Optional(Type.Unsafe<'robots'>({ type: 'string', enum: ['robots'] })),
-    taskId: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    manifestKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-    manifestError: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-    finalUrl: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL })),
-    submittedAt: Type.Optional(Type.String({ format: 'date-time' })),
-    finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
-  },
-  { additionalProperties: false },
-);
-
-const HostReport = Type.Object(
-  {
-    // host name (≤ 253) with a port
-    host: Type.String({ minLength: 1, maxLength: 260 }),
-    delayMs: Type.Integer({ minimum: 0, maximum: MAX_RECORDED_DELAY_MS }),
-    lastFinishedAt: Type.Optional(Type.String({ format: 'date-time' })),
-  },
-  { additionalProperties: false },
-);
-
-/** The report route's body: LevelReportBody. */
-export const LevelReport = Type.Object(
-  {
-    depth: Depth,
-    pages: Type.Array(PageReport, { maxItems: MAX_REPORT_PAGES }),
-    hosts: Type.Optional(
-      Type.Array(HostReport, { maxItems: MAX_REPORT_PAGES, description: 'per host: the delay the flow kept (perHostDelayMs or a longer Crawl-delay) and its last finish' }),
-    ),
-  },
-  { additionalProperties: false },
-);
+/** The report route's body: LevelReportBody, as the contract defines it. */
+export { LevelReport };
 
 export const ReportAccepted = Type.Object({ reportId: Type.String() }, { additionalProperties: false });
 
-const Count = Type.Integer({ minimum: 0, maximum: MAX_PAGES });
-
-export const HostProgress = Type.Object(
-  {
-    host: Type.String({ minLength: 1, maxLength: 260 }),
-    queued: Count,
-    inFlight: Type.Integer({ minimum: 0, maximum: 1 }),
-    nextAllowedAt: Nullable(Type.String({ format: 'date-time' })),
-  },
-  { additionalProperties: false },
-);
-
-/** The heartbeat route's body: HeartbeatBody. */
-export const Heartbeat = Type.Object(
-  { depth: Depth, pagesTotal: Count, pagesDone: Count, pagesInFlight: Count, hosts: Type.Array(HostProgress, { maxItems: MAX_HOSTS }) },
-  { additionalProperties: false },
-);
+/** The heartbeat route's body: HeartbeatBody, as the contract defines it. */
+export { Heartbeat, HostProgressSchema as HostProgress };
 
 export const HeartbeatAccepted = Type.Object(
   {
