@@ -16,6 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DispatchBody, LevelReportBody } from '../domain/contract.ts';
+import { allowedHosts, checkHost } from '../domain/host-header.ts';
 import { buildLevelReport, createFlowActivities } from './activities/report.ts';
 import { startCaptureWorker, type CaptureWorker, type CaptureWorkerOptions } from './capture-worker/worker.ts';
 import type { FlowConfig } from './config.ts';
@@ -72,6 +73,8 @@ export interface FlowOptions {
   heartbeatIntervalMs?: number;
   /** a bundle of ./workflows made once (tests); otherwise bundled now */
   workflowBundlePath?: string;
+  /** the URLs the ledger reaches the receiver at besides its bind address (a proxy's name) */
+  publicUrls?: string[];
   /** a capture worker in this process too (tests; npm start runs them as processes of their own) */
   capture?: Omit<CaptureWorkerOptions, 'connection' | 'log'>;
   log?: (line: string) => void;
@@ -190,6 +193,15 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
   };
 
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } } });
+
+  // DNS rebinding: only the names the receiver listens on (421 for any other Host, before anything)
+  let allowed: Set<string> | undefined;
+  app.addHook('onRequest', async (request, reply) => {
+    const address = app.server.address() as AddressInfo;
+    allowed ??= allowedHosts({ host: address.address, port: address.port }, opts.publicUrls ?? []);
+    const decision = checkHost(request.headers.host, allowed);
+    if (!decision.ok) return reply.code(decision.status).send({ error: decision.error });
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'GET' && request.url === '/health') return;

@@ -11,6 +11,7 @@ import { pacingViolations } from '../../src/domain/pacing.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { testFlowOptions } from '../support/flow.ts';
+import { rawRequest } from '../support/raw-http.ts';
 import { startIssuer, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
@@ -108,6 +109,16 @@ describe('POST /crawl: the webhook', () => {
     expect((await fetch(`${flow.url}/health`)).status).toBe(200);
     expect((await fetch(`${flow.url}/hosts`)).status).toBe(401);
     expect(flow.level(body.crawlId, 0)).toBeUndefined();
+  });
+
+  it('answers 421 to a Host it does not listen on (DNS rebinding) and starts nothing', async () => {
+    const body = dispatchBody({ pages: [{ url: 'http://127.0.0.2:1/never', follow: false }] });
+    const post = (host: string, payload: string) => rawRequest(flow.url, { method: 'POST', path: '/crawl', body: payload, headers: { host, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } });
+    const res = await post('attacker.test', JSON.stringify(body));
+    expect(res.status).toBe(421);
+    expect(flow.level(body.crawlId, 0)).toBeUndefined();
+    // the same request with the receiver's own name gets as far as the body check
+    expect((await post(`127.0.0.1:${flow.port}`, '{}')).status).toBe(400);
   });
 
   it('answers 400 to a body that is not a DispatchBody, naming what is wrong', async () => {
