@@ -144,9 +144,10 @@ function plan(rows: OutboxRow[]): { units: Unit[]; taken: OutboxRow[] } {
 }
 
 /**
- * Units whose tuple has an earlier queued row outside this batch (held by another drainer, or
- * left behind after failing): delivering them now could overtake it, e.g. a delete landing
- * before the write it undoes. They wait for a later pass. A dead-lettered row holds nothing back.
+ * Units whose tuple has a queued row outside this batch that comes before any of the unit's rows
+ * (held by another drainer, or left behind after failing): delivering them now could overtake it,
+ * e.g. a delete landing before the write it undoes. They wait for a later pass. A dead-lettered
+ * row holds nothing back.
  */
 async function overtaking(trx: Transaction<Database>, units: Unit[], taken: OutboxRow[]): Promise<Set<Unit>> {
   const firstId = new Map(units.map((u) => [keyOf(u.rows[0]!), u] as const));
@@ -161,7 +162,9 @@ async function overtaking(trx: Transaction<Database>, units: Unit[], taken: Outb
   const held = new Set<Unit>();
   for (const e of earlier.rows) {
     const unit = firstId.get(`${e.tuple_user}\u0000${e.relation}\u0000${e.object}`);
-    if (unit && Number(e.first) < unit.rows[0]!.id) held.add(unit);
+    // against the unit's last row: identical rows may have come together across rows other lanes
+    // held (SKIP LOCKED), and a delete joined to an earlier one must not pass a write between them
+    if (unit && Number(e.first) < unit.rows[unit.rows.length - 1]!.id) held.add(unit);
   }
   return held;
 }

@@ -232,6 +232,34 @@ describe('drainOutbox', () => {
     expect(await stored(x)).toBe(false);
   });
 
+  it('two deletes of a tuple do not travel together past a write between them that another drainer holds', async () => {
+    const x: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
+    await enqueueTuples(t.db, [x]);
+    await drainOutbox(t.db, store.client);
+    // delete, write, delete: x must end deleted
+    await enqueueTuples(t.db, [x], 'delete');
+    await enqueueTuples(t.db, [x]);
+    await enqueueTuples(t.db, [x], 'delete');
+    const [, writeRow] = await outbox();
+    expect(writeRow!.operation).toBe('write');
+    const holder = new pg.Client({ connectionString: t.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM fga_outbox WHERE id = $1 FOR UPDATE', [writeRow!.id]);
+      // the lane sees both deletes (the write is skipped, locked); sending them as one would let
+      // the write land after the last delete
+      const r = await drainOutbox(t.db, store.client, { concurrency: 1 });
+      expect(r.delivered).toBe(0);
+      expect((await outbox()).map((row) => row.operation)).toEqual(['delete', 'write', 'delete']);
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    expect(await drainOutbox(t.db, store.client)).toMatchObject({ delivered: 3, remaining: 0 });
+    expect(await stored(x)).toBe(false);
+  });
+
   it('maxRows bounds one drain; the rest waits for the next', async () => {
     await enqueueTuples(t.db, Array.from({ length: 30 }, (_, i): Tuple => ({ user: `user:m${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` })));
     expect(await drainOutbox(t.db, store.client, { maxRows: 12, batchSize: 5 })).toEqual({ delivered: 12, failed: 0, remaining: 18, deadLettered: 0, dead: 0 });
