@@ -35,7 +35,7 @@ export const WORKFLOWS_PATH = new URL('./workflows/index.ts', import.meta.url).p
 /** settled levels kept for GET /levels and waitForLevel */
 const KEEP_LEVELS = 200;
 /** how often a level's state is read back from its workflow for GET /levels and the tests */
-const WATCH_INTERVAL_MS = 200;
+const WATCH_INTERVAL_MS = 500;
 
 export type LevelState = 'queued' | LevelPhase;
 const SETTLED: readonly LevelState[] = ['reported', 'report-failed', 'dropped', 'failed'];

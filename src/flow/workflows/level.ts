@@ -39,8 +39,11 @@ export class LevelRun {
     this.notBefore = parseNotBefore(input.dispatch.notBefore);
   }
 
+  /** The level as a query answers it: the dispatch without its pages (a 20,000-page level's
+   * would be a megabyte on every poll), their count beside it. */
   state(): LevelState {
-    return { phase: this.phase, dispatch: this.input.dispatch, slices: [...this.sliceIds], ...(this.outcome ? { outcome: this.outcome } : {}), ...(this.error !== undefined ? { error: this.error } : {}) };
+    const { pages, ...dispatch } = this.input.dispatch;
+    return { phase: this.phase, dispatch: { ...dispatch, pages: [] }, pages: pages.length, slices: [...this.sliceIds], ...(this.outcome ? { outcome: this.outcome } : {}), ...(this.error !== undefined ? { error: this.error } : {}) };
   }
 
   /** A later dispatch of the same level: its capability, URLs and deadline win; new pages are added. */

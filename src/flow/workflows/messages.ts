@@ -37,7 +37,10 @@ export interface ReportOutcome {
 
 export interface LevelState {
   phase: LevelPhase;
+  /** the latest dispatch, its pages left out */
   dispatch: DispatchBody;
+  /** how many pages the level has */
+  pages: number;
   /** the slice workflows' ids, in slice order */
   slices: string[];
   outcome?: ReportOutcome;
