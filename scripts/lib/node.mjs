@@ -4,7 +4,7 @@
 // holds bin/node) and `npm start`, `npm test` and `.ci/run` re-run themselves with it. This file
 // must itself run on the old node: plain JavaScript, nothing from node_modules.
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { ROOT, TOOLS_DIR } from './env.mjs';
@@ -44,10 +44,22 @@ function versionOf(bin) {
   }
 }
 
+/** True when both paths name one file: process.execPath is resolved, .tools may be a symlink
+ * (a git worktree sharing the main checkout's tools), and a plain compare re-ran forever. */
+function sameFile(a, b) {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return a === b;
+  }
+}
+
+const isPinned = (path) => sameFile(path, PINNED_NODE);
+
 /** Brings the pinned node into .tools/node unless it is there already. Returns its path. */
 export async function ensurePinnedNode(say = console.log) {
   const pin = nodePin();
-  const running = process.execPath === PINNED_NODE ? process.version : versionOf(PINNED_NODE);
+  const running = isPinned(process.execPath) ? process.version : versionOf(PINNED_NODE);
   if (running === `v${pin.version}`) return PINNED_NODE;
   const spec = `${pin.package}@${pin.version}`;
   const tmp = mkdtempSync(join(tmpdir(), 'capture-ledger-node-'));
@@ -101,7 +113,7 @@ function npmPack(spec, dir, tick) {
  * decides too), else this one when package.json `engines` accepts it, else the pin, brought now.
  */
 export async function nodeForProject(say = console.log) {
-  if (process.execPath === PINNED_NODE || existsSync(PINNED_NODE)) return ensurePinnedNode(say);
+  if (isPinned(process.execPath) || existsSync(PINNED_NODE)) return ensurePinnedNode(say);
   if (atLeast(process.version, enginesMinimum())) return process.execPath;
   say(`node: the machine's node is ${process.version}; package.json engines asks for ${JSON.parse(readFileSync(ROOT + 'package.json', 'utf8')).engines.node}`);
   return ensurePinnedNode(say);
@@ -126,7 +138,7 @@ export async function reexecOnProjectNode(say = console.log) {
     process.exit(1);
   }
   process.env.PATH = envWithNode(node).PATH;
-  if (node === process.execPath) return;
+  if (sameFile(node, process.execPath)) return;
   say(`node: running ${process.argv.slice(1).map((a) => a.replace(ROOT, '')).join(' ')} again on ${node.replace(ROOT, '')}`);
   const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: process.env });
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
