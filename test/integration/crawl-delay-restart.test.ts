@@ -68,7 +68,7 @@ describe('Crawl-delay across a restart of the capture flow', () => {
     const lastFinish0 = Date.parse(level0.report!.pages[0]!.finishedAt!);
     const d1 = h.hook.dispatches.find((d) => d.body.crawlId === crawlId && d.body.depth === 1)!;
     expect(d1.body.notBefore).toEqual({ [host]: new Date(lastFinish0 + CRAWL_DELAY_MS).toISOString() });
-    expect(second.level(crawlId, 1)!.state).toBe('reported');
+    expect((await second.waitForLevel(crawlId, 1, 30_000)).state).toBe('reported');
 
     const pages = await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).orderBy('url').execute();
     expect(pages.map((p) => p.state)).toEqual(['captured', 'captured', 'captured']);

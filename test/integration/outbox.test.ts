@@ -204,6 +204,20 @@ describe('drainOutbox', () => {
     expect(await stored(y)).toBe(true);
   });
 
+  /** Runs `fn` while another connection holds outbox row `id` FOR UPDATE (another drainer's batch). */
+  async function whileRowHeld(id: number, fn: () => Promise<void>): Promise<void> {
+    const holder = new pg.Client({ connectionString: t.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM fga_outbox WHERE id = $1 FOR UPDATE', [id]);
+      await fn();
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+  }
+
   it('a delete waits while the write before it is held by another drainer', async () => {
     const x: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
     const other: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
@@ -212,11 +226,7 @@ describe('drainOutbox', () => {
     await enqueueTuples(t.db, [other]);
     const [writeRow] = await outbox();
     // another drainer has the write in flight
-    const holder = new pg.Client({ connectionString: t.url });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query('SELECT id FROM fga_outbox WHERE id = $1 FOR UPDATE', [writeRow!.id]);
+    await whileRowHeld(writeRow!.id, async () => {
       const r = await drainOutbox(t.db, store.client, { concurrency: 1 });
       expect(r).toEqual({ delivered: 1, failed: 0, remaining: 2, deadLettered: 0, dead: 0 });
       expect(await stored(other)).toBe(true);
@@ -224,10 +234,7 @@ describe('drainOutbox', () => {
         ['write', 0],
         ['delete', 0],
       ]);
-      await holder.query('ROLLBACK');
-    } finally {
-      await holder.end();
-    }
+    });
     expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(await stored(x)).toBe(false);
   });
@@ -242,20 +249,13 @@ describe('drainOutbox', () => {
     await enqueueTuples(t.db, [x], 'delete');
     const [, writeRow] = await outbox();
     expect(writeRow!.operation).toBe('write');
-    const holder = new pg.Client({ connectionString: t.url });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query('SELECT id FROM fga_outbox WHERE id = $1 FOR UPDATE', [writeRow!.id]);
+    await whileRowHeld(writeRow!.id, async () => {
       // the lane sees both deletes (the write is skipped, locked); sending them as one would let
       // the write land after the last delete
       const r = await drainOutbox(t.db, store.client, { concurrency: 1 });
       expect(r.delivered).toBe(0);
       expect((await outbox()).map((row) => row.operation)).toEqual(['delete', 'write', 'delete']);
-      await holder.query('ROLLBACK');
-    } finally {
-      await holder.end();
-    }
+    });
     expect(await drainOutbox(t.db, store.client)).toMatchObject({ delivered: 3, remaining: 0 });
     expect(await stored(x)).toBe(false);
   });

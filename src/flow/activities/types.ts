@@ -26,7 +26,7 @@ export interface CapturePageInput {
 }
 
 export type CapturePageResult =
-  | { kind: 'skipped'; crawlDelayMs?: number; disallowAll?: string }
+  | { kind: 'skipped'; crawlDelayMs?: number }
   | { kind: 'too-late'; crawlDelayMs?: number; readyAt: number }
   | {
       kind: 'visited';

@@ -126,7 +126,6 @@ export class LevelRun {
   private sliceInput(d: DispatchBody, pages: number[], slots: number): SliceInput {
     const { startBy, finishBy } = levelWindow(d.deadline, this.input.receivedAt);
     return {
-      levelId: workflowInfo().workflowId,
       crawlId: d.crawlId,
       depth: d.depth,
       pages: pages.map((index) => ({ index, url: d.pages[index]!.url, follow: d.pages[index]!.follow })),

@@ -69,7 +69,6 @@ export interface SliceHost {
 }
 
 export interface SliceInput {
-  levelId: string;
   crawlId: string;
   depth: number;
   pages: { index: number; url: string; follow: boolean }[];

@@ -25,7 +25,6 @@ export class SliceRun {
   private readonly attempts = new Map<number, number>();
   /** pages whose host slot is held, by the attempt holding it */
   private readonly holding = new Map<number, number>();
-  private readonly crawlDelays = new Map<string, number>();
   private readonly lastFinish = new Map<string, number>();
   private changed = false;
   /** captures whose activity has not answered yet (some may be past their host's part) */
@@ -119,10 +118,7 @@ export class SliceRun {
 
   private settle(item: number, host: string, out: CapturePageResult): void {
     const page = this.input.pages[item]!;
-    if (out.crawlDelayMs !== undefined) {
-      this.crawlDelays.set(host, out.crawlDelayMs);
-      this.pacer.setCrawlDelay(host, out.crawlDelayMs);
-    }
+    if (out.crawlDelayMs !== undefined) this.pacer.setCrawlDelay(host, out.crawlDelayMs);
     if (out.kind === 'skipped') {
       this.releaseHost(item);
       this.results.set(item, { index: page.index, url: page.url, status: 'skipped', skipReason: 'robots' });
