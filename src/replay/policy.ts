@@ -4,14 +4,17 @@
 // - connect-src, img-src… ('self' through default-src): fetch, XHR, WebSocket, EventSource, beacon,
 //   images, fonts, media reach the replay origin and data:/blob: only (wabac's own policy lets any
 //   ws:/wss: host through);
-// - form-action 'self': no form is sent elsewhere;
+// - sandbox without allow-forms: no form is sent at all, not even to the replay origin. A refused
+//   form-action still lets Chromium's network predictor open a connection to the form's host as
+//   the navigation starts, before the policy refuses it; a form that never submits opens none.
+//   The app's own forms work without it (app-forms.ts); form-action 'self' stays as a second wall;
 // - sandbox without allow-popups: no window.open, no target=_blank (a page's frames inherit it,
 //   and the app's own page carries it too, so a replayed frame cannot open one through its parent);
 //   without allow-top-navigation*: a replayed frame cannot navigate the tab away;
 // - frame-src 'self' data: blob: (default-src): a frame cannot navigate itself to another host.
 
-/** What a replayed page keeps: scripts, forms posted to the replay origin, dialogs, downloads. */
-const SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms', 'allow-modals', 'allow-downloads', 'allow-pointer-lock'];
+/** What a replayed page keeps: scripts, dialogs, downloads. */
+const SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-modals', 'allow-downloads', 'allow-pointer-lock'];
 
 const FETCH_POLICY = ["default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:", "form-action 'self'", "object-src 'none'", "base-uri 'self'", "frame-ancestors 'self'"];
 

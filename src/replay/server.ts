@@ -20,6 +20,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { useHostCheck } from '../http/host-check.ts';
 import { objectPath } from '../s3/object-path.ts';
+import { withAppForms } from './app-forms.ts';
 import { DOCUMENT_POLICY, WORKER_POLICY } from './policy.ts';
 import { isRegistrationQuery, serviceWorkerScript, WABAC_SW_PATH } from './service-worker.ts';
 import { checkAppQuery, checkSource } from './source.ts';
@@ -47,7 +48,7 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
   const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 2048 } });
   useHostCheck(app, { publicUrls: opts.publicUrls });
   const dir = opts.staticDir ?? replayWebPageDir();
-  const index = await readFile(join(dir, 'index.html'), 'utf8');
+  const index = withAppForms(await readFile(join(dir, 'index.html'), 'utf8'));
   const wabacWorker = await readFile(join(dir, 'sw.js'));
   const endpoint = new URL(opts.endpoint);
   const basePath = endpoint.pathname;

@@ -7,6 +7,9 @@
 // still open in another tab. And a link naming another host as replay's source is refused before
 // anything is fetched.
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server, type Socket } from 'node:net';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { FastifyInstance } from 'fastify';
@@ -25,8 +28,8 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', 
 const SHOTS = `${ROOT}test-results/`;
 const LISTENER_HOST = '127.0.0.77';
 const WAYS = ['fetch', 'websocket', 'eventsource', 'beacon', 'image', 'form', 'frame', 'open', 'preconnect'] as const;
-/** the listeners of the ways that are navigations, from the page and from its data: frame */
-const NAVIGATION_LABELS = new Set(['form', 'frame', 'data-frame form', 'data-frame frame']);
+/** the listeners a browser's network predictor connects to (a bare connect, no byte sent): frames' */
+const PREDICTED_LABELS = new Set(['frame', 'data-frame frame']);
 
 const config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' });
 const s3 = createS3(config.s3);
@@ -215,41 +218,85 @@ afterAll(async () => {
   s3.destroy();
 });
 
+/** What a browser profile's hostile run yielded: what its page noted and read, and how many tabs opened. */
+async function hostileRun(context: BrowserContext): Promise<{ loot: { notes: string[]; read: string[] }; tabs: number }> {
+  const tabs: string[] = [];
+  context.on('page', (p) => tabs.push(p.url()));
+  const first = await openArchive(context, secretKey, secret, 'https://secret.test/');
+  await first.frame.locator('h1', { hasText: secret }).waitFor({ timeout: 60_000 });
+  // the secret tab stays open while the hostile archive is opened in a second one
+  const hostile = await openArchive(context, hostileKey, 'Hostile page', 'https://hostile.test/');
+  const raw = await frameAt(hostile.tab, 'id_/https://hostile.test/');
+  await raw.locator('body[data-done="yes"]').waitFor({ state: 'attached', timeout: 60_000 });
+  const loot = JSON.parse((await raw.locator('#loot').textContent()) ?? '') as { notes: string[]; read: string[] };
+  await hostile.tab.screenshot({ path: `${SHOTS}replay-hostile.png` });
+  return { loot, tabs: tabs.length };
+}
+
+function expectNothingOfTheSecret(loot: { notes: string[]; read: string[] }): void {
+  // every way out was tried, from the raw page and from its data: frame, and each settled
+  for (const tag of ['', 'data-frame ']) {
+    for (const way of WAYS) {
+      expect(loot.notes.some((n) => n.startsWith(`${tag}${way}: `)), `${tag}${way}`).toBe(true);
+    }
+  }
+  expect(loot.notes).toContain('open: null');
+  expect(loot.notes).toContain('data-frame open: null');
+  // the page could read storage: its own archive's records are there, from its window and the top's
+  expect(loot.read.some((r) => r.startsWith('store ') && r.includes('Hostile page'))).toBe(true);
+  expect(loot.read.some((r) => r.startsWith('top store ') && r.includes('Hostile page'))).toBe(true);
+  // ...and nothing of the other archive's
+  const leaked = [...loot.notes, ...loot.read].filter((r) => r.includes(secret) || r.includes('secret.test')).map((r) => r.slice(0, 300));
+  expect(leaked).toEqual([]);
+}
+
 describe('replay exfiltration', { timeout: 240_000 }, () => {
   it('a hostile page opened after an archive with a secret reaches no other host and reads nothing of the secret', async () => {
+    connections.length = 0;
     const context = await browser.newContext();
-    const tabs: string[] = [];
-    context.on('page', (p) => tabs.push(p.url()));
     try {
-      const first = await openArchive(context, secretKey, secret, 'https://secret.test/');
-      await first.frame.locator('h1', { hasText: secret }).waitFor({ timeout: 60_000 });
-      // the secret tab stays open while the hostile archive is opened in a second one
-      const hostile = await openArchive(context, hostileKey, 'Hostile page', 'https://hostile.test/');
-      const raw = await frameAt(hostile.tab, 'id_/https://hostile.test/');
-      await raw.locator('body[data-done="yes"]').waitFor({ state: 'attached', timeout: 60_000 });
-      const loot = JSON.parse((await raw.locator('#loot').textContent()) ?? '') as { notes: string[]; read: string[] };
-      await hostile.tab.screenshot({ path: `${SHOTS}replay-hostile.png` });
-
-      // every way out was tried, from the raw page and from its data: frame, and each settled
-      for (const tag of ['', 'data-frame ']) {
-        for (const way of WAYS) {
-          expect(loot.notes.some((n) => n.startsWith(`${tag}${way}: `)), `${tag}${way}`).toBe(true);
-        }
-      }
-      expect(loot.notes).toContain('open: null');
-      expect(loot.notes).toContain('data-frame open: null');
-      // the page could read storage: its own archive's records are there, from its window and the top's
-      expect(loot.read.some((r) => r.startsWith('store ') && r.includes('Hostile page'))).toBe(true);
-      expect(loot.read.some((r) => r.startsWith('top store ') && r.includes('Hostile page'))).toBe(true);
-      // ...and nothing of the other archive's
-      const leaked = [...loot.notes, ...loot.read].filter((r) => r.includes(secret) || r.includes('secret.test')).map((r) => r.slice(0, 300));
-      expect(leaked).toEqual([]);
-      // No request reached a listener, and no connection but the bare TCP connect Chromium makes
-      // when a frame or form navigation starts, before its frame-src / form-action check refuses it
-      // (not a request: no byte is sent; see the README)
-      expect(connections.filter((c) => !NAVIGATION_LABELS.has(c))).toEqual([]);
+      const { loot, tabs } = await hostileRun(context);
+      expectNothingOfTheSecret(loot);
+      // No request reached a listener. The one connection a browser with default settings opens
+      // is its network predictor's, to a frame's host as the frame's navigation starts, before
+      // frame-src refuses it: no byte is sent on it (the next test turns the predictor off, and
+      // then nothing connects). Forms open none: the sandbox submits no form at all.
+      expect(connections.filter((c) => !PREDICTED_LABELS.has(c))).toEqual([]);
       // no popup: the two tabs opened here are all there are
-      expect(tabs).toHaveLength(2);
+      expect(tabs).toBe(2);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("with the browser's network prediction off (its 'preload pages' setting), nothing connects at all", async () => {
+    connections.length = 0;
+    const profile = mkdtempSync(join(tmpdir(), 'replay-isolation-'));
+    mkdirSync(join(profile, 'Default'));
+    writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify({ net: { network_prediction_options: 2 } }));
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: FLAGS, headless: true });
+    try {
+      const { loot, tabs } = await hostileRun(context);
+      expectNothingOfTheSecret(loot);
+      expect(connections).toEqual([]);
+      expect(tabs).toBe(2);
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the app's own forms", { timeout: 120_000 }, () => {
+  it('Enter in the replay bar still navigates inside the archive, though the sandbox submits no form', async () => {
+    const context = await browser.newContext();
+    try {
+      const { tab } = await openArchive(context, secretKey, secret, 'https://secret.test/');
+      const bar = tab.locator('form.replay-bar-form input').first();
+      await bar.fill('https://secret.test/elsewhere');
+      await bar.press('Enter');
+      const moved = await frameAt(tab, 'mp_/https://secret.test/elsewhere');
+      expect(moved.url()).toContain('/mp_/https://secret.test/elsewhere');
     } finally {
       await context.close();
     }
