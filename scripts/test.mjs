@@ -11,8 +11,9 @@ import { ensureChromium, say, setup, parseProfileArgs } from './lib/setup.mjs';
 await reexecOnProjectNode(say);
 
 const { rest } = parseProfileArgs(process.argv.slice(2));
-// the search tests run against a real OpenSearch node, so the test stack always has it
-const profiles = new Set(['search']);
+// the search tests run against a real OpenSearch node, so the test stack always has it; the
+// archive tests read WACZ with the field's own tools (pywb, py-wacz, warcio: profile test)
+const profiles = new Set(['search', 'test']);
 
 try {
   await setup({ profiles });

@@ -8,6 +8,8 @@
 //   kind "maven-java": Maven resolves the artifacts and their dependencies from Maven Central into
 //                      .tools/<name>/lib (local repository .tools/m2), javac compiles the launcher
 //                      into .tools/<name>/classes
+//   kind "pypi":       the packages, pinned, from PyPI into a venv of the machine's python3 →
+//                      .tools/<name>/bin/
 // A binary of the same name on PATH wins (nothing is built for it). Each build leaves a stamp; a
 // tool whose stamp matches its pin is skipped, so a second run takes seconds.
 import { spawn, execFileSync } from 'node:child_process';
@@ -53,7 +55,7 @@ function writeStamp(name, pin, extra = {}) {
   writeFileSync(STAMPS + name + '.json', JSON.stringify({ pin, ...extra, built: new Date().toISOString() }, null, 2) + '\n');
 }
 // only what changes the build counts (editing a pin's "why" rebuilds nothing)
-const buildKey = (pin) => (pin ? JSON.stringify(pin, ['kind', 'module', 'version', 'package', 'upgrade', 'artifacts', 'launcher', 'pin', 'mavenDependencyPlugin']) : null);
+const buildKey = (pin) => (pin ? JSON.stringify(pin, ['kind', 'module', 'version', 'package', 'upgrade', 'artifacts', 'packages', 'launcher', 'pin', 'mavenDependencyPlugin']) : null);
 const samePin = (a, b) => buildKey(a) === buildKey(b);
 
 /** Runs a command, streaming nothing; every `everyMs` it reports progress via `tick(lines)`. */
@@ -240,6 +242,27 @@ async function buildMavenJava(name, pin) {
   say(`${name}: built .tools/${name} in ${elapsed(started)}`);
 }
 
+async function buildPypi(name, pin) {
+  const dir = TOOLS_DIR + name + '/';
+  const have = existsSync(dir + 'stamp.json') ? JSON.parse(readFileSync(dir + 'stamp.json', 'utf8')) : null;
+  if (have && samePin(have.pin, pin)) {
+    say(`${name}: up to date (${pin.packages.join(', ')})`);
+    return;
+  }
+  if (!onPath('python3')) throw new ToolError(`${name}: the python3 command is not on PATH (needed for ${pin.packages.join(', ')})`);
+  const started = Date.now();
+  rmSync(dir, { recursive: true, force: true });
+  say(`${name}: a venv with ${pin.packages.join(', ')} from PyPI`);
+  await run('python3', ['-m', 'venv', dir], { label: name, cwd: ROOT });
+  await run(dir + 'bin/pip', ['install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', ...pin.packages], {
+    label: name,
+    cwd: ROOT,
+    tick: () => say(`${name}: pip still installing (${elapsed(started)})`),
+  });
+  writeFileSync(dir + 'stamp.json', JSON.stringify({ pin, built: new Date().toISOString() }, null, 2) + '\n');
+  say(`${name}: installed .tools/${name} in ${elapsed(started)}`);
+}
+
 export async function tools({ profiles = new Set(), only = [] } = {}) {
   const pins = readPins();
   for (const name of only) if (!pins[name]) throw new ToolError(`unknown tool ${JSON.stringify(name)} (tools.json has ${Object.keys(pins).join(', ')})`);
@@ -258,6 +281,8 @@ export async function tools({ profiles = new Set(), only = [] } = {}) {
       await buildGo(name, pin);
     } else if (pin.kind === 'maven-java') {
       await buildMavenJava(name, pin);
+    } else if (pin.kind === 'pypi') {
+      await buildPypi(name, pin);
     } else throw new ToolError(`${name}: unknown kind ${pin.kind} in tools.json`);
   }
   const skipped = Object.entries(pins).filter(([n]) => !wanted.some(([w]) => w === n));

@@ -49,8 +49,8 @@ it('a finished crawl is indexed by its workflow', async () => {
       {
         url: 'http://a.test/',
         date: when,
-        request: { method: 'GET', target: '/', httpVersion: 'HTTP/1.1', headers: [['Host', 'a.test']] },
-        response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+        request: { method: 'GET', target: '/', httpVersion: '1.1', headers: [['Host', 'a.test']] },
+        response: { status: 200, statusText: 'OK', httpVersion: '1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
       },
     ],
   });

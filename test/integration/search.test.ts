@@ -48,8 +48,8 @@ async function wacz(pages: (Omit<WaczPage, 'ts'> & { ts?: Date })[], bodyBytes =
       {
         url,
         date: when,
-        request: { method: 'GET', target: new URL(url).pathname, httpVersion: 'HTTP/1.1', headers: [['Host', new URL(url).host]] },
-        response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+        request: { method: 'GET', target: new URL(url).pathname, httpVersion: '1.1', headers: [['Host', new URL(url).host]] },
+        response: { status: 200, statusText: 'OK', httpVersion: '1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
       },
     ],
   });

@@ -49,11 +49,11 @@ export async function makeWacz(url: string, text: string, when = new Date(), htm
       {
         url,
         date: when,
-        request: { method: 'GET', target: new URL(url).pathname, httpVersion: 'HTTP/1.1', headers: [['Host', new URL(url).host]] },
+        request: { method: 'GET', target: new URL(url).pathname, httpVersion: '1.1', headers: [['Host', new URL(url).host]] },
         response: {
           status: 200,
           statusText: 'OK',
-          httpVersion: 'HTTP/1.1',
+          httpVersion: '1.1',
           headers: [
             ['Content-Type', 'text/html; charset=utf-8'],
             ['Content-Length', String(body.length)],
