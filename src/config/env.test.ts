@@ -154,6 +154,14 @@ describe('loadConfig', () => {
       expect(loadConfig(env({ CAPTURE_LEDGER_DATABASE_URL: 'postgresql://u@h/db' })).databaseUrl).toBe('postgresql://u@h/db');
     });
 
+    it('an origin per archive only with a DNS name to put them under', () => {
+      expect(loadConfig(env()).replayArchiveDomain).toBeUndefined();
+      expect(loadConfig(env({ CAPTURE_LEDGER_REPLAY_ARCHIVE_DOMAIN: 'replay.localhost' })).replayArchiveDomain).toBe('replay.localhost');
+      const err = failure(env({ CAPTURE_LEDGER_REPLAY_ARCHIVE_DOMAIN: 'localhost:8899' }));
+      expect(err.variable).toBe('CAPTURE_LEDGER_REPLAY_ARCHIVE_DOMAIN');
+      expect(err.message).toContain('must be a lowercase DNS name of two labels or more');
+    });
+
     it('OpenSearch is on only when its URL is set', () => {
       expect(loadConfig(env({ CAPTURE_LEDGER_OPENSEARCH_URL: 'http://127.0.0.1:9200' })).opensearch).toEqual({ url: 'http://127.0.0.1:9200', index: 'capture-ledger-pages' });
       expect(loadConfig(env({ CAPTURE_LEDGER_OPENSEARCH_URL: '' })).opensearch).toBeUndefined();

@@ -1,6 +1,7 @@
 // Every environment variable the code reads is read here, once, and checked before anything
 // starts. A bad value stops startup with one message naming the variable and the value: read
 // per-request instead, a typo surfaces at 3am as a failure that never mentions the setting.
+import { isArchiveDomain } from '../domain/replay-origin.ts';
 import { AllowlistError, isStackAddress, parseAllowlist, type AllowEntry } from '../domain/address-policy.ts';
 import { CAPTURE_FORMATS, type CaptureFormat } from '../domain/contract.ts';
 import { MIN_FLOW_SECRET_LENGTH } from '../domain/flow-client.ts';
@@ -65,6 +66,8 @@ export interface Config {
   };
   flowPort: number;
   replayPort: number;
+  /** each archive replays on `<label>.<this domain>` (src/domain/replay-origin.ts); unset: one shared origin */
+  replayArchiveDomain: string | undefined;
   /** the address policy's settings (src/domain/address-policy.ts) */
   capture: { allow: AllowEntry[]; deniedPorts: number[] };
 }
@@ -230,8 +233,16 @@ export function loadConfig(env: Env = process.env): Config {
     },
     flowPort: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 1, 65535),
     replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),
+    replayArchiveDomain: archiveDomain(env),
     capture: { allow: captureAllow(env), deniedPorts: stackPorts(env) },
   };
+}
+
+function archiveDomain(env: Env): string | undefined {
+  const name = 'CAPTURE_LEDGER_REPLAY_ARCHIVE_DOMAIN';
+  const v = optional(env, name);
+  if (v !== undefined && !isArchiveDomain(v)) throw new ConfigError(name, v, 'must be a lowercase DNS name of two labels or more, such as replay.localhost (each archive replays on <digest>.<it>)');
+  return v;
 }
 
 /** The capture flow's client secret at the issuer (the flow and the dev issuer hold the same one). */

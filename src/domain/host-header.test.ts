@@ -114,3 +114,17 @@ describe('checkHost properties', () => {
     );
   });
 });
+
+describe('checkHost with names answered by pattern', () => {
+  const archive = (h: string) => /^[0-9a-f]{32}\.replay\.localhost$/.test(h);
+  const label = 'a'.repeat(32);
+  it('takes a matching name on a port the server answers on, and on no other port', () => {
+    expect(checkHost(`${label}.replay.localhost:7070`, loopback, archive)).toEqual({ ok: true, hostname: `${label}.replay.localhost` });
+    expect(checkHost(`${label}.replay.localhost:7071`, loopback, archive)).toMatchObject({ ok: false, status: 421 });
+    expect(checkHost(`${label}.replay.localhost`, proxied, archive)).toEqual({ ok: true, hostname: `${label}.replay.localhost` });
+  });
+  it('a name the pattern refuses is 421 as before', () => {
+    expect(checkHost('attacker.test:7070', loopback, archive)).toMatchObject({ ok: false, status: 421 });
+    expect(checkHost(`${label}.replay.localhost.attacker.test:7070`, loopback, archive)).toMatchObject({ ok: false, status: 421 });
+  });
+});

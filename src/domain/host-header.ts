@@ -18,6 +18,8 @@ const MAX_HOST_HEADER = 300;
 
 export type HostDecision = { ok: true; hostname: string } | { ok: false; status: 400 | 421; error: string };
 
+const portOf = (key: HostKey): string => key.slice(key.lastIndexOf(':') + 1);
+
 function bracketed(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
@@ -65,8 +67,9 @@ export function allowedHosts(bind: { host: string; port: number } | undefined, p
  * The decision for one request's Host header: a missing, repeated or malformed one is 400, a
  * name (or port) the server is not configured for is 421. A Host without a port is the default
  * port of the scheme the client used, which a server behind a proxy cannot see: 80 or 443.
+ * `alsoAnswers` takes names beyond the allowed ones, on the ports those are on.
  */
-export function checkHost(header: string | string[] | undefined, allowed: ReadonlySet<HostKey>): HostDecision {
+export function checkHost(header: string | string[] | undefined, allowed: ReadonlySet<HostKey>, alsoAnswers?: (hostname: string) => boolean): HostDecision {
   if (header === undefined || header === '') return { ok: false, status: 400, error: 'a Host header is required' };
   if (Array.isArray(header)) return { ok: false, status: 400, error: 'one Host header only' };
   const value = header.toLowerCase();
@@ -75,5 +78,10 @@ export function checkHost(header: string | string[] | undefined, allowed: Readon
   const hostname = m[1]!;
   const candidates = m[2] === undefined ? [`${hostname}:80`, `${hostname}:443`] : [`${hostname}:${Number(m[2])}`];
   if (candidates.some((key) => allowed.has(key))) return { ok: true, hostname };
+  // a name answered by pattern (replay's archive origins), on a port the server answers on
+  if (alsoAnswers?.(hostname) === true) {
+    const ports = new Set([...allowed].map(portOf));
+    if (candidates.some((key) => ports.has(portOf(key)))) return { ok: true, hostname };
+  }
   return { ok: false, status: 421, error: `misdirected request: this server does not answer for the host ${JSON.stringify(header.slice(0, 100))}` };
 }

@@ -11,6 +11,8 @@ export interface HostCheckOptions {
   publicUrls?: readonly string[];
   /** a further condition on an allowed Host, per request (the issuer's /token: loopback only) */
   refine?: (request: FastifyRequest, hostname: string) => HostDecision;
+  /** names answered beyond the configured ones, on the same ports (replay's archive origins) */
+  alsoAnswers?: (hostname: string) => boolean;
 }
 
 function boundAddress(app: FastifyInstance): { host: string; port: number } | undefined {
@@ -23,7 +25,7 @@ export function useHostCheck(app: FastifyInstance, opts: HostCheckOptions = {}):
   let allowed: Set<HostKey> | undefined;
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     allowed ??= allowedHosts(boundAddress(app), opts.publicUrls);
-    let decision = checkHost(request.headers.host, allowed);
+    let decision = checkHost(request.headers.host, allowed, opts.alsoAnswers);
     if (decision.ok && opts.refine !== undefined) decision = opts.refine(request, decision.hostname);
     if (decision.ok) return;
     request.log.info({ host: request.headers.host, status: decision.status }, 'host refused');

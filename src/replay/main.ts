@@ -6,7 +6,7 @@ import { loadConfigOrExit } from '../config/env.ts';
 import { buildReplayServer } from './server.ts';
 
 const config = loadConfigOrExit('capture-ledger replay');
-const app = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket, publicUrls: [config.api.replayUrl], logger: { level: 'info' } });
+const app = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket, publicUrls: [config.api.replayUrl], ...(config.replayArchiveDomain !== undefined ? { archiveDomain: config.replayArchiveDomain } : {}), logger: { level: 'info' } });
 closeWithGrace({ delay: 5000 }, async () => {
   await app.close();
 });

@@ -18,6 +18,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { archiveLabelOf, archiveOrigin } from '../domain/replay-origin.ts';
 import { useHostCheck } from '../http/host-check.ts';
 import { objectPath } from '../s3/object-path.ts';
 import { withAppForms } from './app-forms.ts';
@@ -42,24 +43,36 @@ export interface ReplayServerOptions {
   staticDir?: string;
   /** the URLs replay is reached at (CAPTURE_LEDGER_REPLAY_URL): other Host names are 421 */
   publicUrls?: readonly string[];
+  /**
+   * CAPTURE_LEDGER_REPLAY_ARCHIVE_DOMAIN: each archive is replayed on an origin of its own under
+   * this domain (src/domain/replay-origin.ts); a link to replay's own address is sent there
+   */
+  archiveDomain?: string;
 }
 
 export async function buildReplayServer(opts: ReplayServerOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 2048 } });
-  useHostCheck(app, { publicUrls: opts.publicUrls });
+  const domain = opts.archiveDomain;
+  useHostCheck(app, { publicUrls: opts.publicUrls, ...(domain !== undefined ? { alsoAnswers: (host: string) => archiveLabelOf(host, domain) !== null } : {}) });
   const dir = opts.staticDir ?? replayWebPageDir();
   const index = withAppForms(await readFile(join(dir, 'index.html'), 'utf8'));
   const wabacWorker = await readFile(join(dir, 'sw.js'));
   const endpoint = new URL(opts.endpoint);
   const basePath = endpoint.pathname;
 
-  // The app's page: only with a source replay itself serves (checkAppQuery). A browser keeps one
-  // archive at a time: opening one clears what replay stored for the others (IndexedDB, caches,
-  // the service worker, cookies), so a replayed page finds nothing of another archive to read.
+  // The app's page: only with a source replay itself serves (checkAppQuery), and with an archive
+  // domain only on that archive's own origin: anywhere else it is sent there (302). Opening an
+  // archive also clears what replay stored on its origin before (IndexedDB, caches, the service
+  // worker, cookies); on one shared origin that is what keeps one archive from reading another's.
   const sendIndex = async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.url.indexOf('?');
     const checked = checkAppQuery(q === -1 ? '' : req.url.slice(q + 1));
     if (!checked.ok) return reply.code(checked.status).header('cache-control', 'no-store').send({ error: checked.error });
+    if (domain !== undefined && checked.key !== null) {
+      const here = new URL(`${req.protocol}://${req.headers.host ?? ''}`);
+      const own = archiveOrigin(here, domain, checked.key);
+      if (here.origin !== own) return reply.code(302).header('cache-control', 'no-store').header('location', `${own}${req.url}`).send();
+    }
     if (checked.source !== null) reply.header('clear-site-data', '"cookies", "storage"');
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(index);
   };

@@ -12,11 +12,11 @@ const query = (params: Record<string, string>) => new URLSearchParams(params).to
 
 describe('checkAppQuery', () => {
   it('takes no query, or one source under /wacz/ naming a .wacz key, as the picker links it', () => {
-    expect(checkAppQuery('')).toEqual({ ok: true, source: null });
+    expect(checkAppQuery('')).toEqual({ ok: true, source: null, key: null });
     const source = '/wacz/crawl/a%20page.wacz?X-Amz-Signature=ab&X-Amz-Date=1';
-    expect(checkAppQuery(query({ source }))).toEqual({ ok: true, source });
+    expect(checkAppQuery(query({ source }))).toEqual({ ok: true, source, key: 'crawl/a page.wacz' });
     // the signature is the /wacz/ proxy's to check
-    expect(checkAppQuery(query({ source: '/wacz/a.wacz' }))).toEqual({ ok: true, source: '/wacz/a.wacz' });
+    expect(checkAppQuery(query({ source: '/wacz/a.wacz' }))).toEqual({ ok: true, source: '/wacz/a.wacz', key: 'a.wacz' });
   });
 
   it('refuses another host, another path, and every other parameter of ReplayWeb.page, naming the problem', () => {

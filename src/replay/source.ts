@@ -37,7 +37,7 @@ function checkKey(rawPath: string): { ok: true; key: string } | { ok: false; sta
   return { ok: true, key };
 }
 
-export type AppQueryCheck = { ok: true; source: string | null } | { ok: false; status: 400; error: string };
+export type AppQueryCheck = { ok: true; source: string | null; key: string | null } | { ok: false; status: 400; error: string };
 
 const WACZ_PREFIX = '/wacz/';
 
@@ -50,7 +50,7 @@ export function checkAppQuery(rawQuery: string): AppQueryCheck {
   const params = [...new URLSearchParams(rawQuery)];
   const other = params.find(([name]) => name !== 'source');
   if (other !== undefined) return { ok: false, status: 400, error: `replay takes one parameter, source; ${JSON.stringify(other[0])} is not accepted` };
-  if (params.length === 0) return { ok: true, source: null };
+  if (params.length === 0) return { ok: true, source: null, key: null };
   const [first, ...more] = params;
   if (first === undefined || more.length > 0) return { ok: false, status: 400, error: 'replay takes exactly one source' };
   const source = first[1];
@@ -60,5 +60,5 @@ export function checkAppQuery(rawQuery: string): AppQueryCheck {
   }
   const q = source.indexOf('?');
   const key = checkKey(source.slice(WACZ_PREFIX.length, q === -1 ? undefined : q));
-  return key.ok ? { ok: true, source } : { ok: false, status: 400, error: `the source is refused: ${key.error}` };
+  return key.ok ? { ok: true, source, key: key.key } : { ok: false, status: 400, error: `the source is refused: ${key.error}` };
 }

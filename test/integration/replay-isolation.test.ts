@@ -17,6 +17,7 @@ import { chromium, type Browser, type BrowserContext, type Frame, type Page } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUrlSigner } from '../../src/api/presign.ts';
 import { replayLink } from '../../src/api/picker.ts';
+import { archiveOrigin } from '../../src/domain/replay-origin.ts';
 import { buildReplayServer } from '../../src/replay/server.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { ROOT } from '../support/env.ts';
@@ -41,6 +42,10 @@ const hostileKey = `${prefix}/hostile.wacz`;
 
 let replay: FastifyInstance;
 let replayUrl: string;
+/** the same replay with an origin per archive (CAPTURE_LEDGER_REPLAY_ARCHIVE_DOMAIN) */
+let perArchive: FastifyInstance;
+let perArchiveUrl: string;
+const ARCHIVE_DOMAIN = 'replay.localhost';
 let browser: Browser;
 /** the listeners; the one external-source test names as replay's source */
 const listeners: Server[] = [];
@@ -149,14 +154,14 @@ function hostileHtml(fromPage: Record<string, string>, fromFrame: Record<string,
 }
 
 /** The replay URL the picker would open for `key`: a signed source, built by the picker's own code. */
-async function pickerLink(key: string): Promise<string> {
-  return replayLink(replayUrl, key, await sign(config.s3.bucket, key, 300));
+async function pickerLink(key: string, base = replayUrl): Promise<string> {
+  return replayLink(base, key, await sign(config.s3.bucket, key, 300));
 }
 
-/** Opens `key` in replay in a new tab of `context`, opens its one page, and returns that page's frame. */
-async function openArchive(context: BrowserContext, key: string, title: string, pageUrl: string): Promise<{ tab: Page; frame: Frame }> {
+/** Opens `key` in replay (at `base`) in a new tab of `context`, opens its one page, and returns that page's frame. */
+async function openArchive(context: BrowserContext, key: string, title: string, pageUrl: string, base = replayUrl): Promise<{ tab: Page; frame: Frame }> {
   const tab = await context.newPage();
-  const res = await tab.goto(await pickerLink(key));
+  const res = await tab.goto(await pickerLink(key, base));
   expect(res?.status()).toBe(200);
   const entry = tab.locator(`keyword-mark[title="${title}"]`).first();
   await entry.waitFor({ state: 'visible', timeout: 60_000 });
@@ -207,6 +212,8 @@ beforeAll(async () => {
     await s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: key, Body: body, ContentType: 'application/wacz' }));
   }
   replay = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket });
+  perArchive = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket, archiveDomain: ARCHIVE_DOMAIN });
+  perArchiveUrl = await perArchive.listen({ host: '127.0.0.1', port: 0 });
   replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
 });
@@ -214,6 +221,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await replay?.close();
+  await perArchive?.close();
   await Promise.all(listeners.map((l) => new Promise<void>((r) => l.close(() => r()))));
   s3.destroy();
 });
@@ -283,6 +291,72 @@ describe('replay exfiltration', { timeout: 240_000 }, () => {
     } finally {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
+    }
+  });
+});
+
+/** What the hostile page, left open, reads of every storage of its window and its tab's top now. */
+async function readsNow(raw: Frame): Promise<string[]> {
+  return raw.evaluate(async (src: string) => {
+    const read = (0, eval)(`(${src})`) as (realm: Window, tag: string) => Promise<string[]>;
+    return [...(await read(window, '')), ...(await read(window.top!, 'top '))];
+  }, readStorage.toString());
+}
+
+/**
+ * The hostile archive is opened first and left open; the archive with the secret is opened after
+ * it in another tab; then the hostile page reads every storage it can reach.
+ */
+async function hostileLeftOpen(base: string): Promise<{ read: string[]; origins: string[] }> {
+  const context = await browser.newContext();
+  try {
+    const hostile = await openArchive(context, hostileKey, 'Hostile page', 'https://hostile.test/', base);
+    const raw = await frameAt(hostile.tab, 'id_/https://hostile.test/');
+    await raw.locator('body[data-done="yes"]').waitFor({ state: 'attached', timeout: 60_000 });
+    const later = await openArchive(context, secretKey, secret, 'https://secret.test/', base);
+    await later.frame.locator('h1', { hasText: secret }).waitFor({ timeout: 60_000 });
+    // the secret archive's page records are stored by now: its page list shows its title
+    return { read: await readsNow(raw), origins: [new URL(hostile.tab.url()).origin, new URL(later.tab.url()).origin] };
+  } finally {
+    await context.close();
+  }
+}
+
+describe('an origin per archive', { timeout: 240_000 }, () => {
+  it('a hostile page left open reads nothing of an archive opened after it, each archive on its own origin', async () => {
+    const { read, origins } = await hostileLeftOpen(perArchiveUrl);
+    const port = new URL(perArchiveUrl).port;
+    expect(origins).toEqual([archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, hostileKey), archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, secretKey)]);
+    // it still reads its own archive's records, so the reading works...
+    expect(read.some((r) => r.startsWith('store ') && r.includes('Hostile page'))).toBe(true);
+    // ...and finds nothing of the other
+    expect(read.filter((r) => r.includes(secret) || r.includes('secret.test')).map((r) => r.slice(0, 300))).toEqual([]);
+  });
+
+  it('the control: on one shared origin the same page does read the archive opened after it', async () => {
+    const { read, origins } = await hostileLeftOpen(replayUrl);
+    expect(new Set(origins).size).toBe(1);
+    expect(read.some((r) => r.includes(secret))).toBe(true);
+  });
+
+  it("replay's own address sends a source to its archive's origin; an archive origin takes no other archive and unknown names are 421", async () => {
+    const port = new URL(perArchiveUrl).port;
+    const link = new URL(await pickerLink(secretKey, perArchiveUrl));
+    const own = archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, secretKey);
+    const path = `${link.pathname}${link.search}`;
+    const sent = await perArchive.inject({ url: path, headers: { host: link.host } });
+    expect(sent.statusCode).toBe(302);
+    expect(sent.headers.location).toBe(`${own}${path}`);
+    // the hostile archive's origin, asked for the secret one, sends it to the secret's own
+    const elsewhere = await perArchive.inject({ url: path, headers: { host: new URL(archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, hostileKey)).host } });
+    expect(elsewhere.statusCode).toBe(302);
+    expect(elsewhere.headers.location).toBe(`${own}${path}`);
+    const there = await perArchive.inject({ url: path, headers: { host: new URL(own).host } });
+    expect(there.statusCode).toBe(200);
+    expect(there.headers['clear-site-data']).toBe('"cookies", "storage"');
+    for (const host of [`evil.${ARCHIVE_DOMAIN}:${port}`, `${ARCHIVE_DOMAIN}:${port}`, `${new URL(own).hostname}:1`]) {
+      const refused = await perArchive.inject({ url: path, headers: { host } });
+      expect(refused.statusCode, host).toBe(421);
     }
   });
 });

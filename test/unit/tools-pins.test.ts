@@ -13,6 +13,7 @@ interface Pin {
   upgrade?: string[];
   artifacts?: string[];
   launcher?: string;
+  packages?: string[];
   profile?: string;
   why: string;
 }
@@ -44,6 +45,15 @@ describe('tools.json', () => {
     expect(opensearch.map((a) => a.split(':')[1]).sort()).toEqual(['analysis-common', 'opensearch', 'transport-netty4-client']);
     expect(new Set(opensearch.map((a) => a.split(':')[2]))).toEqual(new Set(['2.19.6']));
     expect(existsSync(new URL(os.launcher!, root))).toBe(true);
+  });
+
+  it("pins the field's archive readers to exact PyPI versions, installed for the tests only", () => {
+    const readers = pins['archive-tools']!;
+    expect(readers.kind).toBe('pypi');
+    expect(readers.profile).toBe('test');
+    expect(readers.packages!.map((p) => p.split('==')[0]).sort()).toEqual(['pywb', 'wacz', 'warcio']);
+    for (const p of readers.packages!) expect(p).toMatch(/^[\w-]+==\d+\.\d+\.\d+$/);
+    expect(readFileSync(new URL('scripts/test.mjs', root), 'utf8')).toMatch(/new Set\(\['search', 'test'\]\)/);
   });
 
   it('pins Node to an exact 24.x LTS release that package.json engines accepts, and runs on it', () => {
