@@ -5,6 +5,7 @@
 // all validate against these.
 import Type, { type Static, type TSchema } from 'typebox';
 import { CRAWL_LIMITS } from './crawl.ts';
+import { QaAttemptSchema } from './qa.ts';
 
 /** What a capture can produce; CAPTURE_LEDGER_CAPTURE_FORMATS picks among them. */
 export const CAPTURE_FORMATS = ['png', 'webp', 'html', 'links', 'mhtml', 'wacz'] as const;
@@ -67,6 +68,8 @@ export const Dispatch = Type.Object(
     deadline: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     /** where the flow POSTs heartbeats while it works on the level (same capability) */
     heartbeatUrl: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.heartbeatUrl })),
+    /** score each capture against its own replay, and capture once more one that falls short (qa.ts) */
+    qa: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -172,6 +175,8 @@ export const ManifestSchema = Type.Object({
   dropped: Type.Optional(Type.Object({ resources: Type.Integer(), refused: Type.Integer(), links: Type.Integer() })),
   /** the page text or title was longer than the capture keeps: their lengths before the cut (UTF-8 bytes) */
   truncated: Type.Optional(Type.Object({ text: Type.Optional(Type.Integer()), title: Type.Optional(Type.Integer()) })),
+  /** the capture's quality check, when the crawl asked for it: each attempt, the kept one last (qa.ts) */
+  qa: Type.Optional(Type.Array(QaAttemptSchema, { minItems: 1, maxItems: 2 })),
 });
 export type Manifest = Static<typeof ManifestSchema>;
 

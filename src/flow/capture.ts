@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { CaptureFormat } from '../domain/contract.ts';
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact } from '../domain/contract.ts';
+import type { QaAttempt } from '../domain/qa.ts';
 import type { HttpExchange } from '../domain/wacz/warc.ts';
 import { writeWacz, type Provenance, type WaczSigner } from '../domain/wacz/write.ts';
 import type { CaptureBrowser } from './browser/launch.ts';
@@ -41,6 +42,8 @@ export interface VisitOptions {
   /** fail it on purpose (test knob) once the page has loaded */
   injectFailure: boolean;
   limits?: RecorderLimits;
+  /** a png of the viewport as the page was read, for the quality check */
+  liveShot?: boolean;
 }
 
 /** The document the browser loaded, judged as the plain fetch used to: an HTTP error or a non-HTML body fails the page. */
@@ -71,7 +74,7 @@ function failureType(f: PageCaptureFailure): string {
 
 /** Loads the page in the browser, lingers, reads and renders it; the deadline covers all of it. */
 export async function visitPage(browser: CaptureBrowser, url: string, opts: VisitOptions): Promise<Visit> {
-  const r = await capturePage(browser, url, { userAgent: opts.userAgent, fetcher: opts.fetcher, formats: opts.formats, extraMs: opts.extraMs, deadlineMs: opts.deadlineMs, ...(opts.limits ? { limits: opts.limits } : {}) }, (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure));
+  const r = await capturePage(browser, url, { userAgent: opts.userAgent, fetcher: opts.fetcher, formats: opts.formats, extraMs: opts.extraMs, deadlineMs: opts.deadlineMs, ...(opts.limits ? { limits: opts.limits } : {}), ...(opts.liveShot === true ? { liveShot: true } : {}) }, (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure));
   if (r.ok) {
     const { ok: _ok, ...capture } = r;
     return { kind: 'rendered', ...capture };
@@ -94,6 +97,8 @@ export interface PackageInput {
   userAgent: string;
   /** for the WARC's warcinfo: browser version, worker, crawl settings, robots decision (the user agent is userAgent's) */
   provenance?: Omit<Provenance, 'userAgent'>;
+  /** the quality check's attempts, the kept one last */
+  qa?: QaAttempt[];
 }
 
 export interface StoredObject {
@@ -134,6 +139,7 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
     software: input.software,
     startedAt: input.startedAt.toISOString(),
     finishedAt: input.finishedAt.toISOString(),
+    ...(input.qa !== undefined && input.qa.length > 0 ? { qa: input.qa } : {}),
   };
   if (visit.kind === 'failed') {
     if (visit.finalUrl !== undefined) manifest.finalUrl = visit.finalUrl;

@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import type { WaczSigner } from '../../domain/wacz/write.ts';
 import type { CaptureBrowser } from '../browser/launch.ts';
-import { packageCapture, visitPage, writeCapture } from '../capture.ts';
+import { packageCapture, writeCapture } from '../capture.ts';
+import { checkedVisit } from './checked-visit.ts';
 import type { Fetcher } from '../fetcher.ts';
 import { DEFAULT_DEADLINE_MS, extraDelayMs, matches } from '../knobs.ts';
 import type { HostLog } from '../level.ts';
@@ -72,15 +73,16 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
   // derived, not random: another attempt (another worker) writes the same keys
   const taskId = pageTaskId(input.crawlId, input.depth, url);
   const submittedAt = Date.now();
-  const visit = await visitPage(deps.browser, url, {
+  const visitOptions = {
     userAgent: deps.userAgent,
     fetcher: deps.fetcher,
     formats: input.formats,
     extraMs: extraDelayMs(knobs, url),
     deadlineMs: Math.max(1000, Math.floor(Math.min(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, input.finishBy - Date.now()))),
     injectFailure: matches(knobs.fail, url),
-  });
-  const finishedAt = visit.hostDoneAt;
+  };
+  const hostDelayMs = Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
+  const { visit, hostDoneAt: finishedAt, qa } = await checkedVisit(deps.browser, url, visitOptions, input.qa === true, { delayMs: hostDelayMs, finishBy: input.finishBy });
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
   const host = new URL(url).host;
   deps.hostLog?.record(host, { crawlId: input.crawlId, depth: input.depth, url, taskId, submittedAt, finishedAt });
@@ -94,7 +96,7 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     settings: { crawlId: input.crawlId, depth: input.depth, formats: input.formats, signing: input.signing, perHostDelayMs: input.delayMs, follow: input.follow, attempt: input.attempt },
     robots: rules.crawlDelayMs !== undefined ? `allowed (Crawl-delay ${rules.crawlDelayMs} ms)` : 'allowed',
   };
-  const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, provenance, ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
+  const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, provenance, ...(qa !== undefined ? { qa } : {}), ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
   const finalUrl = packaged.finalUrl !== undefined ? { finalUrl: packaged.finalUrl } : {};
   const lostManifest = matches(knobs.manifestError, url);
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');

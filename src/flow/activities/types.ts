@@ -14,6 +14,8 @@ export interface CapturePageInput {
   follow: boolean;
   formats: CaptureFormat[];
   signing: boolean;
+  /** score the capture against its own replay, and capture once more one that falls short */
+  qa?: boolean;
   prefix: string;
   knobs: FlowKnobs;
   /** the host's last finish the slice knows of (ms), and the delay it keeps on the host: a

@@ -27,6 +27,8 @@ export interface PageCaptureOptions {
   deadlineMs: number;
   limits?: RecorderLimits;
   maxLinks?: number;
+  /** also a png of the viewport as the page was read, for the capture's quality check */
+  liveShot?: boolean;
 }
 
 export interface PageCapture {
@@ -41,6 +43,8 @@ export interface PageCapture {
   dropped: number;
   refused: number;
   failed: number;
+  /** the viewport as the page was read (png), when asked for */
+  liveShot?: Buffer;
 }
 
 export type PageCaptureFailure =
@@ -152,9 +156,10 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
     const rendered = await readRendered(page, opts.maxLinks);
     recorder.stop();
     hostDoneAt = Date.now();
+    const liveShot = opts.liveShot === true ? await page.screenshot({ type: 'png' }) : undefined;
     const artifacts = await renderArtifacts(context, page, opts.formats);
     if (ac.signal.aborted) return { ok: false, hostDoneAt, ...cancelled(), finalUrl };
-    return { ok: true, hostDoneAt, exchanges: recorder.exchanges, main, finalUrl, page: rendered, artifacts, dropped: recorder.dropped, refused: recorder.refused, failed: recorder.failed };
+    return { ok: true, hostDoneAt, exchanges: recorder.exchanges, main, finalUrl, page: rendered, artifacts, dropped: recorder.dropped, refused: recorder.refused, failed: recorder.failed, ...(liveShot !== undefined ? { liveShot } : {}) };
   } catch (err) {
     recorder?.stop();
     const at = hostDoneAt ?? Date.now();

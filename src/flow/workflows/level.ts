@@ -134,6 +134,7 @@ export class LevelRun {
       notBefore: { ...this.notBefore },
       formats: d.formats,
       signing: d.signing,
+      ...(d.qa === true ? { qa: true } : {}),
       prefix: levelPrefix(d),
       knobs: this.input.knobs,
       captureQueue: this.input.captureQueue,

@@ -78,6 +78,8 @@ export interface SliceInput {
   notBefore: Record<string, number>;
   formats: DispatchBody['formats'];
   signing: boolean;
+  /** the dispatch's qa: each capture scored against its replay */
+  qa?: boolean;
   /** where the slice's keys go (`${prefix}/<taskId>…`) */
   prefix: string;
   knobs: FlowKnobs;
