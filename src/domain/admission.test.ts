@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Manifest, PageReport } from './contract.ts';
 import { ERROR_TYPE_CANCELLED } from './contract.ts';
-import { ManifestShapeError, admitPage, archiveFromManifest, checkManifestTask, parseLinksArtifact, parseManifest, type ManifestRead } from './admission.ts';
+import { ManifestShapeError, admitPage, archiveFromManifest, checkManifestTask, parseLinksArtifact, parseManifest, qaNote, type ManifestRead } from './admission.ts';
 
 const now = new Date('2025-03-01T00:00:00.000Z');
 
@@ -205,5 +205,23 @@ describe('admitPage', () => {
         if (mm?.cancelled && mm.taskId === 't1') expect(a.state).toBe('failed');
       }),
     );
+  });
+});
+
+describe('qaNote', () => {
+  const attempt = (n: 1 | 2, verdict: 'good' | 'review') => ({ attempt: n, verdict, pixels: n === 1 ? 0.5 : 0.99, text: 1, misses: n === 1 ? 2 : 0, missed: [] });
+  it("keeps the last attempt's verdict and scores, and how many were made", () => {
+    expect(qaNote([attempt(1, 'review'), attempt(2, 'good')])).toEqual({ verdict: 'good', attempts: 2, pixels: 0.99, text: 1, misses: 0 });
+    expect(qaNote([attempt(1, 'good')])).toEqual({ verdict: 'good', attempts: 1, pixels: 0.5, text: 1, misses: 2 });
+  });
+  it('leaves out a check in any other shape', () => {
+    for (const bad of [undefined, [], {}, [{ verdict: 'great' }], [attempt(1, 'good'), attempt(2, 'good'), attempt(2, 'good')], [{ ...attempt(1, 'good'), pixels: 2 }]]) expect(qaNote(bad)).toBeUndefined();
+  });
+  it('an admitted archive carries it in its provenance', () => {
+    const d = archiveFromManifest(
+      { taskId: 't', url: 'https://a.test/', status: 'succeeded', artifacts: [{ format: 'wacz', bucket: 'b', key: 'k.wacz', sha256: 'x', size: 1 }], qa: [attempt(1, 'review')] },
+      { manifestKey: 'k.result.json', now: new Date(0) },
+    );
+    expect(d.admit && d.archive.provenance.qa).toEqual({ verdict: 'review', attempts: 1, pixels: 0.5, text: 1, misses: 2 });
   });
 });

@@ -2,6 +2,8 @@
 // flow's word; the manifest (<key>.result.json) is what the capturer itself wrote, and where
 // the two disagree the manifest wins — except that a cancelled capture never becomes an archive.
 // Shared by level admission and by reconcile.
+import Type from 'typebox';
+import { QaAttemptSchema, type QaAttempt } from './qa.ts';
 import { Compile } from 'typebox/compile';
 import { ERROR_TYPE_CANCELLED, ManifestAsRead, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
 import { artifactPlacementProblem, expectedManifestKey, prefixOfManifestKey } from './level-dispatch.ts';
@@ -33,6 +35,18 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const optStr = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
 
 const manifestAsRead = Compile(ManifestAsRead);
+const qaAttempts = Compile(Type.Array(QaAttemptSchema, { minItems: 1, maxItems: 2 }));
+
+/**
+ * The capture's quality check as the ledger keeps it: the kept (last) attempt's verdict and scores,
+ * and how many attempts were made. A check the capturer wrote in another shape is left out: it
+ * says nothing the ledger could show.
+ */
+export function qaNote(qa: unknown): { verdict: QaAttempt['verdict']; attempts: number; pixels: number; text: number; misses: number } | undefined {
+  if (!qaAttempts.Check(qa)) return undefined;
+  const kept = qa[qa.length - 1]!;
+  return { verdict: kept.verdict, attempts: qa.length, pixels: kept.pixels, text: kept.text, misses: kept.misses };
+}
 
 /** The first problem a validator found, as a path and what was wrong there. */
 function shapeProblem(errors: readonly { instancePath: string; message: string }[]): string {
@@ -107,6 +121,8 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
   if (m.documentWithheld !== undefined) provenance.documentWithheld = m.documentWithheld;
   const truncated = truncationNote(m.truncated);
   if (truncated !== undefined) provenance.truncated = truncated;
+  const qa = qaNote(m.qa);
+  if (qa !== undefined) provenance.qa = qa;
   return {
     admit: true,
     archive: {
