@@ -117,7 +117,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     { config: { public: true }, schema: { hide: true, response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } } } },
     async () => ({ status: 'ok' }),
   );
-  await app.register(pickerRoutes, { mode: resolver.mode, replayUrl: deps.config.api.replayUrl });
+  await app.register(pickerRoutes, { mode: resolver.mode, replayUrl: deps.config.api.replayUrl, imageOrigin: deps.config.s3.endpoint });
   await app.register(meRoutes, { deps });
   await app.register(archiveRoutes, { deps });
   // none of the crawl routes exist unless both webhook settings are set (loadConfig: both or
