@@ -107,6 +107,9 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
   if (m.documentWithheld !== undefined) provenance.documentWithheld = m.documentWithheld;
   const truncated = truncationNote(m.truncated);
   if (truncated !== undefined) provenance.truncated = truncated;
+  if (typeof m.title === 'string' && m.title !== '') provenance.title = m.title;
+  const thumbnail = thumbnailOf(m);
+  if (thumbnail !== undefined) provenance.thumbnail = thumbnail;
   return {
     admit: true,
     archive: {
@@ -122,6 +125,26 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
       provenance,
     },
   };
+}
+
+/** Where the ledger finds an archive's screenshot: the capture's webp (smaller), else its png. */
+export interface ThumbnailRef {
+  format: 'png' | 'webp';
+  bucket: string;
+  key: string;
+}
+
+function thumbnailOf(m: Manifest): ThumbnailRef | undefined {
+  const shot = m.artifacts.find((a) => a.format === 'webp') ?? m.artifacts.find((a) => a.format === 'png');
+  return shot === undefined ? undefined : { format: shot.format as ThumbnailRef['format'], bucket: shot.bucket, key: shot.key };
+}
+
+/** provenance.thumbnail as admission stored it, or undefined for anything else. */
+export function thumbnailFromProvenance(p: Record<string, unknown> | null | undefined): ThumbnailRef | undefined {
+  const t = p?.thumbnail as Partial<ThumbnailRef> | undefined;
+  if (t === undefined || t === null || typeof t !== 'object') return undefined;
+  if ((t.format !== 'png' && t.format !== 'webp') || typeof t.bucket !== 'string' || typeof t.key !== 'string') return undefined;
+  return { format: t.format, bucket: t.bucket, key: t.key };
 }
 
 /** Years 1–9999: JavaScript dates reach ±275,760, which neither Postgres nor a reader of the ledger makes sense of. */
