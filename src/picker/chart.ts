@@ -25,6 +25,7 @@ export function pacingChart(series: readonly GapSeries[]): SVGSVGElement {
     svg('text', { x: 2, y: BOX.height - BOX.pad + 14, class: 'tick' }, '0'),
   );
   plotted.series.forEach((s, i) => {
+    const owed = series[i]?.owedMs ?? 0;
     const colour = COLOURS[i % COLOURS.length]!;
     const g = svg('g', { class: 'series', 'data-host': s.host, stroke: colour, fill: colour });
     g.append(svg('line', { x1: BOX.pad, y1: s.owedY, x2: BOX.width - BOX.pad, y2: s.owedY, class: 'owed', 'stroke-dasharray': '4 3' }));
@@ -35,7 +36,7 @@ export function pacingChart(series: readonly GapSeries[]): SVGSVGElement {
       g.append(dot);
     }
     const y = BOX.height + 14 + 20 * i;
-    g.append(svg('rect', { x: BOX.pad, y: y - 9, width: 10, height: 10 }), svg('text', { x: BOX.pad + 16, y, class: 'legend', stroke: 'none', fill: '#222' }, s.host));
+    g.append(svg('rect', { x: BOX.pad, y: y - 9, width: 10, height: 10 }), svg('text', { x: BOX.pad + 16, y, class: 'legend', stroke: 'none', fill: '#222' }, `${s.host}: ${s.points.length} gap${s.points.length === 1 ? '' : 's'}, owed ${owed} ms (dashed)`));
     root.append(g);
   });
   return root;
