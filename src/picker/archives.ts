@@ -29,7 +29,10 @@ let next: string | null = null;
 /** The screenshot, signed for this caller (can_view, as the WACZ); nothing when it is refused. */
 async function loadThumbnail(a: Archive, img: HTMLImageElement): Promise<void> {
   const r = await call<SignedUrl>(`/api/archives/${encodeURIComponent(a.id)}/thumbnail-url`, { method: 'POST' });
-  if (r.ok) img.src = r.body.url;
+  if (r.ok) {
+    img.addEventListener('error', () => img.replaceWith(el('span', { className: 'thumb-missing', text: 'preview did not load' })), { once: true });
+    img.src = r.body.url;
+  }
   else img.replaceWith(el('span', { className: 'thumb-missing', text: r.status === 404 ? '' : `no preview (${r.status})` }));
 }
 
@@ -37,7 +40,7 @@ function archiveRow(a: Archive): HTMLTableRowElement {
   const url = a.finalUrl || a.url;
   const thumb = el('td', { className: 'thumb' });
   if (a.thumbnail) {
-    const img = el('img', { attrs: { alt: `Screenshot of ${a.title || url}`, width: '160', loading: 'lazy', decoding: 'async' } });
+    const img = el('img', { attrs: { alt: `Screenshot of ${a.title || url}`, width: '160', decoding: 'async' } });
     thumb.append(img);
     void loadThumbnail(a, img);
   }

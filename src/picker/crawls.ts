@@ -164,7 +164,7 @@ function unavailable(noteId: string, a: Answer<unknown>): void {
 }
 
 /** One crawl: everything once, then the summary, progress and pacing again every pollMs while it runs. */
-export async function showCrawl(id: string): Promise<void> {
+export async function showCrawl(id: string, focus = true): Promise<void> {
   stopPolling();
   shown = id;
   const detail = byId('crawl-detail');
@@ -187,7 +187,8 @@ export async function showCrawl(id: string): Promise<void> {
   const running = c.body.state === 'running';
   setStatus(`Crawl ${c.body.state}${c.body.stopReason ? ` (${c.body.stopReason})` : ''}${running ? `: progress refreshes every ${Math.max(1, Math.round(pollMs / 1000))} s.` : '.'}`);
   if (running) timer = setTimeout(() => void poll(id), pollMs);
-  detail.focus();
+  // the person who asked is taken to it; a refresh at the end of polling leaves focus alone
+  if (focus) detail.focus();
 }
 
 async function poll(id: string): Promise<void> {
@@ -200,7 +201,7 @@ async function poll(id: string): Promise<void> {
   if (a.ok) pacing(a.body);
   // finished: one last full load (the pacing audit and decisions are final now), then no more polls
   if (c.ok && c.body.state !== 'running') {
-    await showCrawl(id);
+    await showCrawl(id, false);
     return;
   }
   if (!c.ok) setStatus(`${explain(c, 'the crawl')} Still trying every ${Math.max(1, Math.round(pollMs / 1000))} s.`, true);

@@ -59,6 +59,9 @@ export async function runSearch(append: boolean): Promise<void> {
     query = byId<HTMLInputElement>('q').value.trim();
     nextOffset = undefined;
     body.replaceChildren();
+    // the results take the list's place until "Back to the list"
+    byId('archives').hidden = true;
+    byId('more').hidden = true;
   }
   more.hidden = true;
   byId('hits').hidden = false;
@@ -77,12 +80,13 @@ export async function runSearch(append: boolean): Promise<void> {
   body.append(...r.body.hits.map(hitRow));
   const n = body.children.length;
   nextOffset = r.body.nextOffset;
-  setStatus(n === 0 ? `Nothing you may see matches “${query}”.` : `${n} page${n === 1 ? '' : 's'} match “${query}”${nextOffset !== undefined ? ', more may follow' : ''}.`);
+  setStatus(n === 0 ? `Nothing you may see matches “${query}”.` : `${n === 1 ? '1 page matches' : `${n} pages match`} “${query}”${nextOffset !== undefined ? ', more may follow' : ''}.`);
   more.hidden = nextOffset === undefined;
 }
 
 export function clearSearch(): void {
   byId('hits').hidden = true;
+  byId('archives').hidden = false;
   tbody('hits').replaceChildren();
   byId<HTMLButtonElement>('search-more').hidden = true;
 }
