@@ -132,6 +132,9 @@ function summary(c: Crawl): void {
     ...items.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v), dataset: { field: k }, ...(k === 'State' ? { className: `state-${v}` } : {}) })]),
   );
   byId('crawl-title').textContent = `Crawl ${c.id}`;
+  // the crawl's row in the list above follows what its page shows
+  const listed = document.querySelector<HTMLTableRowElement>(`#crawls tr.crawl[data-id="${CSS.escape(c.id)}"]`);
+  if (listed) listed.replaceWith(crawlRow(c));
 }
 
 function progress(p: Progress): void {
