@@ -78,6 +78,8 @@ function crawlRow(c: Crawl): HTMLTableRowElement {
   tr.children[0]!.append(time(c.startedAt));
   tr.children[2]!.className = `state-${c.state}`;
   tr.children[4]!.className = 'url';
+  // the narrow layout shows each cell as a card line, named
+  ['Started', 'Organization', 'State', 'Stop reason', 'Seeds', 'WACZ'].forEach((label, i) => ((tr.children[i] as HTMLElement).dataset.label = label));
   tr.append(el('td', {}, [action('details', 'show', `#crawl-${c.id}`, () => void showCrawl(c.id))]));
   return tr;
 }

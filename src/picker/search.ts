@@ -62,6 +62,7 @@ export async function runSearch(append: boolean): Promise<void> {
     // the results take the list's place until "Back to the list"
     byId('archives').hidden = true;
     byId('more').hidden = true;
+    byId('search-clear').hidden = false;
   }
   more.hidden = true;
   byId('hits').hidden = false;
@@ -87,6 +88,7 @@ export async function runSearch(append: boolean): Promise<void> {
 export function clearSearch(): void {
   byId('hits').hidden = true;
   byId('archives').hidden = false;
+  byId('search-clear').hidden = true;
   tbody('hits').replaceChildren();
   byId<HTMLButtonElement>('search-more').hidden = true;
 }

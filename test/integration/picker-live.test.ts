@@ -109,8 +109,16 @@ describe('the picker follows a live crawl, then shows and finds what it captured
 
     // hosts in flight, as the flow's heartbeats report them
     const hostNames = ['a', 'b', 'c'].map((h) => s.site.hosts[h]!.host);
-    await page.locator('#progress-hosts tbody tr.host').first().waitFor({ timeout: 60_000 });
-    const inFlight = await page.locator('#progress-hosts tbody tr.host td:first-child').allTextContents();
+    // read in one go: a poll may replace the table (between levels it is empty) at any moment
+    const shownHosts = await page.waitForFunction(
+      () => {
+        const cells = [...document.querySelectorAll('#progress-hosts tbody tr.host td:first-child')].map((td) => td.textContent ?? '');
+        return cells.length > 0 ? cells : null;
+      },
+      undefined,
+      { timeout: 60_000, polling: 100 },
+    );
+    const inFlight = (await shownHosts.jsonValue()) as string[];
     expect(inFlight.length).toBeGreaterThan(0);
     for (const h of inFlight) expect(hostNames).toContain(h);
     await shots(page, 'picker-crawl-live');
