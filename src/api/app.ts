@@ -20,6 +20,7 @@ import { NoQuery } from './schemas/common.ts';
 import { createCrawlLevelService } from './services/crawl-levels.ts';
 import { createCrawlService } from './services/crawls.ts';
 import archiveRoutes from './routes/archives.ts';
+import archiveThumbnailRoutes from './routes/archive-thumbnail.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
 import crawlProgressRoutes from './routes/crawl-progress.ts';
 import crawlRoutes from './routes/crawls.ts';
@@ -117,9 +118,10 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     { config: { public: true }, schema: { hide: true, response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } } } },
     async () => ({ status: 'ok' }),
   );
-  await app.register(pickerRoutes, { mode: resolver.mode, replayUrl: deps.config.api.replayUrl });
+  await app.register(pickerRoutes, { mode: resolver.mode, replayUrl: deps.config.api.replayUrl, imageOrigin: deps.config.s3.endpoint });
   await app.register(meRoutes, { deps });
   await app.register(archiveRoutes, { deps });
+  await app.register(archiveThumbnailRoutes, { deps });
   // none of the crawl routes exist unless both webhook settings are set (loadConfig: both or
   // neither); main.ts connects Temporal exactly then
   if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) {

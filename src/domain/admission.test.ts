@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Manifest, PageReport } from './contract.ts';
 import { ERROR_TYPE_CANCELLED } from './contract.ts';
-import { ManifestShapeError, admitPage, archiveFromManifest, checkManifestTask, parseLinksArtifact, parseManifest, qaNote, type ManifestRead } from './admission.ts';
+import { ManifestShapeError, admitPage, archiveFromManifest, checkManifestTask, parseLinksArtifact, parseManifest, qaNote, thumbnailFromProvenance, type ManifestRead } from './admission.ts';
 
 const now = new Date('2025-03-01T00:00:00.000Z');
 
@@ -90,6 +90,18 @@ describe('archiveFromManifest', () => {
     expect(odd.admit && odd.archive.provenance).not.toHaveProperty('truncated');
     const none = archiveFromManifest(manifest(), { manifestKey: 'k', now });
     expect(none.admit && none.archive.provenance).not.toHaveProperty('truncated');
+  });
+  it("keeps the page's title and where its screenshot is (webp before png), and reads them back", () => {
+    const shot = (format: 'png' | 'webp') => ({ format, bucket: 'captures', key: `k/t1.${format}`, sha256: 's', size: 1 });
+    const both = archiveFromManifest(manifest({ title: 'Home', artifacts: [...manifest().artifacts, shot('png'), shot('webp')] }), { manifestKey: 'k', now });
+    expect(both.admit && both.archive.provenance.title).toBe('Home');
+    expect(both.admit && both.archive.provenance.thumbnail).toEqual({ format: 'webp', bucket: 'captures', key: 'k/t1.webp' });
+    const png = archiveFromManifest(manifest({ artifacts: [...manifest().artifacts, shot('png')] }), { manifestKey: 'k', now });
+    expect(png.admit && thumbnailFromProvenance(png.archive.provenance)).toEqual({ format: 'png', bucket: 'captures', key: 'k/t1.png' });
+    const none = archiveFromManifest(manifest(), { manifestKey: 'k', now });
+    expect(none.admit && none.archive.provenance).not.toHaveProperty('thumbnail');
+    expect(none.admit && none.archive.provenance).not.toHaveProperty('title');
+    for (const odd of [undefined, null, 'x', { format: 'gif', bucket: 'b', key: 'k' }, { format: 'png', bucket: 1, key: 'k' }]) expect(thumbnailFromProvenance({ thumbnail: odd })).toBeUndefined();
   });
   it('falls back to the report, then to now, for the capture time', () => {
     const a = archiveFromManifest(manifest({ finishedAt: undefined }), { manifestKey: 'k', fallbackFinishedAt: '2025-02-02T00:00:00Z', now });

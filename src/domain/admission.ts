@@ -123,6 +123,9 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
   if (truncated !== undefined) provenance.truncated = truncated;
   const qa = qaNote(m.qa);
   if (qa !== undefined) provenance.qa = qa;
+  if (typeof m.title === 'string' && m.title !== '') provenance.title = m.title;
+  const thumbnail = thumbnailOf(m);
+  if (thumbnail !== undefined) provenance.thumbnail = thumbnail;
   return {
     admit: true,
     archive: {
@@ -138,6 +141,26 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
       provenance,
     },
   };
+}
+
+/** Where the ledger finds an archive's screenshot: the capture's webp (smaller), else its png. */
+export interface ThumbnailRef {
+  format: 'png' | 'webp';
+  bucket: string;
+  key: string;
+}
+
+function thumbnailOf(m: Manifest): ThumbnailRef | undefined {
+  const shot = m.artifacts.find((a) => a.format === 'webp') ?? m.artifacts.find((a) => a.format === 'png');
+  return shot === undefined ? undefined : { format: shot.format as ThumbnailRef['format'], bucket: shot.bucket, key: shot.key };
+}
+
+/** provenance.thumbnail as admission stored it, or undefined for anything else. */
+export function thumbnailFromProvenance(p: Record<string, unknown> | null | undefined): ThumbnailRef | undefined {
+  const t = p?.thumbnail as Partial<ThumbnailRef> | undefined;
+  if (t === undefined || t === null || typeof t !== 'object') return undefined;
+  if ((t.format !== 'png' && t.format !== 'webp') || typeof t.bucket !== 'string' || typeof t.key !== 'string') return undefined;
+  return { format: t.format, bucket: t.bucket, key: t.key };
 }
 
 /** Years 1–9999: JavaScript dates reach ±275,760, which neither Postgres nor a reader of the ledger makes sense of. */

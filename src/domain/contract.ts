@@ -166,6 +166,8 @@ export const ManifestSchema = Type.Object({
   error: Type.Optional(Type.Object({ type: Type.String(), message: Type.Optional(Type.String()) })),
   artifacts: Type.Array(ManifestArtifactSchema),
   documentWithheld: Type.Optional(literals(WITHHELD_REASONS)),
+  /** the page's title as rendered (the picker shows it) */
+  title: Type.Optional(Type.String()),
   software: Type.Optional(Type.String()),
   startedAt: Type.Optional(Type.String()),
   finishedAt: Type.Optional(Type.String()),

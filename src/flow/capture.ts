@@ -173,6 +173,7 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
   }
   manifest.status = 'succeeded';
   manifest.finalUrl = finalUrl;
+  if (page.title !== undefined && page.title !== '') manifest.title = page.title;
   manifest.artifacts = objects.map((o): ManifestArtifact => ({ format: o.format!, bucket, key: o.key, sha256: sha256(o.body), size: o.body.length }));
   if (withheld) manifest.documentWithheld = withheld;
   if (visit.dropped > 0 || visit.refused > 0 || page.linksDropped > 0) manifest.dropped = { resources: visit.dropped, refused: visit.refused, links: page.linksDropped };

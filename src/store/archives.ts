@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.ts';
 import type { Archive } from '../db/types.ts';
 import type { PageCursor } from '../domain/cursor.ts';
+import { thumbnailFromProvenance, type ThumbnailRef } from '../domain/admission.ts';
 
 export async function findArchive(db: Db, id: string): Promise<Archive | undefined> {
   return db.selectFrom('archives').selectAll().where('id', '=', id).executeTakeFirst();
@@ -68,6 +69,10 @@ export interface ArchiveView {
   size: number | null;
   capturedAt: string;
   indexedAt: string | null;
+  /** the page's title as captured; null when the capture recorded none */
+  title: string | null;
+  /** the screenshot's format when the capture made one (POST /api/archives/:id/thumbnail-url signs it) */
+  thumbnail: ThumbnailRef['format'] | null;
 }
 
 export function archiveView(a: Archive): ArchiveView {
@@ -82,5 +87,13 @@ export function archiveView(a: Archive): ArchiveView {
     size: a.size,
     capturedAt: a.captured_at.toISOString(),
     indexedAt: a.indexed_at === null ? null : a.indexed_at.toISOString(),
+    title: typeof a.provenance?.title === 'string' ? a.provenance.title : null,
+    thumbnail: thumbnailFromProvenance(a.provenance)?.format ?? null,
   };
+}
+
+/** Where this archive's screenshot is, read fresh (as for signing); undefined when it has none or is not in the ledger. */
+export async function archiveThumbnail(db: Db, id: string): Promise<ThumbnailRef | undefined> {
+  const row = await db.selectFrom('archives').select(sql<Record<string, unknown>>`provenance -> 'thumbnail'`.as('t')).where('id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : thumbnailFromProvenance({ thumbnail: row.t });
 }

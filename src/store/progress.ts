@@ -32,7 +32,12 @@ export interface HostPacingAudit {
   violations: number;
   /** negative gaps: two captures on the host overlapped */
   overlaps: number;
+  /** the gaps themselves in submit order (ms, rounded down), the first PACING_GAPS_PER_HOST of them: what the picker plots */
+  gapsMs: number[];
 }
+
+/** Gaps per host the pacing audit lists (a chart needs no more; the counts above cover them all). */
+export const PACING_GAPS_PER_HOST = 500;
 
 /**
  * The spec's query — lag(finished_at) over each host's pages in submit order — per host: how
@@ -53,7 +58,8 @@ export async function pacingAudit(db: Db, crawlId: string, perHostDelayMs: numbe
       floor(min(g.gap_ms))::int AS "minGapMs",
       greatest(${perHostDelayMs}::int, coalesce(h.effective_delay_ms, 0))::int AS "effectiveDelayMs",
       count(*) FILTER (WHERE g.gap_ms < greatest(${perHostDelayMs}::int, coalesce(h.effective_delay_ms, 0)))::int AS violations,
-      count(*) FILTER (WHERE g.gap_ms < 0)::int AS overlaps
+      count(*) FILTER (WHERE g.gap_ms < 0)::int AS overlaps,
+      coalesce((array_agg(floor(g.gap_ms)::int ORDER BY g.submitted_at) FILTER (WHERE g.gap_ms IS NOT NULL))[1:${PACING_GAPS_PER_HOST}::int], '{}') AS "gapsMs"
     FROM gaps g
     LEFT JOIN crawl_hosts h ON h.crawl_id = ${crawlId} AND h.host = g.host
     GROUP BY g.host, h.effective_delay_ms

@@ -207,6 +207,8 @@ describe('GET /api/archives', () => {
       size: 1,
       capturedAt: new Date(t0.getTime() - 60_000).toISOString(),
       indexedAt: null,
+      title: null,
+      thumbnail: null,
     });
   });
 

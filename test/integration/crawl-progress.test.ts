@@ -18,7 +18,7 @@ interface Pacing {
   crawlId: string;
   perHostDelayMs: number;
   violations: number;
-  hosts: { host: string; pages: number; minGapMs: number | null; effectiveDelayMs: number; violations: number; overlaps: number }[];
+  hosts: { host: string; pages: number; minGapMs: number | null; effectiveDelayMs: number; violations: number; overlaps: number; gapsMs: number[] }[];
 }
 
 const s = useLiveCrawlStack({
@@ -89,6 +89,9 @@ describe('live progress and the pacing audit', () => {
       expect(audit.violations, name).toBe(0);
       expect(audit.overlaps, name).toBe(0);
       expect(audit.minGapMs!, name).toBeGreaterThanOrEqual(audit.effectiveDelayMs);
+      // the gaps themselves, for the picker's chart: one per page after the first, the smallest as above
+      expect(audit.gapsMs, name).toHaveLength(audit.pages - 1);
+      expect(Math.min(...audit.gapsMs), name).toBe(audit.minGapMs);
       // the ledger's gap runs from the flow's finish to its next submit, which enclose the
       // site's own response and request: the site never saw a shorter gap than the audit says
       expect(Math.min(...siteGaps), name).toBeGreaterThanOrEqual(audit.minGapMs!);

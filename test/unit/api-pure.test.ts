@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pathPattern, RouteMethods, validationDetails } from '../../src/api/error-handler.ts';
-import { pickerView, replayLink } from '../../src/api/picker.ts';
+import { replayLink } from '../../src/api/picker.ts';
 import { Nullable, RuleActionSchema } from '../../src/api/schemas/common.ts';
 import { UUID_PATTERN } from '../../src/domain/uuid.ts';
 import Type from 'typebox';
@@ -65,21 +65,6 @@ describe('picker', () => {
     expect(new URL(link).searchParams.get('source')).toBe('/wacz/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12');
     const odd = new URL(replayLink('http://127.0.0.1:8899/', 'a b/c&d+e.wacz', 'http://s3/x?X-Amz-Signature=1'));
     expect(odd.searchParams.get('source')).toBe('/wacz/a%20b/c%26d%2Be.wacz?X-Amz-Signature=1');
-  });
-  it('asks for names under dev, a token under oidc, and only shows a notice under none', () => {
-    const dev = pickerView('dev', { replayUrl: 'http://r' });
-    expect(dev).toContain('id="subject"');
-    expect(dev).toContain('id="organizations"');
-    expect(dev).not.toContain('id="token"');
-    const oidc = pickerView('oidc', { replayUrl: 'http://r' });
-    expect(oidc).toContain('id="token"');
-    expect(oidc).not.toContain('id="subject"');
-    const none = pickerView('none', { replayUrl: 'http://r' });
-    expect(none).toContain('id="notice"');
-    expect(none).not.toMatch(/<form|<script|id="token"|id="subject"/);
-  });
-  it('escapes the replay URL into the page', () => {
-    expect(pickerView('dev', { replayUrl: 'http://r/"><script>' })).not.toContain('"><script>');
   });
 });
 

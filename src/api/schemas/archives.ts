@@ -21,6 +21,8 @@ export const Archive = Type.Object(
     size: Nullable(Type.Integer()),
     capturedAt: Type.String({ format: 'date-time' }),
     indexedAt: Nullable(Type.String({ format: 'date-time' })),
+    title: Nullable(Type.String({ description: "the page's title as captured" })),
+    thumbnail: Nullable(Type.Unsafe<'png' | 'webp'>({ type: 'string', enum: ['png', 'webp'], description: 'the format of its screenshot, when the capture made one: POST /api/archives/{id}/thumbnail-url signs it' })),
   },
   { additionalProperties: false },
 );

@@ -42,6 +42,7 @@ export const Pacing = Type.Object({
       effectiveDelayMs: Type.Integer(),
       violations: Type.Integer(),
       overlaps: Type.Integer({ description: 'negative gaps: two captures on the host at once' }),
+      gapsMs: Type.Array(Type.Integer(), { description: 'each gap in submit order (ms, rounded down; negative: an overlap), the first 500' }),
     }),
   ),
 });
