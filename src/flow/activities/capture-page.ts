@@ -64,7 +64,8 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     deps.log(`skip ${url}: robots.txt${rules.disallowAll ? ` (${rules.disallowAll})` : ''}`);
     return { kind: 'skipped', ...delay };
   }
-  const readyAt = input.lastFinishedAt === undefined ? 0 : input.lastFinishedAt + Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
+  const afterLast = input.lastFinishedAt === undefined ? 0 : input.lastFinishedAt + Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
+  const readyAt = Math.max(afterLast, input.startAt ?? 0);
   if (readyAt > input.startBy) return { kind: 'too-late', ...delay, readyAt };
   for (let wait = readyAt - Date.now(); wait > 0; wait = readyAt - Date.now()) await sleep(Math.min(wait, 1000));
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');

@@ -15,6 +15,10 @@ export const MAX_CAPTURE_ATTEMPTS = 3;
 export const CAPTURE_HEARTBEAT_TIMEOUT_MS = 15_000;
 /** Packaging and upload after the visit: the activity's own time beyond the visit's deadline. */
 const PACKAGING_MS = 60_000;
+/** A capture goes to the capture queue this long before its host may start (the timer, the
+ * workflow task and a worker's poll take part of it) and the worker waits out the rest, so a
+ * host's spacing is the delay and not the delay plus the hand-over. */
+export const CAPTURE_LEAD_MS = 100;
 
 const hostOf = (url: string): string => new URL(url).host;
 
@@ -39,7 +43,13 @@ export class SliceRun {
   async run(): Promise<void> {
     const running = new Set<Promise<void>>();
     for (;;) {
-      for (const s of this.pacer.take(Date.now())) {
+      const now = Date.now();
+      for (const s of this.pacer.take(now, CAPTURE_LEAD_MS)) {
+        // taken ahead of its host's ready time, which falls past the deadline
+        if (s.at > now && s.at > this.input.startBy) {
+          this.tooLate(s, s.at);
+          continue;
+        }
         const p: Promise<void> = this.capture(s).finally(() => running.delete(p));
         running.add(p);
       }
@@ -54,7 +64,7 @@ export class SliceRun {
       // the way out is part of the condition: a capture that settles ends the wait by itself
       const woken = (): boolean => this.changed || this.finished();
       if (wake === undefined) await condition(woken);
-      else await condition(woken, Math.max(1, wake - Date.now()));
+      else await condition(woken, Math.max(1, wake - CAPTURE_LEAD_MS - Date.now()));
     }
     await Promise.all(running);
   }
@@ -85,7 +95,7 @@ export class SliceRun {
     };
   }
 
-  private async capture({ host, item }: Started<number>): Promise<void> {
+  private async capture({ host, item, at }: Started<number>): Promise<void> {
     const page = this.input.pages[item]!;
     const attempt = (this.attempts.get(item) ?? 0) + 1;
     this.attempts.set(item, attempt);
@@ -104,6 +114,7 @@ export class SliceRun {
         prefix: this.input.prefix,
         knobs: this.input.knobs,
         delayMs: this.pacer.delayFor(host),
+        startAt: at,
         ...(this.lastFinish.has(host) ? { lastFinishedAt: this.lastFinish.get(host)! } : {}),
         startBy: this.input.startBy,
         finishBy: this.input.finishBy,
