@@ -10,7 +10,8 @@
 // (gap − delay) per host says how much of the excess is the hand-over between captures. Artifacts go to an in-memory store: uploads happen
 // after a capture finishes, off the host's clock, so S3 would change nothing measured here.
 //
-//   node bench/pacing.ts        (or via npm run bench, which calls run())
+//   node bench/pacing.ts                    (or via npm run bench, which calls run())
+//   node bench/pacing.ts --parallelism 2    the flow at hostParallelism 2 only (and the simulations)
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -109,7 +110,7 @@ function simulatedRun(captureMs: number, perHostDelayMs: number, hostParallelism
   return { bench: 'pacing', mode: 'simulated', hosts: PAGES_PER_HOST.length, pages: pages.length, captureMs, perHostDelayMs, hostParallelism, makespanMs: makespan, lowerBoundMs: lb, ratio: Number(ratio.toFixed(4)), goal: GOAL, gapViolations, ok: ratio <= GOAL && gapViolations === 0 };
 }
 
-export async function run(): Promise<PacingBenchResult[]> {
+export async function run(flowParallelism: readonly number[] = [4, 2, 1]): Promise<PacingBenchResult[]> {
   // bench/run.ts prints the returned records as JSON lines (so does the direct run below)
   const results: PacingBenchResult[] = [];
   const emit = (r: PacingBenchResult): void => {
@@ -122,12 +123,18 @@ export async function run(): Promise<PacingBenchResult[]> {
     [300, 100, 1],
   ] as const)
     emit(simulatedRun(c, d, p));
-  for (const p of [4, 2, 1]) emit(await flowRun(100, 300, p));
+  for (const p of flowParallelism) emit(await flowRun(100, 300, p));
   return results;
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  run().then(
+  const i = process.argv.indexOf('--parallelism');
+  const only = i >= 0 ? (process.argv[i + 1] ?? '').split(',').map(Number) : undefined;
+  if (only !== undefined && !only.every((p) => Number.isInteger(p) && p >= 1)) {
+    console.error('--parallelism takes whole numbers ≥ 1, comma-separated (e.g. 4,2,1)');
+    process.exit(2);
+  }
+  run(only).then(
     (rs) => {
       for (const r of rs) console.log(JSON.stringify(r));
       process.exit(rs.every((r) => r.ok) ? 0 : 1);

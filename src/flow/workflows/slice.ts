@@ -15,16 +15,19 @@ export const MAX_CAPTURE_ATTEMPTS = 3;
 export const CAPTURE_HEARTBEAT_TIMEOUT_MS = 15_000;
 /** Packaging and upload after the visit: the activity's own time beyond the visit's deadline. */
 const PACKAGING_MS = 60_000;
-/** A capture goes to the capture queue this long before its host may start (the timer, the
- * workflow task and a worker's poll take part of it) and the worker waits out the rest, so a
- * host's spacing is the delay and not the delay plus the hand-over. */
-export const CAPTURE_LEAD_MS = 100;
+/** A capture goes to the capture queue up to this long before its host may start (the timer, the
+ * workflow task and a worker's poll take part of it, more on a loaded machine) and the worker
+ * waits out the rest, so a host's spacing is the delay and not the delay plus the hand-over. The
+ * lead is never longer than the per-host delay: a host that finishes after a slot was given
+ * ahead is then never ready before the host it was given to, so the slot was not held from it. */
+export const MAX_CAPTURE_LEAD_MS = 1000;
 
 const hostOf = (url: string): string => new URL(url).host;
 
 export class SliceRun {
   private readonly input: SliceInput;
   private readonly pacer: Pacer<number>;
+  private readonly leadMs: number;
   private readonly results = new Map<number, PageOutcome>();
   private readonly attempts = new Map<number, number>();
   /** pages whose host slot is held, by the attempt holding it */
@@ -38,13 +41,14 @@ export class SliceRun {
     this.input = input;
     this.pacer = new Pacer<number>({ perHostDelayMs: input.perHostDelayMs, hostParallelism: input.slots, notBefore: input.notBefore });
     input.pages.forEach((p, j) => this.pacer.add(hostOf(p.url), j));
+    this.leadMs = Math.min(MAX_CAPTURE_LEAD_MS, Math.max(0, input.perHostDelayMs));
   }
 
   async run(): Promise<void> {
     const running = new Set<Promise<void>>();
     for (;;) {
       const now = Date.now();
-      for (const s of this.pacer.take(now, CAPTURE_LEAD_MS)) {
+      for (const s of this.pacer.take(now, this.leadMs)) {
         // taken ahead of its host's ready time, which falls past the deadline
         if (s.at > now && s.at > this.input.startBy) {
           this.tooLate(s, s.at);
@@ -64,7 +68,7 @@ export class SliceRun {
       // the way out is part of the condition: a capture that settles ends the wait by itself
       const woken = (): boolean => this.changed || this.finished();
       if (wake === undefined) await condition(woken);
-      else await condition(woken, Math.max(1, wake - CAPTURE_LEAD_MS - Date.now()));
+      else await condition(woken, Math.max(1, wake - this.leadMs - Date.now()));
     }
     await Promise.all(running);
   }
