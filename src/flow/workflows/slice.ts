@@ -4,7 +4,7 @@
 // the capture worker the moment the host's part is over, signal hostDone) plus the host's delay,
 // and no more hosts at once than the slice's slots. A capture whose worker died (no heartbeat) is
 // tried again, paced from the moment it was given up, on whichever worker takes it.
-import { ActivityFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import { Pacer, type Started } from '../../domain/pacing.ts';
 import type { CaptureActivities, CapturePageResult } from '../activities/types.ts';
 import { hostDoneSignal, sliceProgressQuery, type HostDone, type PageOutcome, type SliceInput, type SliceResult } from './messages.ts';
@@ -21,13 +21,15 @@ const PACKAGING_MS = 60_000;
  * lead is never longer than the per-host delay: a host that finishes after a slot was given
  * ahead is then never ready before the host it was given to, so the slot was not held from it. */
 export const MAX_CAPTURE_LEAD_MS = 1000;
+/** Slices that started before the lead replay without it (they scheduled on timers). */
+const CAPTURE_LEAD_PATCH = 'capture-lead';
 
 const hostOf = (url: string): string => new URL(url).host;
 
 export class SliceRun {
   private readonly input: SliceInput;
   private readonly pacer: Pacer<number>;
-  private readonly leadMs: number;
+  private leadMs = 0;
   private readonly results = new Map<number, PageOutcome>();
   private readonly attempts = new Map<number, number>();
   /** pages whose host slot is held, by the attempt holding it */
@@ -41,10 +43,10 @@ export class SliceRun {
     this.input = input;
     this.pacer = new Pacer<number>({ perHostDelayMs: input.perHostDelayMs, hostParallelism: input.slots, notBefore: input.notBefore });
     input.pages.forEach((p, j) => this.pacer.add(hostOf(p.url), j));
-    this.leadMs = Math.min(MAX_CAPTURE_LEAD_MS, Math.max(0, input.perHostDelayMs));
   }
 
   async run(): Promise<void> {
+    if (patched(CAPTURE_LEAD_PATCH)) this.leadMs = Math.min(MAX_CAPTURE_LEAD_MS, Math.max(0, this.input.perHostDelayMs));
     const running = new Set<Promise<void>>();
     for (;;) {
       const now = Date.now();
