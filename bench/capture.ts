@@ -265,7 +265,7 @@ async function flowRun(urls: string[], workers: number): Promise<FlowRun> {
     clearInterval(sampler);
     const failed = run.report!.pages.filter((p) => p.status !== 'captured');
     if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
-    const stops = [];
+    const stops: { stored: number; pages: number }[] = [];
     for (const w of procs.splice(0)) stops.push(await stopWorker(w));
     if (stops.some((s) => s.stored === 0)) throw new Error(`a capture worker stored nothing: ${JSON.stringify(stops)}`);
     return { seconds, cpuSeconds, cpuByProcess, load1, workers: peaks.map((peak, i) => ({ peak, pages: stops[i]!.pages })) };
