@@ -6,6 +6,10 @@
 // its report arrives. What is simulated: the browser, the page and the upload; what is real: every
 // workflow task, timer, signal, activity and the report.
 //
+//   node bench/coordination.ts [--pages N]   (npm run bench runs 2,000 and 20,000)
+//   BENCH_TEMPORAL_PID=<pid>                 the Temporal server whose CPU is counted, when it is
+//                                            not the stack's (.stack/pids/temporal.json)
+//
 // Printed per size (2,000 and 20,000 pages): pages/s (the coordination's ceiling: the simulated
 // workers have slots to spare), CPU ms per page of this process (receiver, workflows, the
 // simulated workers' own bookkeeping included) and of the Temporal server, history events per
@@ -15,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -30,7 +35,10 @@ const PAGES_PER_HOST = 20;
 const GOAL_PAGES_PER_S = 300;
 const GOAL_CPU_MS_PER_PAGE = 2;
 
+/** The Temporal server's pid, for its CPU: BENCH_TEMPORAL_PID, else the stack's record of it. */
 function temporalPid(): number | undefined {
+  const given = Number(process.env.BENCH_TEMPORAL_PID);
+  if (Number.isInteger(given) && given > 0) return given;
   try {
     return (JSON.parse(readFileSync(new URL('../.stack/pids/temporal.json', import.meta.url), 'utf8')) as { pid: number }).pid;
   } catch {
@@ -166,14 +174,14 @@ export async function bare(pages: number): Promise<Measured> {
   }
 }
 
-export async function run(): Promise<Record<string, unknown>[]> {
+export async function run(sizes: readonly number[] = [2_000, 20_000]): Promise<Record<string, unknown>[]> {
   try {
     Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
   } catch {
     // installed already
   }
   const out: Record<string, unknown>[] = [];
-  for (const pages of [2_000, 20_000]) {
+  for (const pages of sizes) {
     const load1 = loadavg()[0]!;
     const c = await coordinated(pages);
     const b = await bare(pages);
@@ -197,4 +205,23 @@ export async function run(): Promise<Record<string, unknown>[]> {
     });
   }
   return out;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const i = process.argv.indexOf('--pages');
+  const sizes = i >= 0 ? [Number(process.argv[i + 1])] : undefined;
+  if (sizes !== undefined && !(Number.isInteger(sizes[0]) && sizes[0]! >= PAGES_PER_HOST)) {
+    console.error(`--pages must be a whole number ≥ ${PAGES_PER_HOST}`);
+    process.exit(2);
+  }
+  run(sizes).then(
+    (rs) => {
+      for (const r of rs) console.log(JSON.stringify(r));
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

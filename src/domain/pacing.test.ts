@@ -199,6 +199,48 @@ describe('hostParallelism', () => {
   });
 });
 
+describe('the choice of the next host when slots are fewer than hosts', () => {
+  it('gives a free slot to the host ready first, not to a longer chain that is ready later', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 100, hostParallelism: 1, lastFinish: { long: 0, short: -200 } });
+    p.add('long', 'l1');
+    p.add('long', 'l2');
+    p.add('long', 'l3');
+    p.add('short', 's1');
+    // long is ready at 100, short since -100
+    expect(p.take(50, 100)).toEqual([{ host: 'short', item: 's1', at: 50 }]);
+  });
+  it('looks ahead: a host ready within the lead gets the slot now, with the time it may start', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 100, hostParallelism: 2, lastFinish: { a: 0, b: 30 } });
+    p.add('a', 'a1');
+    p.add('b', 'b1');
+    p.add('c', 'c1');
+    expect(p.take(0, 0)).toEqual([{ host: 'c', item: 'c1', at: 0 }]);
+    expect(p.take(20, 100)).toEqual([{ host: 'a', item: 'a1', at: 100 }]);
+    expect(p.nextWakeAt()).toBeUndefined();
+  });
+  it('says when the next host may start, whatever the slot that freed up was used for', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 300, hostParallelism: 1 });
+    for (const [h, n] of [['a', 3], ['b', 1], ['c', 1]] as const) for (let i = 0; i < n; i++) p.add(h, `${h}${i}`);
+    expect(p.take(0).map((s) => s.host)).toEqual(['a']);
+    p.finish('a', 100);
+    // b starts in a's delay; when it ends, the wake is a's ready time (400), which comes before c's own
+    expect(p.take(100).map((s) => s.host)).toEqual(['b']);
+    p.finish('b', 200);
+    expect(p.take(200).map((s) => s.host)).toEqual(['c']);
+    p.finish('c', 250);
+    expect(p.nextWakeAt()).toBe(400);
+    expect(p.take(400).map((s) => s.host)).toEqual(['a']);
+  });
+  it('keeps every rule with a lead: a capture starts at its host’s ready time, not when it was handed over', () => {
+    const opts: PacingOptions = { perHostDelayMs: 300, hostParallelism: 2 };
+    const ps: SimPage[] = [];
+    for (let j = 0; j < 12; j++) [12, 9, 6, 3].forEach((n, i) => j < n && ps.push({ host: `h${i}`, durationMs: 100 + ((j * 37 + i * 11) % 50) }));
+    const r = simulatePacing(ps, opts, 0, 100);
+    expect(pacingViolations(r, opts)).toEqual([]);
+    expect(makespan(r) / politenessLowerBound(ps, opts)).toBeLessThanOrEqual(1.01);
+  });
+});
+
 describe('pacingViolations', () => {
   const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 1 };
   it('finds a negative gap (overlap) and a short gap', () => {
@@ -309,6 +351,64 @@ describe('pacing properties (fast-check)', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('the choice of the next host (fast-check)', () => {
+  // a run of the Pacer with k slots and n hosts driven by random finishes: at every take, the
+  // hosts given a slot are checked against the state the pacer showed just before
+  const run = fc.record({
+    hosts: fc.array(fc.record({ pages: fc.integer({ min: 0, max: 5 }), notBefore: fc.integer({ min: -50, max: 300 }), crawlDelayMs: fc.integer({ min: 0, max: 150 }) }), { minLength: 1, maxLength: 7 }),
+    slots: fc.integer({ min: 1, max: 6 }),
+    perHostDelayMs: fc.integer({ min: 0, max: 100 }),
+    leadMs: fc.constantFrom(0, 0, 20, 100),
+    durations: fc.array(fc.integer({ min: 0, max: 80 }), { minLength: 1, maxLength: 50 }),
+    steps: fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 50 }),
+  });
+
+  it('a free slot and a ready host: a ready host is started, and the hosts started are the ones ready first', () => {
+    fc.assert(
+      fc.property(run, (r) => {
+        const names = r.hosts.map((_, i) => `h${i}`);
+        const opts: PacingOptions = {
+          perHostDelayMs: r.perHostDelayMs,
+          hostParallelism: r.slots,
+          notBefore: Object.fromEntries(r.hosts.map((h, i) => [names[i], h.notBefore])),
+          crawlDelayMs: Object.fromEntries(r.hosts.map((h, i) => [names[i], h.crawlDelayMs])),
+        };
+        const p = new Pacer<number>(opts);
+        r.hosts.forEach((h, i) => Array.from({ length: h.pages }, (_, j) => p.add(names[i]!, j)));
+        const inFlight: { host: string; finish: number }[] = [];
+        let now = 0;
+        for (let i = 0; !p.done && i < 2000; i++) {
+          const before = p.snapshot().filter((h) => h.inFlight === 0 && h.queued > 0);
+          const free = r.slots - p.running;
+          const startAt = (h: { nextAllowedAt: number | null }): number => Math.max(now, h.nextAllowedAt ?? -Infinity);
+          const candidates = before.filter((h) => startAt(h) <= now + r.leadMs);
+          const started = p.take(now, r.leadMs);
+          expect(started.length).toBe(Math.min(free, candidates.length));
+          if (free > 0 && candidates.some((h) => startAt(h) === now)) expect(started[0]!.at).toBe(now);
+          const left = candidates.filter((h) => !started.some((s) => s.host === h.host));
+          for (const s of started) {
+            const h = before.find((x) => x.host === s.host)!;
+            expect(s.at).toBe(startAt(h));
+            for (const o of left) expect(s.at).toBeLessThanOrEqual(startAt(o));
+            inFlight.push({ host: s.host, finish: s.at + r.durations[i % r.durations.length]! });
+          }
+          // the next event: a finish, the next wake (minus the lead), or a random step forward
+          inFlight.sort((a, b) => a.finish - b.finish);
+          const wake = p.nextWakeAt();
+          const next = Math.min(inFlight[0]?.finish ?? Infinity, wake === undefined ? Infinity : wake - r.leadMs, now + r.steps[i % r.steps.length]!);
+          now = Math.max(now, next);
+          while (inFlight.length > 0 && inFlight[0]!.finish <= now) {
+            const f = inFlight.shift()!;
+            p.finish(f.host, f.finish);
+          }
+        }
+        expect(p.done).toBe(true);
+      }),
+      { numRuns: 400 },
     );
   });
 });

@@ -14,9 +14,15 @@
 // - nothing is submitted on a host before its notBefore (last finish on that host in an earlier
 //   level + delay, sent by the ledger so spacing also holds across levels).
 //
-// Among the hosts that may start, the one with the longest remaining chain (pages left × (capture
-// time + delay)) goes first: the makespan is bounded below by the longest per-host chain, so
-// starting that one as early as possible is what keeps the crawl close to the bound.
+// A free slot goes to the host that may start earliest; among hosts that may all start at once,
+// the one with the longest remaining chain (pages left × (capture time + delay)) goes first: the
+// makespan is bounded below by the longest per-host chain, so starting that one as early as
+// possible is what keeps the crawl close to the bound.
+//
+// take() may look ahead (leadMs): a host whose ready time comes within the lead is given a slot
+// now, with the time it may be submitted. A caller whose captures take a while to get going (a
+// durable timer, a task queue, a worker) hands the capture over that much early and the capture
+// waits out the rest itself, so the host's spacing is not stretched by the hand-over.
 
 export interface PacingOptions {
   perHostDelayMs: number;
@@ -52,6 +58,7 @@ interface HostState<T> {
 export interface Started<T> {
   host: string;
   item: T;
+  /** when it may be submitted: the take's `now`, or the host's ready time when that is later */
   at: number;
 }
 
@@ -116,18 +123,24 @@ export class Pacer<T> {
     return s.queue.length * (est + this.delayFor(s.host)) + (s.inFlight ? est : 0);
   }
 
-  /** Everything that may be submitted at `now`, marked in flight. Call again after each finish. */
-  take(now: number): Started<T>[] {
+  /**
+   * Slots for what may be submitted by `now + leadMs`, marked in flight, each with the time it may
+   * be submitted. Free slots go in order of that time (the host that may start earliest first),
+   * ties to the longest remaining chain, then to the host seen first. Call again after each finish.
+   */
+  take(now: number, leadMs = 0): Started<T>[] {
     const out: Started<T>[] = [];
     if (this.inFlight >= this.parallelism) return out;
-    const ready = [...this.hosts.values()].filter((s) => !s.inFlight && s.queue.length > 0 && this.readyAt(s.host) <= now);
-    ready.sort((a, b) => this.remainingWork(b) - this.remainingWork(a) || a.order - b.order);
-    for (const s of ready) {
+    const horizon = now + Math.max(0, leadMs);
+    const startAt = (s: HostState<T>): number => Math.max(now, this.readyAt(s.host));
+    const waiting = [...this.hosts.values()].filter((s) => !s.inFlight && s.queue.length > 0 && this.readyAt(s.host) <= horizon);
+    waiting.sort((a, b) => startAt(a) - startAt(b) || this.remainingWork(b) - this.remainingWork(a) || a.order - b.order);
+    for (const s of waiting) {
       if (this.inFlight >= this.parallelism) break;
       const item = s.queue.shift() as T;
       s.inFlight = true;
       this.inFlight++;
-      out.push({ host: s.host, item, at: now });
+      out.push({ host: s.host, item, at: startAt(s) });
     }
     return out;
   }
@@ -217,22 +230,23 @@ export interface SimResult extends Capture {
   index: number;
 }
 
-/** Runs the Pacer in virtual time from `t0` over pages with known durations. */
-export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0): SimResult[] {
+/** Runs the Pacer in virtual time from `t0` over pages with known durations; with `leadMs`, a
+ * capture is handed over that early and starts at its host's ready time (as the flow's are). */
+export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, leadMs = 0): SimResult[] {
   const pacer = new Pacer<number>(opts);
   pages.forEach((p, i) => pacer.add(p.host, i));
   const results: SimResult[] = [];
   const running: { host: string; index: number; start: number; finish: number }[] = [];
   let now = t0;
   for (;;) {
-    for (const s of pacer.take(now)) {
+    for (const s of pacer.take(now, leadMs)) {
       const page = pages[s.item]!;
-      running.push({ host: s.host, index: s.item, start: now, finish: now + page.durationMs });
+      running.push({ host: s.host, index: s.item, start: s.at, finish: s.at + page.durationMs });
     }
     if (pacer.done) break;
     const nextFinish = running.length > 0 ? Math.min(...running.map((r) => r.finish)) : Infinity;
     const wake = pacer.nextWakeAt();
-    const next = Math.min(nextFinish, wake === undefined ? Infinity : Math.max(wake, now));
+    const next = Math.min(nextFinish, wake === undefined ? Infinity : Math.max(wake - leadMs, now));
     if (!Number.isFinite(next)) throw new Error('pacing simulation stalled');
     now = next;
     // finish everything due at `now`, in start order (deterministic)

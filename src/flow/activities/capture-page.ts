@@ -39,6 +39,10 @@ export interface CaptureDeps {
   stopped?: () => boolean;
 }
 
+async function waitUntil(at: number): Promise<void> {
+  for (let wait = at - Date.now(); wait > 0; wait = at - Date.now()) await sleep(Math.min(wait, 1000));
+}
+
 class WorkerStopped extends Error {
   override name = 'WorkerStopped';
 }
@@ -59,6 +63,8 @@ export function createCaptureActivities(deps: CaptureDeps): CaptureActivities {
 
 async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context): Promise<CapturePageResult> {
   const { url, knobs } = input;
+  // handed over ahead of the host's ready time: not even robots.txt is asked for before it
+  await waitUntil(input.startAt ?? 0);
   const rules = await deps.robots.get(url);
   const delay = rules.crawlDelayMs !== undefined ? { crawlDelayMs: rules.crawlDelayMs } : {};
   if (!rules.isAllowed(url)) {
@@ -67,7 +73,7 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
   }
   const readyAt = input.lastFinishedAt === undefined ? 0 : input.lastFinishedAt + Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
   if (readyAt > input.startBy) return { kind: 'too-late', ...delay, readyAt };
-  for (let wait = readyAt - Date.now(); wait > 0; wait = readyAt - Date.now()) await sleep(Math.min(wait, 1000));
+  await waitUntil(readyAt);
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
 
   // derived, not random: another attempt (another worker) writes the same keys

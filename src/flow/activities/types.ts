@@ -22,6 +22,8 @@ export interface CapturePageInput {
    * robots.txt Crawl-delay learnt now that asks for more is waited out before the visit */
   lastFinishedAt?: number;
   delayMs: number;
+  /** no submit before this (ms): the slice hands a capture over ahead of its host's ready time */
+  startAt?: number;
   /** no visit starts after this (ms); a visit still running at finishBy is torn down */
   startBy: number;
   finishBy: number;

@@ -4,7 +4,7 @@
 // the capture worker the moment the host's part is over, signal hostDone) plus the host's delay,
 // and no more hosts at once than the slice's slots. A capture whose worker died (no heartbeat) is
 // tried again, paced from the moment it was given up, on whichever worker takes it.
-import { ActivityFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import { Pacer, type Started } from '../../domain/pacing.ts';
 import type { CaptureActivities, CapturePageResult } from '../activities/types.ts';
 import { hostDoneSignal, sliceProgressQuery, type HostDone, type PageOutcome, type SliceInput, type SliceResult } from './messages.ts';
@@ -15,12 +15,21 @@ export const MAX_CAPTURE_ATTEMPTS = 3;
 export const CAPTURE_HEARTBEAT_TIMEOUT_MS = 15_000;
 /** Packaging and upload after the visit: the activity's own time beyond the visit's deadline. */
 const PACKAGING_MS = 60_000;
+/** A capture goes to the capture queue up to this long before its host may start (the timer, the
+ * workflow task and a worker's poll take part of it, more on a loaded machine) and the worker
+ * waits out the rest, so a host's spacing is the delay and not the delay plus the hand-over. The
+ * lead is never longer than the per-host delay: a host that finishes after a slot was given
+ * ahead is then never ready before the host it was given to, so the slot was not held from it. */
+export const MAX_CAPTURE_LEAD_MS = 1000;
+/** Slices that started before the lead replay without it (they scheduled on timers). */
+const CAPTURE_LEAD_PATCH = 'capture-lead';
 
 const hostOf = (url: string): string => new URL(url).host;
 
 export class SliceRun {
   private readonly input: SliceInput;
   private readonly pacer: Pacer<number>;
+  private leadMs = 0;
   private readonly results = new Map<number, PageOutcome>();
   private readonly attempts = new Map<number, number>();
   /** pages whose host slot is held, by the attempt holding it */
@@ -37,9 +46,16 @@ export class SliceRun {
   }
 
   async run(): Promise<void> {
+    if (patched(CAPTURE_LEAD_PATCH)) this.leadMs = Math.min(MAX_CAPTURE_LEAD_MS, Math.max(0, this.input.perHostDelayMs));
     const running = new Set<Promise<void>>();
     for (;;) {
-      for (const s of this.pacer.take(Date.now())) {
+      const now = Date.now();
+      for (const s of this.pacer.take(now, this.leadMs)) {
+        // taken ahead of its host's ready time, which falls past the deadline
+        if (s.at > now && s.at > this.input.startBy) {
+          this.tooLate(s, s.at);
+          continue;
+        }
         const p: Promise<void> = this.capture(s).finally(() => running.delete(p));
         running.add(p);
       }
@@ -54,7 +70,7 @@ export class SliceRun {
       // the way out is part of the condition: a capture that settles ends the wait by itself
       const woken = (): boolean => this.changed || this.finished();
       if (wake === undefined) await condition(woken);
-      else await condition(woken, Math.max(1, wake - Date.now()));
+      else await condition(woken, Math.max(1, wake - this.leadMs - Date.now()));
     }
     await Promise.all(running);
   }
@@ -85,7 +101,7 @@ export class SliceRun {
     };
   }
 
-  private async capture({ host, item }: Started<number>): Promise<void> {
+  private async capture({ host, item, at }: Started<number>): Promise<void> {
     const page = this.input.pages[item]!;
     const attempt = (this.attempts.get(item) ?? 0) + 1;
     this.attempts.set(item, attempt);
@@ -105,6 +121,7 @@ export class SliceRun {
         prefix: this.input.prefix,
         knobs: this.input.knobs,
         delayMs: this.pacer.delayFor(host),
+        startAt: at,
         ...(this.lastFinish.has(host) ? { lastFinishedAt: this.lastFinish.get(host)! } : {}),
         startBy: this.input.startBy,
         finishBy: this.input.finishBy,
