@@ -27,6 +27,8 @@ export const CONTRACT_LIMITS = {
   counts: 1_000_000,
   /** Node's timers and Postgres integers both hold this */
   delayMs: 2_147_483_647,
+  /** the archives one manifest may require (each known payload names one; DEDUP_LIMITS.knownPerCapture) */
+  requiredArchives: 64,
 } as const;
 
 const literals = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
@@ -172,6 +174,8 @@ export const ManifestSchema = Type.Object({
   dropped: Type.Optional(Type.Object({ resources: Type.Integer(), refused: Type.Integer(), links: Type.Integer() })),
   /** the page text or title was longer than the capture keeps: their lengths before the cut (UTF-8 bytes) */
   truncated: Type.Optional(Type.Object({ text: Type.Optional(Type.Integer()), title: Type.Optional(Type.Integer()) })),
+  /** the WACZ keys (same bucket) its revisit records refer to, as its datapackage.json says */
+  requires: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.manifestKey }), { maxItems: CONTRACT_LIMITS.requiredArchives })),
 });
 export type Manifest = Static<typeof ManifestSchema>;
 
@@ -190,6 +194,7 @@ export const ManifestAsRead = Type.Object({
   software: Type.Optional(Type.String()),
   startedAt: Type.Optional(Type.String()),
   finishedAt: Type.Optional(Type.String()),
+  requires: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.manifestKey }), { maxItems: CONTRACT_LIMITS.requiredArchives })),
 });
 
 /** The `links` artifact's body: what the page linked to. */
