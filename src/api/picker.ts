@@ -26,9 +26,12 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '
  * `${replayUrl}/?source=<encoded /wacz/<objectKey>?<signature>>`: the key with each path segment
  * percent-encoded, and the query (X-Amz-*) of the presigned URL the API signed for it.
  */
-export function replayLink(replayUrl: string, objectKey: string, signedUrl: string): string {
-  const source = `/wacz/${objectKey.split('/').map(encodeURIComponent).join('/')}${new URL(signedUrl).search}`;
-  return `${replayUrl.replace(/\/+$/, '')}/?source=${encodeURIComponent(source)}`;
+export function replayLink(replayUrl: string, objectKey: string, signedUrl: string, requires: readonly { objectKey: string; url: string }[] = []): string {
+  const source = (key: string, signed: string): string => `/wacz/${key.split('/').map(encodeURIComponent).join('/')}${new URL(signed).search}`;
+  const own = source(objectKey, signedUrl);
+  // with the archives it requires: replay's /collection/ of those sources (src/replay/source.ts)
+  const whole = requires.length === 0 ? own : `/collection/${[own, ...requires.map((r) => source(r.objectKey, r.url))].map(encodeURIComponent).join('/')}/collection.json`;
+  return `${replayUrl.replace(/\/+$/, '')}/?source=${encodeURIComponent(whole)}`;
 }
 
 const STYLE = `
@@ -81,7 +84,12 @@ let next = null;
 let view = 'archives';
 
 function setStatus(text, isError) { statusEl.textContent = text; statusEl.className = isError ? 'error' : ''; }
-function replayLink(key, signed) { return REPLAY + '/?source=' + encodeURIComponent('/wacz/' + key.split('/').map(encodeURIComponent).join('/') + new URL(signed).search); }
+function waczSource(key, signed) { return '/wacz/' + key.split('/').map(encodeURIComponent).join('/') + new URL(signed).search; }
+function replayLink(key, signed, requires) {
+  const own = waczSource(key, signed);
+  const whole = !requires || requires.length === 0 ? own : '/collection/' + [own].concat(requires.map((r) => waczSource(r.objectKey, r.url))).map(encodeURIComponent).join('/') + '/collection.json';
+  return REPLAY + '/?source=' + encodeURIComponent(whole);
+}
 // One click: the tab opens at once (inside the click, so no popup blocker), the API signs the
 // archive (can_view, strongly consistent), and the tab goes to replay with that signed source.
 async function openArchive(a) {
@@ -93,9 +101,9 @@ async function openArchive(a) {
   catch (e) { if (tab) tab.close(); setStatus('The API did not answer: ' + e.message, true); return; }
   const body = await res.json().catch(() => ({}));
   if (!res.ok) { if (tab) tab.close(); setStatus('Could not open it (' + res.status + '): ' + (body.error || res.statusText), true); return; }
-  const href = replayLink(a.objectKey, body.url);
+  const href = replayLink(a.objectKey, body.url, body.requires);
   if (tab) tab.location.href = href; else window.location.href = href;
-  setStatus('Opened in replay; the link is valid for ' + body.expiresIn + ' s.');
+  setStatus('Opened in replay; the link is valid for ' + body.expiresIn + ' s.' + (body.withheld ? ' ' + body.withheld + ' archive(s) it requires could not be signed for you: what they hold is missing from the replay.' : ''));
 }
 function headers() {
   if (MODE === 'dev') {

@@ -83,6 +83,8 @@ export interface ArchiveRecord {
   size: number | null;
   capturedAt: string;
   provenance: Record<string, unknown>;
+  /** the WACZ keys (same bucket) this one's revisits refer to (manifest `requires`) */
+  requires?: string[];
 }
 
 /** failed: the capture failed; cancelled: ERROR_TYPE_CANCELLED; no-wacz: succeeded without a WACZ;
@@ -120,8 +122,15 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
       size: typeof wacz.size === 'number' && Number.isSafeInteger(wacz.size) && wacz.size >= 0 ? wacz.size : null,
       capturedAt: validDate(m.finishedAt) ?? validDate(ctx.fallbackFinishedAt) ?? ctx.now.toISOString(),
       provenance,
+      ...requiresOf(m, wacz.key),
     },
   };
+}
+
+/** The archives a manifest requires: each once, sorted, never itself (a self-edge would make it undeletable). */
+function requiresOf(m: Manifest, ownKey: string): { requires?: string[] } {
+  const keys = [...new Set(m.requires ?? [])].filter((k) => k !== ownKey).sort();
+  return keys.length > 0 ? { requires: keys } : {};
 }
 
 /** Years 1–9999: JavaScript dates reach ±275,760, which neither Postgres nor a reader of the ledger makes sense of. */
