@@ -78,7 +78,7 @@ export async function registerCaptures(trx: Q, items: { archive: ArchiveRecord; 
  */
 async function recordRequires(trx: Q, created: { archiveId: string; item: { archive: ArchiveRecord; crawlId: string } }[]): Promise<void> {
   if (created.length === 0) return;
-  const edges = created.flatMap(({ archiveId, item }) => (item.archive.requires ?? []).map((key) => ({ archive_id: archiveId, bucket: item.archive.bucket, object_key: key, crawl_id: item.crawlId })));
+  const edges = created.flatMap(({ archiveId, item }) => (item.archive.requires ?? []).filter((key) => key !== item.archive.objectKey).map((key) => ({ archive_id: archiveId, bucket: item.archive.bucket, object_key: key, crawl_id: item.crawlId })));
   if (edges.length > 0) {
     await sql`
       INSERT INTO archive_requires (archive_id, bucket, object_key, required_id)
