@@ -6,7 +6,7 @@
 // goes where the latest says, and pages it adds are captured in a slice of their own. A level
 // dispatched after its run closed starts a new run that reuses the pages the earlier runs
 // captured (their slices' results), so no page is captured twice.
-import { allHandlersFinished, ApplicationFailure, ActivityFailure, condition, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, ActivityFailure, condition, executeChild, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { DispatchBody } from '../../domain/contract.ts';
 import { planSlices, sliceSlots } from '../../domain/level-slices.ts';
 import { DEDUP_LIMITS, PayloadIndex } from '../../domain/wacz/payload-index.ts';
@@ -14,6 +14,9 @@ import type { FlowActivities, LevelTarget } from '../activities/types.ts';
 import { levelPrefix, levelWindow, parseNotBefore } from '../level.ts';
 import { REPORT_FINAL, SLICE_WORKFLOW, sliceWorkflowId } from '../names.ts';
 import { levelStateQuery, redispatchSignal, type LevelInput, type LevelPhase, type LevelState, type ReportOutcome, type SliceInput, type SliceResult } from './messages.ts';
+
+/** The step that reads the previous level's stored payloads (dedup across levels, issue 26). */
+const PRIOR_PAYLOADS_PATCH = 'dedup-prior-payloads';
 
 /** After its report the level stays open this long for a dispatch sent again meanwhile. */
 const LINGER_AFTER_REPORT_MS = 60_000;
@@ -62,7 +65,8 @@ export class LevelRun {
   async run(): Promise<void> {
     const prior = this.input.priorSlices ?? [];
     const d = this.input.dispatch;
-    if (d.depth > 0 && d.formats.includes('wacz')) {
+    // patched: a level that started before this step existed replays without it
+    if (d.depth > 0 && d.formats.includes('wacz') && patched(PRIOR_PAYLOADS_PATCH)) {
       const known = await proxyActivities<FlowActivities>({ startToCloseTimeout: 60_000 }).priorPayloads({ crawlId: d.crawlId, depth: d.depth - 1 });
       this.payloads.add(known);
     }
