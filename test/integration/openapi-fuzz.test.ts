@@ -52,6 +52,7 @@ describe('the OpenAPI document', () => {
         'GET /api/me',
         'GET /api/archives',
         'POST /api/archives/{id}/url',
+        'DELETE /api/archives/{id}',
         'POST /api/crawls',
         'GET /api/crawls',
         'GET /api/crawls/{id}',
