@@ -19,6 +19,7 @@ import { documentServerAnswers } from './server-answers.ts';
 import { NoQuery } from './schemas/common.ts';
 import { createCrawlLevelService } from './services/crawl-levels.ts';
 import { createCrawlService } from './services/crawls.ts';
+import archiveRequiresRoutes from './routes/archive-requires.ts';
 import archiveRoutes from './routes/archives.ts';
 import archiveThumbnailRoutes from './routes/archive-thumbnail.ts';
 import crawlRulesRoutes from './routes/crawl-rules.ts';
@@ -122,6 +123,7 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   await app.register(meRoutes, { deps });
   await app.register(archiveRoutes, { deps });
   await app.register(archiveThumbnailRoutes, { deps });
+  await app.register(archiveRequiresRoutes, { deps });
   // none of the crawl routes exist unless both webhook settings are set (loadConfig: both or
   // neither); main.ts connects Temporal exactly then
   if (deps.config.crawl.webhook !== undefined && deps.temporal !== undefined) {

@@ -160,6 +160,15 @@ export interface CrawlSkippedLinksTable {
   url_hash: Buffer;
 }
 
+/** an archive's WACZ requires another's (its revisits refer to payloads stored there), 0012 */
+export interface ArchiveRequiresTable {
+  archive_id: string;
+  bucket: string;
+  object_key: string;
+  /** the required archive once it is in the ledger (same crawl); null until then */
+  required_id: string | null;
+}
+
 export interface Database {
   capture_targets: CaptureTargetsTable;
   crawls: CrawlsTable;
@@ -172,6 +181,7 @@ export interface Database {
   crawl_skipped_links: CrawlSkippedLinksTable;
   capture_submissions: CaptureSubmissionsTable;
   archives: ArchivesTable;
+  archive_requires: ArchiveRequiresTable;
   fga_outbox: FgaOutboxTable;
 }
 

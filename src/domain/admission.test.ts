@@ -75,6 +75,17 @@ describe('archiveFromManifest', () => {
       },
     });
   });
+  it('carries the archives its WACZ requires: each once, sorted, never itself', () => {
+    const d = archiveFromManifest(manifest({ requires: ['k/b.wacz', 'k/t1.wacz', 'k/a.wacz', 'k/b.wacz'] }), { manifestKey: 'k/t1.result.json', now });
+    expect(d.admit && d.archive.requires).toEqual(['k/a.wacz', 'k/b.wacz']);
+    const none = archiveFromManifest(manifest({ requires: ['k/t1.wacz'] }), { manifestKey: 'k/t1.result.json', now });
+    expect(none.admit && 'requires' in none.archive).toBe(false);
+  });
+  it('reads a manifest whose requires fits the contract, and refuses one that does not', () => {
+    expect(parseManifest(JSON.stringify(manifest({ requires: ['k/a.wacz'] }))).requires).toEqual(['k/a.wacz']);
+    expect(() => parseManifest(JSON.stringify({ ...manifest(), requires: 'k/a.wacz' }))).toThrow(ManifestShapeError);
+    expect(() => parseManifest(JSON.stringify({ ...manifest(), requires: Array.from({ length: 65 }, (_, i) => `k/${i}.wacz`) }))).toThrow(ManifestShapeError);
+  });
   it('never admits failed, cancelled or WACZ-less captures', () => {
     expect(archiveFromManifest(manifest({ status: 'failed', artifacts: [] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'failed' });
     expect(archiveFromManifest(manifest({ status: 'failed', error: { type: ERROR_TYPE_CANCELLED }, artifacts: [] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'cancelled' });

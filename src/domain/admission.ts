@@ -97,6 +97,8 @@ export interface ArchiveRecord {
   size: number | null;
   capturedAt: string;
   provenance: Record<string, unknown>;
+  /** the WACZ keys (same bucket) this one's revisits refer to (manifest `requires`) */
+  requires?: string[];
 }
 
 /** failed: the capture failed; cancelled: ERROR_TYPE_CANCELLED; no-wacz: succeeded without a WACZ;
@@ -139,6 +141,7 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
       size: typeof wacz.size === 'number' && Number.isSafeInteger(wacz.size) && wacz.size >= 0 ? wacz.size : null,
       capturedAt: validDate(m.finishedAt) ?? validDate(ctx.fallbackFinishedAt) ?? ctx.now.toISOString(),
       provenance,
+      ...requiresOf(m, wacz.key),
     },
   };
 }
@@ -161,6 +164,12 @@ export function thumbnailFromProvenance(p: Record<string, unknown> | null | unde
   if (t === undefined || t === null || typeof t !== 'object') return undefined;
   if ((t.format !== 'png' && t.format !== 'webp') || typeof t.bucket !== 'string' || typeof t.key !== 'string') return undefined;
   return { format: t.format, bucket: t.bucket, key: t.key };
+}
+
+/** The archives a manifest requires: each once, sorted, never itself (a self-edge would make it undeletable). */
+function requiresOf(m: Manifest, ownKey: string): { requires?: string[] } {
+  const keys = [...new Set(m.requires ?? [])].filter((k) => k !== ownKey).sort();
+  return keys.length > 0 ? { requires: keys } : {};
 }
 
 /** Years 1–9999: JavaScript dates reach ±275,760, which neither Postgres nor a reader of the ledger makes sense of. */

@@ -28,6 +28,8 @@ export const CONTRACT_LIMITS = {
   counts: 1_000_000,
   /** Node's timers and Postgres integers both hold this */
   delayMs: 2_147_483_647,
+  /** the archives one manifest may require (each known payload names one; DEDUP_LIMITS.knownPerCapture) */
+  requiredArchives: 64,
 } as const;
 
 const literals = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
@@ -179,6 +181,8 @@ export const ManifestSchema = Type.Object({
   truncated: Type.Optional(Type.Object({ text: Type.Optional(Type.Integer()), title: Type.Optional(Type.Integer()) })),
   /** the capture's quality check, when the crawl asked for it: each attempt, the kept one last (qa.ts) */
   qa: Type.Optional(Type.Array(QaAttemptSchema, { minItems: 1, maxItems: 2 })),
+  /** the WACZ keys (same bucket) its revisit records refer to, as its datapackage.json says */
+  requires: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.manifestKey }), { maxItems: CONTRACT_LIMITS.requiredArchives })),
 });
 export type Manifest = Static<typeof ManifestSchema>;
 
@@ -197,6 +201,7 @@ export const ManifestAsRead = Type.Object({
   software: Type.Optional(Type.String()),
   startedAt: Type.Optional(Type.String()),
   finishedAt: Type.Optional(Type.String()),
+  requires: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.manifestKey }), { maxItems: CONTRACT_LIMITS.requiredArchives })),
 });
 
 /** The `links` artifact's body: what the page linked to. */

@@ -12,6 +12,10 @@ export async function canView(fga: OpenFgaClient, identity: Identity, archiveId:
   return strongCheck(fga, identity, 'can_view', archiveRef(archiveId));
 }
 
+export async function canDelete(fga: OpenFgaClient, identity: Identity, archiveId: string): Promise<boolean> {
+  return strongCheck(fga, identity, 'can_delete', archiveRef(archiveId));
+}
+
 export async function canSubmit(fga: OpenFgaClient, identity: Identity, orgId: string): Promise<boolean> {
   return strongCheck(fga, identity, 'can_submit', orgRef(orgId));
 }

@@ -7,7 +7,8 @@ import type { CaptureFormat } from '../domain/contract.ts';
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact } from '../domain/contract.ts';
 import type { QaAttempt } from '../domain/qa.ts';
 import type { HttpExchange } from '../domain/wacz/warc.ts';
-import { writeWacz, type Provenance, type WaczSigner } from '../domain/wacz/write.ts';
+import type { StoredPayload } from '../domain/wacz/dedup.ts';
+import { packWacz, type Provenance, type WaczSigner } from '../domain/wacz/write.ts';
 import type { CaptureBrowser } from './browser/launch.ts';
 import { capturePage, type PageCapture, type PageCaptureFailure } from './browser/page-capture.ts';
 import type { RecorderLimits } from './browser/recorder.ts';
@@ -99,6 +100,8 @@ export interface PackageInput {
   provenance?: Omit<Provenance, 'userAgent'>;
   /** the quality check's attempts, the kept one last */
   qa?: QaAttempt[];
+  /** payloads earlier pages of the crawl stored: responses with one are written as revisits */
+  known?: readonly StoredPayload[];
 }
 
 export interface StoredObject {
@@ -116,6 +119,8 @@ export interface Packaged {
   finalUrl?: string;
   /** visible text and title, for tests and logs */
   title?: string;
+  /** what the WACZ's dedup came to (absent without a WACZ) */
+  dedup?: { stored: StoredPayload[]; revisited: string[] };
 }
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -151,8 +156,9 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
   const withheld = page.noArchive || headerNoArchive(headerValues(visit.main.response.headers, 'x-robots-tag'), input.userAgent.split('/')[0]!) ? ('no-archive' as const) : undefined;
 
   const objects: StoredObject[] = [];
+  let dedup: Packaged['dedup'];
   if (input.formats.includes('wacz')) {
-    const wacz = await writeWacz({
+    const packed = await packWacz({
       exchanges: visit.exchanges,
       pages: [{ url: input.url, title: page.title, text: withheld ? '' : page.text, ts: input.startedAt, ...(withheld ? { textWithheld: withheld } : {}) }],
       software: input.software,
@@ -160,8 +166,11 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
       created: input.finishedAt,
       ...(page.title !== undefined ? { title: page.title } : {}),
       ...(input.signer !== undefined ? { signer: input.signer } : {}),
+      dedup: { known: input.known ?? [], archiveKey: `${base}.wacz` },
     });
-    objects.push({ key: `${base}.wacz`, body: wacz, contentType: 'application/zip', format: 'wacz' });
+    objects.push({ key: `${base}.wacz`, body: packed.wacz, contentType: 'application/zip', format: 'wacz' });
+    if (packed.requires.length > 0) manifest.requires = packed.requires;
+    dedup = { stored: packed.stored, revisited: packed.revisited };
   }
   for (const r of RENDERED) {
     const body = visit.artifacts[r.format];
@@ -178,7 +187,7 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
   if (withheld) manifest.documentWithheld = withheld;
   if (visit.dropped > 0 || visit.refused > 0 || page.linksDropped > 0) manifest.dropped = { resources: visit.dropped, refused: visit.refused, links: page.linksDropped };
   if (page.truncated !== undefined) manifest.truncated = page.truncated;
-  return { manifest, manifestKey, objects, finalUrl, ...(page.title !== undefined ? { title: page.title } : {}) };
+  return { manifest, manifestKey, objects, finalUrl, ...(page.title !== undefined ? { title: page.title } : {}), ...(dedup !== undefined ? { dedup } : {}) };
 }
 
 /** Writes the artifacts, then the manifest. Throws naming the key that could not be written. */

@@ -57,6 +57,7 @@ export async function registerCaptures(trx: Q, items: { archive: ArchiveRecord; 
     tuples.push(...archiveTuples(row.id, byTask.get(row.task_id)!.crawlId));
   }
   await enqueueTuples(trx, tuples);
+  await recordRequires(trx, inserted.map((row) => ({ archiveId: row.id, item: byTask.get(row.task_id)! })));
   const missing = unique.filter((i) => !created.has(i.archive.taskId)).map((i) => i.archive.taskId);
   const existing =
     missing.length === 0 ? [] : await trx.selectFrom('archives').select(['id', 'task_id']).where('task_id', 'in', missing).execute();
@@ -67,6 +68,34 @@ export async function registerCaptures(trx: Q, items: { archive: ArchiveRecord; 
     // a (bucket, key) held by another task has no row for this task: report it as not created
     return { taskId: i.archive.taskId, archiveId: existingIds.get(i.archive.taskId) ?? '', created: false };
   });
+}
+
+/**
+ * The archives new archives require (their manifests' `requires`), each resolved to the archive
+ * with that bucket and key when it is in the ledger and of the same crawl (its task's submission):
+ * never another crawl's, so never another organization's. Edges earlier archives left unresolved
+ * are resolved when the archive they name arrives.
+ */
+async function recordRequires(trx: Q, created: { archiveId: string; item: { archive: ArchiveRecord; crawlId: string } }[]): Promise<void> {
+  if (created.length === 0) return;
+  const edges = created.flatMap(({ archiveId, item }) => (item.archive.requires ?? []).filter((key) => key !== item.archive.objectKey).map((key) => ({ archive_id: archiveId, bucket: item.archive.bucket, object_key: key, crawl_id: item.crawlId })));
+  if (edges.length > 0) {
+    await sql`
+      INSERT INTO archive_requires (archive_id, bucket, object_key, required_id)
+      SELECT x.archive_id, x.bucket, x.object_key,
+        (SELECT r.id FROM archives r JOIN capture_submissions s ON s.task_id = r.task_id
+          WHERE r.bucket = x.bucket AND r.object_key = x.object_key AND s.crawl_id = x.crawl_id AND r.id <> x.archive_id)
+      FROM jsonb_to_recordset(${JSON.stringify(edges)}::jsonb) AS x(archive_id uuid, bucket text, object_key text, crawl_id uuid)
+      ON CONFLICT DO NOTHING
+    `.execute(trx);
+  }
+  const ids = created.map((c) => c.archiveId);
+  await sql`
+    UPDATE archive_requires e SET required_id = a.id
+    FROM archives a, capture_submissions sa, archives d, capture_submissions sd
+    WHERE e.required_id IS NULL AND a.id = ANY(${ids}::uuid[]) AND e.bucket = a.bucket AND e.object_key = a.object_key
+      AND sa.task_id = a.task_id AND d.id = e.archive_id AND sd.task_id = d.task_id AND sd.crawl_id = sa.crawl_id AND a.id <> d.id
+  `.execute(trx);
 }
 
 /** One capture: the archive and its tuple in the caller's transaction. */

@@ -3,11 +3,15 @@
 
 /**
  * `${replayUrl}/?source=<encoded /wacz/<objectKey>?<signature>>`: the key with each path segment
- * percent-encoded, and the query (X-Amz-*) of the presigned URL the API signed for it.
+ * percent-encoded, and the query (X-Amz-*) of the presigned URL the API signed for it. With the
+ * archives it requires (their revisits point into them), replay's /collection/ of all those
+ * sources (src/replay/source.ts).
  */
-export function replayLink(replayUrl: string, objectKey: string, signedUrl: string): string {
-  const source = `/wacz/${objectKey.split('/').map(encodeURIComponent).join('/')}${new URL(signedUrl).search}`;
-  return `${replayUrl.replace(/\/+$/, '')}/?source=${encodeURIComponent(source)}`;
+export function replayLink(replayUrl: string, objectKey: string, signedUrl: string, requires: readonly { objectKey: string; url: string }[] = []): string {
+  const source = (key: string, signed: string): string => `/wacz/${key.split('/').map(encodeURIComponent).join('/')}${new URL(signed).search}`;
+  const own = source(objectKey, signedUrl);
+  const whole = requires.length === 0 ? own : `/collection/${[own, ...requires.map((r) => source(r.objectKey, r.url))].map(encodeURIComponent).join('/')}/collection.json`;
+  return `${replayUrl.replace(/\/+$/, '')}/?source=${encodeURIComponent(whole)}`;
 }
 
 export function formatSize(n: number | null | undefined): string {

@@ -13,6 +13,10 @@ export interface Openable {
 interface SignedUrl {
   url: string;
   expiresIn: number;
+  /** the archives it requires, each signed after its own can_view */
+  requires?: { objectKey: string; url: string }[];
+  /** how many it requires could not be signed for this caller */
+  withheld?: number;
 }
 
 let replayUrl = '';
@@ -31,8 +35,9 @@ export async function openArchive(a: Openable): Promise<void> {
     setStatus(`Could not open it. ${explain(r, 'the archive')}`, true);
     return;
   }
-  const href = replayLink(replayUrl, a.objectKey, r.body.url);
+  const href = replayLink(replayUrl, a.objectKey, r.body.url, r.body.requires ?? []);
   if (tab) tab.location.href = href;
   else window.location.href = href;
-  setStatus(`Opened in replay; the link is valid for ${r.body.expiresIn} s.`);
+  const withheld = r.body.withheld ?? 0;
+  setStatus(`Opened in replay; the link is valid for ${r.body.expiresIn} s.${withheld > 0 ? ` ${withheld} archive(s) it requires could not be signed for you: what they hold is missing from the replay.` : ''}`);
 }

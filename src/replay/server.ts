@@ -2,7 +2,8 @@
 // ui.js, sw.js) and `/wacz/<key>?<signature>`, a proxy to exactly one kind of object: a `.wacz` in
 // the configured bucket, read with a presigned GET the API handed out after can_view at
 // HIGHER_CONSISTENCY (POST /api/archives/:id/url). The picker opens
-// `/?source=<encoded /wacz/<key>?X-Amz-…>` in one click.
+// `/?source=<encoded /wacz/<key>?X-Amz-…>` in one click, or, for an archive that requires others
+// (its revisit records refer to payloads stored there), `/?source=<encoded /collection/…>`.
 //
 // Knowing a key is not enough: the server holds no S3 credentials, signs nothing, and forwards
 // the caller's signature to S3, which checks it (path, expiry). It is not an open proxy: the host,
@@ -24,9 +25,9 @@ import { objectPath } from '../s3/object-path.ts';
 import { withAppForms } from './app-forms.ts';
 import { DOCUMENT_POLICY, WORKER_POLICY } from './policy.ts';
 import { isRegistrationQuery, serviceWorkerScript, WABAC_SW_PATH } from './service-worker.ts';
-import { checkAppQuery, checkSource } from './source.ts';
+import { checkAppQuery, checkCollection, checkSource, COLLECTION_PREFIX } from './source.ts';
 
-export { checkAppQuery, checkSource, type SourceCheck } from './source.ts';
+export { checkAppQuery, checkCollection, checkSource, type SourceCheck } from './source.ts';
 
 /** The directory holding ReplayWeb.page's built files (index.html, ui.js, sw.js). */
 export function replayWebPageDir(): string {
@@ -127,6 +128,17 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
     if (upstream.status === 206 && contentRange !== null) reply.header('content-range', contentRange);
     return reply.send(upstream.body === null ? '' : Readable.fromWeb(upstream.body as WebReadableStream));
   };
+  // An archive with those it requires (issue 26): ReplayWeb.page's multi-WACZ package, naming only
+  // the /wacz/ sources of the path, each checked as the proxy checks it. Its loader reads the
+  // package, then each WACZ through the proxy, and resolves a revisit from one in another.
+  app.get(`${COLLECTION_PREFIX}*`, async (req, reply) => {
+    const raw = req.raw.url ?? req.url;
+    if (raw.includes('?')) return reply.code(400).send({ error: 'a collection takes no query: its sources are its path' });
+    const checked = checkCollection(raw.slice(COLLECTION_PREFIX.length));
+    if (!checked.ok) return reply.code(checked.status).header('cache-control', 'no-store').send({ error: checked.error });
+    const resources = checked.sources.map((s) => ({ name: s.key, path: s.source }));
+    return reply.type('application/json').header('cache-control', 'no-store').send(JSON.stringify({ profile: 'multi-wacz-package', resources }));
+  });
   app.route({
     method: ['GET', 'HEAD'],
     url: '/wacz/*',

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkAppQuery } from './source.ts';
+import { checkAppQuery, checkCollection, MAX_COLLECTION_SOURCES } from './source.ts';
 import { isRegistrationQuery } from './service-worker.ts';
 
 /** sources made of the characters that change how a URL is read, most of them under /wacz/ */
@@ -41,6 +41,42 @@ describe('checkAppQuery', () => {
         expect(resolved.pathname.startsWith('/wacz/')).toBe(true);
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+const collection = (members: string[]) => `/collection/${members.map(encodeURIComponent).join('/')}/collection.json`;
+
+describe('checkCollection', () => {
+  const signed = (key: string) => `/wacz/${key}?X-Amz-Signature=ab&X-Amz-Date=1`;
+
+  it('takes an archive and those it requires, each a signed /wacz/ source of replay, as the picker links them', () => {
+    const path = collection([signed('c/a%20page.wacz'), signed('c/b.wacz')]);
+    expect(checkAppQuery(query({ source: path }))).toEqual({ ok: true, source: path, key: 'c/a page.wacz' });
+    expect(checkCollection(path.slice('/collection/'.length))).toEqual({ ok: true, sources: [{ key: 'c/a page.wacz', source: signed('c/a%20page.wacz') }, { key: 'c/b.wacz', source: signed('c/b.wacz') }] });
+  });
+
+  it('refuses a member that is not a signed .wacz of replay, too many members, or another name', () => {
+    for (const member of ['https://attacker.test/x.wacz', '//attacker.test/wacz/x.wacz', '/wacz/a/../b.wacz', '/wacz/a.html?X-Amz-Signature=1', '/wacz/a.wacz', '/wacz/a.wacz#x', '/collection/x/collection.json']) {
+      expect(checkAppQuery(query({ source: collection([signed('ok.wacz'), member]) })), member).toMatchObject({ ok: false, status: 400 });
+    }
+    expect(checkCollection(`${collection(Array.from({ length: MAX_COLLECTION_SOURCES + 1 }, (_, i) => signed(`${i}.wacz`))).slice('/collection/'.length)}`)).toMatchObject({ ok: false, status: 400 });
+    expect(checkCollection(`${encodeURIComponent(signed('a.wacz'))}/other.json`)).toMatchObject({ ok: false, status: 404 });
+    expect(checkAppQuery(query({ source: `${collection([signed('a.wacz')])}?x=1` }))).toMatchObject({ ok: false, status: 400 });
+  });
+
+  it('every member of an accepted collection resolves to this server under /wacz/', () => {
+    fc.assert(
+      fc.property(fc.array(sources, { minLength: 1, maxLength: 3 }), (members) => {
+        const checked = checkCollection(collection(members.map((m) => `${m}?X-Amz-Signature=1`)).slice('/collection/'.length));
+        if (!checked.ok) return;
+        for (const s of checked.sources) {
+          const resolved = new URL(s.source, 'http://127.0.0.1:8899/collection/x/collection.json');
+          expect(resolved.origin).toBe('http://127.0.0.1:8899');
+          expect(resolved.pathname.startsWith('/wacz/')).toBe(true);
+        }
+      }),
+      { numRuns: 1000 },
     );
   });
 });

@@ -40,10 +40,44 @@ function checkKey(rawPath: string): { ok: true; key: string } | { ok: false; sta
 export type AppQueryCheck = { ok: true; source: string | null; key: string | null } | { ok: false; status: 400; error: string };
 
 const WACZ_PREFIX = '/wacz/';
+export const COLLECTION_PREFIX = '/collection/';
+/** ReplayWeb.page picks its loader by the source's last path segment: `.json` is a multi-WACZ collection */
+export const COLLECTION_NAME = 'collection.json';
+/** an archive and the ones it requires: the URL stays below Node's 16 KiB header limit */
+export const MAX_COLLECTION_SOURCES = 16;
+
+export type CollectionCheck = { ok: true; sources: { key: string; source: string }[] } | { ok: false; status: 400 | 403 | 404; error: string };
+
+/**
+ * `/collection/<source>/…/collection.json`: an archive and those it requires, each path segment one
+ * percent-encoded `/wacz/<key>?<signature>` source, checked as the proxy checks it (a signed
+ * `.wacz` of replay's own). Replay answers it with a multi-WACZ package naming those sources only.
+ */
+export function checkCollection(rawPath: string): CollectionCheck {
+  const segs = rawPath.split('/');
+  if (segs.pop() !== COLLECTION_NAME || segs.length === 0) return { ok: false, status: 404, error: `a collection is ${COLLECTION_PREFIX}<source>/…/${COLLECTION_NAME}` };
+  if (segs.length > MAX_COLLECTION_SOURCES) return { ok: false, status: 400, error: `a collection holds at most ${MAX_COLLECTION_SOURCES} sources` };
+  const sources: { key: string; source: string }[] = [];
+  for (const seg of segs) {
+    let source: string;
+    try {
+      source = decodeURIComponent(seg);
+    } catch {
+      return { ok: false, status: 400, error: 'a collection source is not valid percent-encoding' };
+    }
+    if (!source.startsWith(WACZ_PREFIX) || /[#\\]/.test(source)) return { ok: false, status: 400, error: 'a collection holds only replay\'s own /wacz/ sources' };
+    const q = source.indexOf('?');
+    const checked = checkSource(source.slice(WACZ_PREFIX.length, q === -1 ? undefined : q), q === -1 ? '' : source.slice(q + 1));
+    if (!checked.ok) return checked;
+    sources.push({ key: checked.key, source });
+  }
+  return { ok: true, sources };
+}
 
 /**
  * The query of a request for the app itself: nothing (ReplayWeb.page's list of what this browser
- * has open), or exactly one `source`, a path of this server's /wacz/ proxy naming a `.wacz` key.
+ * has open), or exactly one `source`, a path of this server's /wacz/ proxy naming a `.wacz` key, or
+ * a /collection/ of such sources (checkCollection).
  * Its signature is the proxy's to check (it refuses an unsigned one before reaching the bucket).
  */
 export function checkAppQuery(rawQuery: string): AppQueryCheck {
@@ -54,6 +88,11 @@ export function checkAppQuery(rawQuery: string): AppQueryCheck {
   const [first, ...more] = params;
   if (first === undefined || more.length > 0) return { ok: false, status: 400, error: 'replay takes exactly one source' };
   const source = first[1];
+  if (source.startsWith(COLLECTION_PREFIX) && !source.includes('?') && !/[#\\]/.test(source)) {
+    const c = checkCollection(source.slice(COLLECTION_PREFIX.length));
+    // the collection's origin is its first archive's, the one opened (the rest are what it requires)
+    return c.ok ? { ok: true, source, key: c.sources[0]!.key } : { ok: false, status: 400, error: `the collection is refused: ${c.error}` };
+  }
   // '#' and '\\' would let a browser read the path differently from this check
   if (!source.startsWith(WACZ_PREFIX) || /[#\\]/.test(source)) {
     return { ok: false, status: 400, error: 'replay opens only its own /wacz/ sources, as the picker links them: another host or path is refused' };

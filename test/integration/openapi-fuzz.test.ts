@@ -53,6 +53,7 @@ describe('the OpenAPI document', () => {
         'GET /api/archives',
         'POST /api/archives/{id}/url',
         'POST /api/archives/{id}/thumbnail-url',
+        'DELETE /api/archives/{id}',
         'POST /api/crawls',
         'GET /api/crawls',
         'GET /api/crawls/{id}',

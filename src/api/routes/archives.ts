@@ -7,6 +7,7 @@ import { createCoalescer } from '../../domain/coalescer.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { scanPage } from '../../domain/list-scan.ts';
 import { canView, reachableObjects, viewableArchives } from '../../fga/authorize.ts';
+import { signRequired } from './archive-requires.ts';
 import { archiveCandidates, archiveLocations, archiveView, type CandidateScope } from '../../store/archives.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
@@ -39,7 +40,9 @@ const archiveRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, 
     {
       schema: {
         summary: 'A short-lived signed URL for one archive',
-        description: 'can_view is checked at HIGHER_CONSISTENCY right before signing. An unknown id and one you may not see give the same 404.',
+        description:
+          'can_view is checked at HIGHER_CONSISTENCY right before signing. An unknown id and one you may not see give the same 404. ' +
+          'An archive whose WACZ requires others (revisit records of payloads stored there) comes with their signed URLs in `requires`, each after its own can_view; those you may not see are left out and counted in `withheld`.',
         tags: ['archives'],
         params: UuidParams,
         body: NoBody,
@@ -58,8 +61,9 @@ const archiveRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, 
       const [allowed, archive] = await Promise.all([canView(fga, identity, id), archiveLocation(id)]);
       if (!allowed || archive === undefined) throw new NotFoundError();
       const url = await signUrl(archive.bucket, archive.object_key, SIGNED_URL_TTL_SECONDS);
-      request.log.info({ archiveId: id, subject: identity.subject }, 'signed archive url');
-      return { url, expiresIn: SIGNED_URL_TTL_SECONDS };
+      const required = await signRequired(opts.deps, identity, id, SIGNED_URL_TTL_SECONDS);
+      request.log.info({ archiveId: id, subject: identity.subject, requires: required.requires?.length ?? 0, withheld: required.withheld ?? 0 }, 'signed archive url');
+      return { url, expiresIn: SIGNED_URL_TTL_SECONDS, ...required };
     },
   );
 

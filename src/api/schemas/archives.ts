@@ -7,7 +7,19 @@ export const MAX_PAGE = 200;
 /** Candidates one list request examines at most (issue 12: a caller who sees little cannot walk the table). */
 export const MAX_EXAMINED = 1000;
 
-export const SignedUrl = Type.Object({ url: Type.String(), expiresIn: Type.Integer() }, { additionalProperties: false });
+export const RequiredSignedUrl = Type.Object({ id: Type.String({ format: 'uuid' }), objectKey: Type.String(), url: Type.String() }, { additionalProperties: false });
+
+export const SignedUrl = Type.Object(
+  {
+    url: Type.String(),
+    expiresIn: Type.Integer(),
+    requires: Type.Optional(Type.Array(RequiredSignedUrl, { description: 'the archives this one requires (its revisit records refer to payloads stored there), each signed after its own can_view: replay loads them with it' })),
+    withheld: Type.Optional(Type.Integer({ minimum: 1, description: 'required archives not signed: not in the ledger, or not yours to see (the two are indistinguishable); replay of what they hold is missing' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ArchiveDeleted = Type.Object({ id: Type.String({ format: 'uuid' }), deleted: Type.Literal(true), objectDeleted: Type.Boolean() }, { additionalProperties: false });
 
 export const Archive = Type.Object(
   {

@@ -131,7 +131,9 @@ export function waczProblems(w: WaczContents): string[] {
     } catch {
       rec = undefined;
     }
-    if (rec?.headers['WARC-Type'] !== 'response' || rec.headers['WARC-Target-URI'] !== c.url) problems.push(`CDX line for ${c.url} does not point at its response record`);
+    // a revisit (payload stored in a WACZ this one requires) is indexed as warc/revisit
+    const type = c.mime === 'warc/revisit' ? 'revisit' : 'response';
+    if (rec?.headers['WARC-Type'] !== type || rec.headers['WARC-Target-URI'] !== c.url) problems.push(`CDX line for ${c.url} does not point at its ${type} record`);
   }
   return problems;
 }

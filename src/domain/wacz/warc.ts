@@ -173,6 +173,40 @@ export function exchangeRecords(x: HttpExchange): { response: WarcRecord; reques
   return { response, request, ...(x.tls !== undefined ? { tls: tlsRecord({ ...x, tls: x.tls }, responseId) } : {}) };
 }
 
+/** What a revisit refers to: the response record that holds the payload in full (identical-payload-digest). */
+export interface RevisitTarget {
+  profile: string;
+  uri: string;
+  /** the referred record's WARC-Date */
+  date: string;
+}
+
+/**
+ * A response whose payload is stored elsewhere: a revisit record whose block is the HTTP head only
+ * (WARC 1.1 §6.7.2), with the payload's digest and the record it refers to, then the request.
+ */
+export function revisitRecords(x: HttpExchange, target: RevisitTarget): { response: WarcRecord; request: WarcRecord; tls?: WarcRecord } {
+  const full = exchangeRecords(x);
+  const head = httpResponseHead(x.response);
+  const response: WarcRecord = {
+    headers: {
+      'WARC-Type': 'revisit',
+      'WARC-Record-ID': full.response.headers['WARC-Record-ID']!,
+      'WARC-Date': warcDate(x.date),
+      'WARC-Target-URI': x.url,
+      ...(x.ip !== undefined ? { 'WARC-IP-Address': x.ip } : {}),
+      'WARC-Profile': target.profile,
+      'WARC-Refers-To-Target-URI': target.uri,
+      'WARC-Refers-To-Date': target.date,
+      'Content-Type': 'application/http; msgtype=response',
+      'WARC-Payload-Digest': full.response.headers['WARC-Payload-Digest']!,
+      'WARC-Block-Digest': `sha256:${sha256Hex(head)}`,
+    },
+    block: head,
+  };
+  return { ...full, response };
+}
+
 export interface ParsedRecord extends WarcRecord {
   /** byte offset of the record in the WARC, and its full length including the trailing CRLFs */
   offset: number;

@@ -9,7 +9,8 @@ import { createHash, sign, type KeyObject } from 'node:crypto';
 import yazl from 'yazl';
 import { formatPagesJsonl, type PageEntry } from '../pages-jsonl.ts';
 import { cdxTimestamp, formatCdxj, type CdxEntry } from './cdx.ts';
-import { exchangeRecords, RECORD_TRAILER_BYTES, serializeRecord, sha256Hex, warcinfoRecord, type HeaderList, type HttpExchange } from './warc.ts';
+import { planRecords, requiredArchives, REVISIT_PROFILE, storedPayloads, type RecordPlan, type StoredPayload } from './dedup.ts';
+import { exchangeRecords, RECORD_TRAILER_BYTES, revisitRecords, serializeRecord, sha256Hex, warcinfoRecord, type HeaderList, type HttpExchange } from './warc.ts';
 
 export const WACZ_VERSION = '1.1.1';
 export const PAGES_HEADER = { format: 'json-pages-1.0', id: 'pages', title: 'All Pages', hasText: true } as const;
@@ -60,6 +61,9 @@ export interface WaczInput {
   title?: string;
   /** anonymous wacz-auth signature over datapackage.json's hash (ECDSA P-256, SHA-256) */
   signer?: WaczSigner;
+  /** payloads earlier captures of the crawl stored, and this WACZ's own key: a response with one
+   * of those payloads is written as a revisit of it */
+  dedup?: { known: readonly StoredPayload[]; archiveKey: string };
 }
 
 export interface DataPackageResource {
@@ -79,6 +83,10 @@ export interface DataPackage {
   mainPageUrl?: string;
   mainPageDate?: string;
   resources: DataPackageResource[];
+  /** the object keys (same bucket) of the WACZ files this one's revisit records refer to: replay
+   * needs them loaded beside it. Keys, not ledger ids: the capture writes before the ledger
+   * assigns ids, and a key is derived from the task, the same on every attempt. */
+  requires?: string[];
 }
 
 export interface SignedData {
@@ -113,18 +121,20 @@ export function warcinfoFields(software: string, p: Provenance = {}): HeaderList
   return fields;
 }
 
-/** The WARC and its CDXJ index for a list of exchanges. */
-export function buildWarc(exchanges: HttpExchange[], info: HeaderList, created: Date): { warc: Buffer; cdx: string } {
+/** The WARC and its CDXJ index for a list of exchanges, each written as `plan` says (in full by default). */
+export function buildWarc(exchanges: HttpExchange[], info: HeaderList, created: Date, plan: readonly RecordPlan[] = []): { warc: Buffer; cdx: string } {
   const parts: Buffer[] = [serializeRecord(warcinfoRecord(created, info))];
   let offset = parts[0]!.length;
   const entries: CdxEntry[] = [];
-  for (const x of exchanges) {
-    const { response, request, tls } = exchangeRecords(x);
+  for (const [i, x] of exchanges.entries()) {
+    const p = plan[i];
+    const { response, request, tls } = p?.kind === 'revisit' ? revisitRecords(x, { profile: REVISIT_PROFILE, uri: p.of.uri, date: p.of.date }) : exchangeRecords(x);
     const resBytes = serializeRecord(response);
     entries.push({
       url: x.url,
       timestamp: cdxTimestamp(x.date),
-      mime: mimeOf(x.response.headers),
+      // as pywb and cdxj-indexer index a revisit
+      mime: p?.kind === 'revisit' ? 'warc/revisit' : mimeOf(x.response.headers),
       status: String(x.response.status),
       digest: response.headers['WARC-Payload-Digest']!,
       length: resBytes.length - RECORD_TRAILER_BYTES,
@@ -170,9 +180,24 @@ function zip(entries: { name: string; data: Buffer; compress: boolean }[], mtime
   return done;
 }
 
+/** A written WACZ and what its dedup came to: the archives it requires, the payloads it stored in full (for later captures), the digests it revisited. */
+export interface PackedWacz {
+  wacz: Buffer;
+  requires: string[];
+  stored: StoredPayload[];
+  revisited: string[];
+}
+
 export async function writeWacz(input: WaczInput): Promise<Buffer> {
+  return (await packWacz(input)).wacz;
+}
+
+export async function packWacz(input: WaczInput): Promise<PackedWacz> {
   const created = input.created ?? new Date();
-  const { warc, cdx } = buildWarc(input.exchanges, warcinfoFields(input.software, input.provenance), created);
+  const ownKey = input.dedup?.archiveKey ?? '';
+  const plan = input.dedup === undefined ? input.exchanges.map((): RecordPlan => ({ kind: 'response' })) : planRecords(input.exchanges, input.dedup.known, ownKey);
+  const requires = requiredArchives(plan, ownKey);
+  const { warc, cdx } = buildWarc(input.exchanges, warcinfoFields(input.software, input.provenance), created, plan);
   const files = [
     { name: 'data.warc', path: 'archive/data.warc', data: warc, compress: false },
     { name: 'index.cdx', path: 'indexes/index.cdx', data: Buffer.from(cdx, 'utf8'), compress: false },
@@ -187,12 +212,13 @@ export async function writeWacz(input: WaczInput): Promise<Buffer> {
     software: input.software,
     ...(main !== undefined ? { mainPageUrl: main.url, mainPageDate: main.ts.toISOString() } : {}),
     resources: files.map((f) => ({ name: f.name, path: f.path, hash: `sha256:${sha256Hex(f.data)}`, bytes: f.data.length })),
+    ...(requires.length > 0 ? { requires } : {}),
   };
   const dpBytes = Buffer.from(JSON.stringify(datapackage, null, 2), 'utf8');
   const dpHash = `sha256:${sha256Hex(dpBytes)}`;
   const digest: DataPackageDigest = { path: 'datapackage.json', hash: dpHash };
   if (input.signer !== undefined) digest.signedData = signHash(dpHash, input.signer, input.software, created);
-  return zip(
+  const wacz = await zip(
     [
       ...files.map((f) => ({ name: f.path, data: f.data, compress: f.compress })),
       { name: 'datapackage.json', data: dpBytes, compress: true },
@@ -200,4 +226,7 @@ export async function writeWacz(input: WaczInput): Promise<Buffer> {
     ],
     created,
   );
+  const stored = input.dedup === undefined ? [] : storedPayloads(input.exchanges, plan, ownKey);
+  const revisited = plan.flatMap((p) => (p.kind === 'revisit' ? [p.of.digest] : []));
+  return { wacz, requires, stored, revisited };
 }

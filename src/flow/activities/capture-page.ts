@@ -102,7 +102,7 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     settings: { crawlId: input.crawlId, depth: input.depth, formats: input.formats, signing: input.signing, perHostDelayMs: input.delayMs, follow: input.follow, attempt: input.attempt },
     robots: rules.crawlDelayMs !== undefined ? `allowed (Crawl-delay ${rules.crawlDelayMs} ms)` : 'allowed',
   };
-  const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, provenance, ...(qa !== undefined ? { qa } : {}), ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
+  const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, provenance, ...(qa !== undefined ? { qa } : {}), ...(input.known !== undefined ? { known: input.known } : {}), ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
   const finalUrl = packaged.finalUrl !== undefined ? { finalUrl: packaged.finalUrl } : {};
   const lostManifest = matches(knobs.manifestError, url);
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
@@ -115,5 +115,7 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
   if (lostManifest) return { ...visited, ...finalUrl, status: 'failed', manifest: false, manifestError: 'the capturer did not say where it wrote the manifest (test knob "manifestError")' };
   const status = packaged.manifest.status === 'succeeded' && !matches(knobs.reportFailed, url) ? 'captured' : 'failed';
   deps.log(`${status} ${url}${packaged.manifest.error ? ` (${packaged.manifest.error.type}: ${packaged.manifest.error.message})` : ''} → ${packaged.manifestKey}`);
-  return { ...visited, ...finalUrl, status, manifest: true };
+  // only a capture the ledger will admit offers its payloads to later pages
+  const dedup = status === 'captured' && packaged.dedup !== undefined ? { stored: packaged.dedup.stored, revisited: packaged.dedup.revisited } : {};
+  return { ...visited, ...finalUrl, status, manifest: true, ...dedup };
 }

@@ -7,10 +7,11 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { CAPABILITY_HEADER, type HeartbeatBody, type HostReport, type LevelReportBody, type PageReport } from '../../domain/contract.ts';
 import { withinLimits } from '../level.ts';
-import { REPORT_FINAL } from '../names.ts';
+import { DEDUP_LIMITS, PayloadIndex, type StoredPayload } from '../../domain/wacz/dedup.ts';
+import { levelWorkflowId, REPORT_FINAL } from '../names.ts';
 import { refusalLine, refused, type ReportAuth } from '../report.ts';
 import { manifestKeyOf, pageTaskId } from '../resume.ts';
-import { sliceProgressQuery, type PageOutcome, type ReportAttempt, type ReportOutcome, type SliceResult } from '../workflows/messages.ts';
+import { levelStateQuery, sliceProgressQuery, type PageOutcome, type ReportAttempt, type ReportOutcome, type SliceResult } from '../workflows/messages.ts';
 import type { FlowActivities, LevelTarget, SendReportInput } from './types.ts';
 
 export interface FlowActivityDeps {
@@ -125,9 +126,24 @@ async function capturedPages(input: { slices: string[] }): Promise<string[]> {
   return results.flatMap((r) => r.pages.filter((p) => p.manifest === true).map((p) => p.url));
 }
 
+/** Dedup across levels: what the previous level's slices ended knowing. Best effort: a level that
+ * cannot be read (gone from Temporal's retention) leaves this one to store its payloads again. */
+async function priorPayloads(input: { crawlId: string; depth: number }): Promise<StoredPayload[]> {
+  const client = Context.current().client;
+  try {
+    const state = await client.workflow.getHandle(levelWorkflowId(input.crawlId, input.depth)).query(levelStateQuery);
+    const index = new PayloadIndex();
+    for (const r of await sliceResults(client, state.slices)) index.add(r.payloads ?? []);
+    return index.top(DEDUP_LIMITS.indexed);
+  } catch {
+    return [];
+  }
+}
+
 export function createFlowActivities(deps: FlowActivityDeps): FlowActivities {
   return {
     capturedPages,
+    priorPayloads,
     sendReport: (input) => sendReport(deps, input),
     sendHeartbeat: (input) => sendHeartbeat(deps, input),
   };

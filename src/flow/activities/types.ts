@@ -2,6 +2,7 @@
 // and what the flow worker's report and heartbeat activities take. Shared by the workflows (as
 // types) and the activity factories.
 import type { CaptureFormat } from '../../domain/contract.ts';
+import type { StoredPayload } from '../../domain/wacz/payload-index.ts';
 import type { FlowKnobs } from '../knobs.ts';
 import type { ReportOutcome } from '../workflows/messages.ts';
 
@@ -27,6 +28,9 @@ export interface CapturePageInput {
   /** no visit starts after this (ms); a visit still running at finishBy is torn down */
   startBy: number;
   finishBy: number;
+  /** payloads earlier pages of the crawl stored (bounded, DEDUP_LIMITS.knownPerCapture): a
+   * response with one of them is written as a revisit of it */
+  known?: StoredPayload[];
 }
 
 export type CapturePageResult =
@@ -41,6 +45,9 @@ export type CapturePageResult =
       manifest: boolean;
       manifestError?: string;
       finalUrl?: string;
+      /** payloads this capture's WACZ stored in full (bounded), and the digests it wrote as revisits */
+      stored?: StoredPayload[];
+      revisited?: string[];
     };
 
 export interface LevelTarget {
@@ -71,6 +78,8 @@ export interface FlowActivities {
   sendHeartbeat(input: SendHeartbeatInput): Promise<boolean>;
   /** the page URLs these slices captured (a manifest was written): an earlier run's work */
   capturedPages(input: { slices: string[] }): Promise<string[]>;
+  /** the payloads the crawl's level at `depth` knew of when its slices ended (none if it cannot be read) */
+  priorPayloads(input: { crawlId: string; depth: number }): Promise<StoredPayload[]>;
 }
 
 export interface CaptureActivities {

@@ -6,13 +6,17 @@
 // goes where the latest says, and pages it adds are captured in a slice of their own. A level
 // dispatched after its run closed starts a new run that reuses the pages the earlier runs
 // captured (their slices' results), so no page is captured twice.
-import { allHandlersFinished, ApplicationFailure, ActivityFailure, condition, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, ActivityFailure, condition, executeChild, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { DispatchBody } from '../../domain/contract.ts';
 import { planSlices, sliceSlots } from '../../domain/level-slices.ts';
+import { DEDUP_LIMITS, PayloadIndex } from '../../domain/wacz/payload-index.ts';
 import type { FlowActivities, LevelTarget } from '../activities/types.ts';
 import { levelPrefix, levelWindow, parseNotBefore } from '../level.ts';
 import { REPORT_FINAL, SLICE_WORKFLOW, sliceWorkflowId } from '../names.ts';
 import { levelStateQuery, redispatchSignal, type LevelInput, type LevelPhase, type LevelState, type ReportOutcome, type SliceInput, type SliceResult } from './messages.ts';
+
+/** The step that reads the previous level's stored payloads (dedup across levels, issue 26). */
+const PRIOR_PAYLOADS_PATCH = 'dedup-prior-payloads';
 
 /** After its report the level stays open this long for a dispatch sent again meanwhile. */
 const LINGER_AFTER_REPORT_MS = 60_000;
@@ -32,6 +36,8 @@ export class LevelRun {
   /** pages an earlier run captured, reported from its slices */
   private reusedPages = 0;
   private readonly notBefore: Record<string, number>;
+  /** payloads the crawl's earlier levels and this level's finished slices stored */
+  private readonly payloads = new PayloadIndex();
 
   constructor(input: LevelInput) {
     this.input = input;
@@ -58,6 +64,12 @@ export class LevelRun {
 
   async run(): Promise<void> {
     const prior = this.input.priorSlices ?? [];
+    const d = this.input.dispatch;
+    // patched: a level that started before this step existed replays without it
+    if (d.depth > 0 && d.formats.includes('wacz') && patched(PRIOR_PAYLOADS_PATCH)) {
+      const known = await proxyActivities<FlowActivities>({ startToCloseTimeout: 60_000 }).priorPayloads({ crawlId: d.crawlId, depth: d.depth - 1 });
+      this.payloads.add(known);
+    }
     if (prior.length > 0) {
       const captured = await proxyActivities<FlowActivities>({ startToCloseTimeout: 60_000 }).capturedPages({ slices: prior });
       for (const url of captured) this.assigned.add(url);
@@ -115,6 +127,7 @@ export class LevelRun {
         // a later slice on the same host starts no earlier than its spacing allows
         for (const h of r.hosts) if (h.lastFinishedAt !== undefined) this.notBefore[h.host] = Math.max(this.notBefore[h.host] ?? 0, h.lastFinishedAt + h.delayMs);
         this.pagesDone += r.pages.length;
+        this.payloads.add(r.payloads ?? []);
         this.done.add(id);
         running.delete(p);
       });
@@ -140,6 +153,7 @@ export class LevelRun {
       captureQueue: this.input.captureQueue,
       startBy,
       finishBy,
+      ...(d.formats.includes('wacz') ? { known: this.payloads.top(DEDUP_LIMITS.indexed) } : {}),
     };
   }
 

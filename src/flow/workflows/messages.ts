@@ -4,6 +4,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DispatchBody, HostProgress } from '../../domain/contract.ts';
 import type { FlowKnobs } from '../knobs.ts';
+import type { StoredPayload } from '../../domain/wacz/payload-index.ts';
 
 export interface LevelInput {
   dispatch: DispatchBody;
@@ -87,11 +88,15 @@ export interface SliceInput {
   /** pages must start by this (ms); a visit still running at finishBy is torn down */
   startBy: number;
   finishBy: number;
+  /** payloads earlier pages of the crawl stored (src/domain/wacz/dedup.ts), bounded */
+  known?: StoredPayload[];
 }
 
 export interface SliceResult {
   pages: PageOutcome[];
   hosts: SliceHost[];
+  /** the payloads the slice knew of at its end, its own included (bounded): later slices and levels revisit them */
+  payloads?: StoredPayload[];
 }
 
 export interface SliceProgress {

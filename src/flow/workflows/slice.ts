@@ -6,6 +6,7 @@
 // tried again, paced from the moment it was given up, on whichever worker takes it.
 import { ActivityFailure, condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import { Pacer, type Started } from '../../domain/pacing.ts';
+import { DEDUP_LIMITS, PayloadIndex } from '../../domain/wacz/payload-index.ts';
 import type { CaptureActivities, CapturePageResult } from '../activities/types.ts';
 import { hostDoneSignal, sliceProgressQuery, type HostDone, type PageOutcome, type SliceInput, type SliceResult } from './messages.ts';
 
@@ -35,12 +36,15 @@ export class SliceRun {
   /** pages whose host slot is held, by the attempt holding it */
   private readonly holding = new Map<number, number>();
   private readonly lastFinish = new Map<string, number>();
+  /** payloads stored by earlier pages of the crawl: each capture is told the most used */
+  private readonly payloads: PayloadIndex;
   private changed = false;
   /** captures whose activity has not answered yet (some may be past their host's part) */
   private active = 0;
 
   constructor(input: SliceInput) {
     this.input = input;
+    this.payloads = new PayloadIndex(input.known ?? []);
     this.pacer = new Pacer<number>({ perHostDelayMs: input.perHostDelayMs, hostParallelism: input.slots, notBefore: input.notBefore });
     input.pages.forEach((p, j) => this.pacer.add(hostOf(p.url), j));
   }
@@ -89,7 +93,7 @@ export class SliceRun {
   result(): SliceResult {
     const pages = this.input.pages.map((p, j) => this.results.get(j) ?? { index: p.index, url: p.url, status: 'failed' as const, manifestError: 'the capture flow never settled this page' });
     const hosts = [...this.lastFinish].map(([host, at]) => ({ host, delayMs: Math.round(this.pacer.delayFor(host)), lastFinishedAt: at }));
-    return { pages, hosts };
+    return { pages, hosts, payloads: this.payloads.top(DEDUP_LIMITS.indexed) };
   }
 
   progress(): { pagesTotal: number; pagesDone: number; pagesInFlight: number; hosts: { host: string; queued: number; inFlight: number; nextAllowedAt: string | null }[] } {
@@ -125,6 +129,7 @@ export class SliceRun {
         ...(this.lastFinish.has(host) ? { lastFinishedAt: this.lastFinish.get(host)! } : {}),
         startBy: this.input.startBy,
         finishBy: this.input.finishBy,
+        ...(this.input.formats.includes('wacz') ? { known: this.payloads.top() } : {}),
       });
       this.settle(item, host, out);
     } catch (err) {
@@ -149,6 +154,8 @@ export class SliceRun {
     }
     // normally the hostDone signal came first; a worker that could not send it is covered here
     if (this.holding.has(item)) this.finishHost(item, out.finishedAt, out.finishedAt - out.submittedAt);
+    this.payloads.add(out.stored ?? []);
+    this.payloads.used(out.revisited ?? []);
     const outcome: PageOutcome = { index: page.index, url: page.url, status: out.status, submittedAt: out.submittedAt, finishedAt: out.finishedAt };
     if (out.manifest) outcome.manifest = true;
     if (out.manifestError !== undefined) outcome.manifestError = out.manifestError;
