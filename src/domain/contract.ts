@@ -67,6 +67,11 @@ export const Dispatch = Type.Object(
     deadline: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     /** where the flow POSTs heartbeats while it works on the level (same capability) */
     heartbeatUrl: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.heartbeatUrl })),
+    /** the in-page behaviors every capture runs after load: seconds of budget (0: none) and whether
+     * site-specific ones may run; absent (a ledger from before), the flow's defaults */
+    behaviors: Type.Optional(
+      Type.Object({ seconds: Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.behaviorsSeconds }), siteSpecific: Type.Boolean() }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -2,6 +2,7 @@
 // and what the flow worker's report and heartbeat activities take. Shared by the workflows (as
 // types) and the activity factories.
 import type { CaptureFormat } from '../../domain/contract.ts';
+import type { CaptureBehaviors } from '../dispatch.ts';
 import type { FlowKnobs } from '../knobs.ts';
 import type { ReportOutcome } from '../workflows/messages.ts';
 
@@ -14,6 +15,8 @@ export interface CapturePageInput {
   follow: boolean;
   formats: CaptureFormat[];
   signing: boolean;
+  /** in-page behaviors after load (absent: none) */
+  behaviors?: CaptureBehaviors;
   prefix: string;
   knobs: FlowKnobs;
   /** the host's last finish the slice knows of (ms), and the delay it keeps on the host: a

@@ -3,6 +3,7 @@
 // the same ones to signal and query them.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DispatchBody, HostProgress } from '../../domain/contract.ts';
+import type { CaptureBehaviors } from '../dispatch.ts';
 import type { FlowKnobs } from '../knobs.ts';
 
 export interface LevelInput {
@@ -78,6 +79,8 @@ export interface SliceInput {
   notBefore: Record<string, number>;
   formats: DispatchBody['formats'];
   signing: boolean;
+  /** in-page behaviors after load; absent in a slice started before they were (its pages run none) */
+  behaviors?: CaptureBehaviors;
   /** where the slice's keys go (`${prefix}/<taskId>…`) */
   prefix: string;
   knobs: FlowKnobs;

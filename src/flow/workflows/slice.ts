@@ -101,6 +101,7 @@ export class SliceRun {
         follow: page.follow,
         formats: this.input.formats,
         signing: this.input.signing,
+        ...(this.input.behaviors !== undefined ? { behaviors: this.input.behaviors } : {}),
         prefix: this.input.prefix,
         knobs: this.input.knobs,
         delayMs: this.pacer.delayFor(host),
