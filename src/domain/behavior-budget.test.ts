@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BEHAVIOR_GRACE_MS, BEHAVIOR_RESERVE_MS, behaviorBudgetMs, MIN_BEHAVIOR_MS } from './behavior-budget.ts';
+import { BEHAVIOR_GRACE_MS, BEHAVIOR_RESERVE_MS, behaviorBudgetMs, dispatchBehaviors, MIN_BEHAVIOR_MS } from './behavior-budget.ts';
 import { BEHAVIOR_DEFAULTS, CRAWL_LIMITS, resolveBehaviors } from './crawl.ts';
 
 describe('behaviorBudgetMs', () => {
@@ -33,5 +33,12 @@ describe('resolveBehaviors', () => {
     expect(resolveBehaviors({ seeds: ['x'], behaviorsSeconds: 0 })).toEqual({ behaviorsSeconds: 0, siteBehaviors: true });
     expect(resolveBehaviors({ seeds: ['x'], behaviorsSeconds: 30, siteBehaviors: false })).toEqual({ behaviorsSeconds: 30, siteBehaviors: false });
     expect(BEHAVIOR_DEFAULTS.behaviorsSeconds).toBeLessThanOrEqual(CRAWL_LIMITS.behaviorsSeconds);
+  });
+});
+
+describe('dispatchBehaviors', () => {
+  it('is the dispatch’s when it has them, the defaults when it has none (a ledger from before)', () => {
+    expect(dispatchBehaviors({ behaviors: { seconds: 0, siteSpecific: false } })).toEqual({ seconds: 0, siteSpecific: false });
+    expect(dispatchBehaviors({})).toEqual({ seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors });
   });
 });

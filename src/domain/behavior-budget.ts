@@ -1,6 +1,16 @@
 // How long a capture's in-page behaviors may run: the crawl's behaviorsSeconds, cut so that what
 // comes after them (reading the page, rendering its screenshots and mhtml, packaging) still fits
 // in the capture's deadline. A budget too short for the behaviors to do anything is none at all.
+import type { DispatchBody } from './contract.ts';
+import { BEHAVIOR_DEFAULTS } from './crawl.ts';
+
+/** What every capture of a level runs in the page after load: seconds of budget, site-specific ones or not. */
+export type CaptureBehaviors = NonNullable<DispatchBody['behaviors']>;
+
+/** The dispatch's behaviors; a dispatch without them (a ledger from before) gets the defaults. */
+export function dispatchBehaviors(d: Pick<DispatchBody, 'behaviors'>): CaptureBehaviors {
+  return d.behaviors ?? { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors };
+}
 
 /** What the capture keeps of its deadline for reading and rendering once behaviors are over. */
 export const BEHAVIOR_RESERVE_MS = 5_000;

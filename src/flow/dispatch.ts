@@ -1,7 +1,6 @@
 // What the receiver accepts as a dispatch: the contract's shape (JSON schema, checked by fastify)
 // and the checks a schema cannot say (http(s) URLs, notBefore dates).
 import { Dispatch, type DispatchBody } from '../domain/contract.ts';
-import { BEHAVIOR_DEFAULTS } from '../domain/crawl.ts';
 import { parseNotBefore } from './level.ts';
 
 /** The contract's dispatch schema, as the route checks it. */
@@ -27,12 +26,4 @@ export function validateDispatch(d: DispatchBody): { detail: string; urls?: stri
     return { detail: (err as Error).message };
   }
   return undefined;
-}
-
-/** What every capture of the level runs in the page after load. */
-export type CaptureBehaviors = NonNullable<DispatchBody['behaviors']>;
-
-/** The dispatch's behaviors; a dispatch without them (a ledger from before) gets the defaults. */
-export function dispatchBehaviors(d: DispatchBody): CaptureBehaviors {
-  return d.behaviors ?? { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors };
 }

@@ -2,7 +2,7 @@
 // and what the flow worker's report and heartbeat activities take. Shared by the workflows (as
 // types) and the activity factories.
 import type { CaptureFormat } from '../../domain/contract.ts';
-import type { CaptureBehaviors } from '../dispatch.ts';
+import type { CaptureBehaviors } from '../../domain/behavior-budget.ts';
 import type { FlowKnobs } from '../knobs.ts';
 import type { ReportOutcome } from '../workflows/messages.ts';
 

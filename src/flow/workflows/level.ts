@@ -10,7 +10,7 @@ import { allHandlersFinished, ApplicationFailure, ActivityFailure, condition, ex
 import type { DispatchBody } from '../../domain/contract.ts';
 import { planSlices, sliceSlots } from '../../domain/level-slices.ts';
 import type { FlowActivities, LevelTarget } from '../activities/types.ts';
-import { dispatchBehaviors } from '../dispatch.ts';
+import { dispatchBehaviors } from '../../domain/behavior-budget.ts';
 import { levelPrefix, levelWindow, parseNotBefore } from '../level.ts';
 import { REPORT_FINAL, SLICE_WORKFLOW, sliceWorkflowId } from '../names.ts';
 import { levelStateQuery, redispatchSignal, type LevelInput, type LevelPhase, type LevelState, type ReportOutcome, type SliceInput, type SliceResult } from './messages.ts';

@@ -3,7 +3,7 @@
 // the same ones to signal and query them.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DispatchBody, HostProgress } from '../../domain/contract.ts';
-import type { CaptureBehaviors } from '../dispatch.ts';
+import type { CaptureBehaviors } from '../../domain/behavior-budget.ts';
 import type { FlowKnobs } from '../knobs.ts';
 
 export interface LevelInput {
