@@ -10,6 +10,12 @@
 // goal's measure), and with the switches the flow launches it with (launch.ts: no WebUI omnibox
 // popup per window), so what the flow's recording itself costs shows too.
 //
+// Cost of behaviors (issue 31): the flow's level above runs with behaviors off (behaviorsSeconds
+// 0), so its ratio to bare is the recording's cost alone; the same pages go through the flow again
+// with the crawl default (BEHAVIOR_DEFAULTS, browsertrix-behaviors in every page), beside bare
+// Playwright with the flow's switches running the same behaviors the same way (behaviors.ts).
+// `behaviors-cost` is CPU-s per page with them on and off, and on against bare with them on.
+//
 //   node bench/capture.ts               200 pages (npm run bench runs this size)
 //   node bench/capture.ts --pages 2000  10× size
 //   node bench/capture.ts --pages 40    a quick run
@@ -20,6 +26,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { DispatchBody } from '../src/domain/contract.ts';
+import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
+import { behaviorsScript, runBehaviors } from '../src/flow/browser/behaviors.ts';
 import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow } from '../src/flow/server.ts';
 import { benchFlowOptions } from './support-flow.ts';
@@ -29,7 +37,7 @@ import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
 export interface CaptureBenchResult {
   bench: 'capture';
-  mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory';
+  mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory' | 'flow-behaviors' | 'bare-behaviors' | 'behaviors-cost';
   pages: number;
   subresourcesPerPage: number;
   hostParallelism: number;
@@ -53,6 +61,15 @@ export interface CaptureBenchResult {
   peakRssSumMiB?: number;
   goal?: number;
   ok?: boolean;
+  /** behaviors-cost: CPU-s per page of the flow with behaviors off and on, bare with them on */
+  cpuPerPageOff?: number;
+  cpuPerPageOn?: number;
+  cpuPerPageBareOn?: number;
+  /** on / off, CPU and wall time; bare-with-behaviors CPU / the flow's with them */
+  cpuOnOverOff?: number;
+  secondsOnOverOff?: number;
+  cpuRatioBehaviors?: number;
+  behaviorsSeconds?: number;
 }
 
 const HOSTS = ['h1', 'h2', 'h3', 'h4'];
@@ -146,7 +163,12 @@ interface ModeRun {
   load1: number;
 }
 
-async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
+/** The flow's behaviors for a mode: off, or the crawl default. */
+type Behaviors = NonNullable<DispatchBody['behaviors']>;
+const BEHAVIORS_OFF: Behaviors = { seconds: 0, siteSpecific: false };
+const BEHAVIORS_ON: Behaviors = { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors };
+
+async function flowRun(urls: string[], behaviors: Behaviors): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
   const receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(202).end('{}'));
@@ -172,7 +194,7 @@ async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number;
     peak.unique = Math.max(peak.unique, m.unique);
   }, 500);
   try {
-    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })) };
+    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })), behaviors };
     const load1 = loadavg()[0]!;
     const cpu0 = treeCpuByKind();
     const started = Date.now();
@@ -192,7 +214,7 @@ async function flowRun(urls: string[]): Promise<ModeRun & { peak: { rss: number;
   }
 }
 
-async function bareRun(byHost: string[][], args: string[]): Promise<ModeRun> {
+async function bareRun(byHost: string[][], args: string[], behaviors = false): Promise<ModeRun> {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args });
   try {
     const load1 = loadavg()[0]!;
@@ -202,8 +224,10 @@ async function bareRun(byHost: string[][], args: string[]): Promise<ModeRun> {
       byHost.map(async (urls) => {
         for (const url of urls) {
           const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+          if (behaviors) await context.addInitScript({ content: behaviorsScript() });
           const page = await context.newPage();
           await page.goto(url, { waitUntil: 'load' });
+          if (behaviors) await runBehaviors(page, BEHAVIORS_ON.seconds * 1000, BEHAVIORS_ON, new AbortController().signal);
           await page.evaluate(() => document.body.innerText.length);
           await context.close();
         }
@@ -222,6 +246,37 @@ function sumRuns(a: ModeRun, b: ModeRun): ModeRun {
   return { seconds: a.seconds + b.seconds, cpuSeconds: a.cpuSeconds + b.cpuSeconds, cpuByProcess, load1: a.load1 };
 }
 
+const fixed = (n: number, digits: number): number => Number(n.toFixed(digits));
+
+/** The flow and bare with behaviors on, and what they cost against the flow with them off. */
+function behaviorRecords(base: Omit<CaptureBenchResult, 'mode'>, total: number, off: ModeRun, on: ModeRun, bareOn: ModeRun): CaptureBenchResult[] {
+  const mode = (m: 'flow-behaviors' | 'bare-behaviors', r: ModeRun): CaptureBenchResult => ({
+    ...base,
+    mode: m,
+    behaviorsSeconds: BEHAVIORS_ON.seconds,
+    seconds: fixed(r.seconds, 2),
+    pagesPerSecond: fixed(total / r.seconds, 2),
+    cpuSeconds: fixed(r.cpuSeconds, 1),
+    cpuByProcess: r.cpuByProcess,
+    load1: fixed(r.load1, 2),
+  });
+  return [
+    mode('flow-behaviors', on),
+    mode('bare-behaviors', bareOn),
+    {
+      ...base,
+      mode: 'behaviors-cost',
+      behaviorsSeconds: BEHAVIORS_ON.seconds,
+      cpuPerPageOff: fixed(off.cpuSeconds / total, 3),
+      cpuPerPageOn: fixed(on.cpuSeconds / total, 3),
+      cpuPerPageBareOn: fixed(bareOn.cpuSeconds / total, 3),
+      cpuOnOverOff: fixed(on.cpuSeconds / off.cpuSeconds, 3),
+      secondsOnOverOff: fixed(on.seconds / off.seconds, 3),
+      cpuRatioBehaviors: fixed(bareOn.cpuSeconds / on.cpuSeconds, 3),
+    },
+  ];
+}
+
 export async function run(pages = 200): Promise<CaptureBenchResult[]> {
   const perHost = Math.max(1, Math.round(pages / HOSTS.length));
   const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n) => [n, { pages: hostPages(perHost) }])) });
@@ -238,11 +293,15 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     const second = byHost.map((urls) => urls.slice(half));
     const bareBefore = await bareRun(first, ARGS);
     const sameBefore = await bareRun(first, FLOW_SWITCHES);
-    const flow = await flowRun(interleaved);
+    const bxBefore = await bareRun(first, FLOW_SWITCHES, true);
+    const flow = await flowRun(interleaved, BEHAVIORS_OFF);
+    const flowBx = await flowRun(interleaved, BEHAVIORS_ON);
     const bareAfter = await bareRun(second, ARGS);
     const sameAfter = await bareRun(second, FLOW_SWITCHES);
+    const bxAfter = await bareRun(second, FLOW_SWITCHES, true);
     const bare = sumRuns(bareBefore, bareAfter);
     const same = sumRuns(sameBefore, sameAfter);
+    const bareBx = sumRuns(bxBefore, bxAfter);
     const flowPps = total / flow.seconds;
     const barePps = total / bare.seconds;
     const samePps = total / same.seconds;
@@ -254,6 +313,7 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
       { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), cpuByProcess: flow.cpuByProcess, load1: Number(flow.load1.toFixed(2)) },
       { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), ratioSameSwitches: Number((flowPps / samePps).toFixed(3)), cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
       { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
+      ...behaviorRecords(base, total, flow, flowBx, bareBx),
     ];
   } finally {
     await site.close();
