@@ -120,7 +120,7 @@ function behaviorProvenance(input: CapturePageInput, visit: Visit): Record<strin
     library: BEHAVIORS_LIBRARY,
     seconds: asked.seconds,
     siteSpecific: asked.siteSpecific,
-    ...(asked.seconds > 0 ? { used: ['autoscroll', 'autoplay', 'autofetch', ...(asked.siteSpecific ? ['siteSpecific'] : [])] } : {}),
+    ...(asked.seconds > 0 ? { enabled: ['autoscroll', 'autoplay', 'autofetch', ...(asked.siteSpecific ? ['siteSpecific'] : [])] } : {}),
     ...(got !== undefined ? { budgetMs: got.budgetMs, ...(got.run ? { ranMs: got.run.ms, finished: got.run.finished, frames: got.run.frames } : {}) } : {}),
   };
 }
