@@ -4,6 +4,7 @@
 // sentinel at its end comes into view. Crawled through the API, the crawl workflow and the flow's
 // capture worker: with the behaviors every image and feed page is a response record in the WACZ
 // and the feed's items are in pages.jsonl's text; with behaviorsSeconds 0 (the control) they are not.
+import { createServer, type AddressInfo } from 'node:net';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { readWacz, waczProblems, type WaczContents } from '../../src/domain/wacz/read.ts';
@@ -67,11 +68,11 @@ const s = useLiveCrawlStack({
 });
 
 /** Crawls the page alone and reads its WACZ back from the object store. */
-async function crawlScrollPage(settings: Record<string, unknown>): Promise<WaczContents> {
+async function crawlScrollPage(settings: Record<string, unknown>, path = '/'): Promise<WaczContents> {
   const res = await fetch(`${s.api.url}/api/crawls`, {
     method: 'POST',
     headers: await s.as('alice', [ORG]),
-    body: JSON.stringify({ seeds: [s.site.url('site', '/')], maxDepth: 0, perHostDelayMs: 0, ...settings }),
+    body: JSON.stringify({ seeds: [s.site.url('site', path)], maxDepth: 0, perHostDelayMs: 0, ...settings }),
   });
   expect(res.status, await res.clone().text()).toBe(202);
   const { crawlId } = (await res.json()) as { crawlId: string };
@@ -115,6 +116,28 @@ describe('a page that loads as it is scrolled', { timeout: 400_000 }, () => {
     expect(paths.has('/')).toBe(true);
     expect(count(paths, feedPath, FEED_PAGES)).toBe(0);
     expect(w.pages[0]!.text ?? '').not.toContain('Feed item');
+  });
+});
+
+describe('what the behaviors fetch goes through the address policy', { timeout: 200_000 }, () => {
+  it('a lazy image and a data- URL on a refused address are never connected to', async () => {
+    let connections = 0;
+    const listener = createServer((sock) => {
+      connections++;
+      sock.destroy();
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
+    const refused = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    try {
+      // autofetch fetches data-src and any data- attribute holding a URL; 127.0.0.1 is outside the policy
+      s.site.setPage('site', '/escape', `<title>escape</title><img loading="lazy" src="/img/1.png"><img data-src="${refused}/lazy.png"><div data-more="${refused}/more.json" style="height: 3000px"></div>`);
+      const w = await crawlScrollPage({ behaviorsSeconds: 10 }, '/escape');
+      expect(responsePaths(w).has('/img/1.png')).toBe(true);
+      expect(w.records.some((r) => (r.headers['WARC-Target-URI'] ?? '').startsWith(refused))).toBe(false);
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise<void>((r) => listener.close(() => r()));
+    }
   });
 });
 

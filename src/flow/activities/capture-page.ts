@@ -121,6 +121,6 @@ function behaviorProvenance(input: CapturePageInput, visit: Visit): Record<strin
     seconds: asked.seconds,
     siteSpecific: asked.siteSpecific,
     ...(asked.seconds > 0 ? { enabled: ['autoscroll', 'autoplay', 'autofetch', ...(asked.siteSpecific ? ['siteSpecific'] : [])] } : {}),
-    ...(got !== undefined ? { budgetMs: got.budgetMs, ...(got.run ? { ranMs: got.run.ms, finished: got.run.finished, frames: got.run.frames } : {}) } : {}),
+    ...(got !== undefined ? { budgetMs: got.budgetMs, ...(got.run ? { ranMs: got.run.ms, finished: got.run.finished, frames: got.run.frames, rounds: got.run.rounds } : {}) } : {}),
   };
 }

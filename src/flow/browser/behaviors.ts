@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Frame, Page } from 'playwright-core';
-import { BEHAVIOR_GRACE_MS } from '../../domain/behavior-budget.ts';
+import { BEHAVIOR_GRACE_MS, MIN_BEHAVIOR_MS } from '../../domain/behavior-budget.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -34,9 +34,11 @@ export interface BehaviorSettings {
 export interface BehaviorRun {
   /** frames it was run in: the main frame and every iframe */
   frames: number;
-  /** whether every frame's run ended within the budget and its grace */
+  /** whether every frame's last run ended within the budget and its grace */
   finished: boolean;
   ms: number;
+  /** runs: more than one when the page grew during one */
+  rounds?: number;
 }
 
 interface BxManager {
@@ -62,16 +64,40 @@ function pauseInFrame(): void {
 
 const inFrames = (frames: Frame[], fn: (f: Frame) => Promise<unknown>): Promise<PromiseSettledResult<unknown>[]> => Promise.allSettled(frames.map(fn));
 
-/**
- * Runs the behaviors in every frame of the page for `budgetMs` (the library stops waiting on its
- * own then; the flow waits BEHAVIOR_GRACE_MS more at most, or until `signal` aborts), then pauses them.
- */
-export async function runBehaviors(page: Page, budgetMs: number, settings: BehaviorSettings, signal: AbortSignal): Promise<BehaviorRun> {
-  const started = Date.now();
+/** One run of the behaviors in every frame, at most `budgetMs` (and the grace), then paused. */
+async function runOnce(page: Page, budgetMs: number, settings: BehaviorSettings, signal: AbortSignal): Promise<{ frames: number; finished: boolean }> {
   const frames = page.frames();
   const ran = inFrames(frames, (f) => f.evaluate(runInFrame, { siteSpecific: settings.siteSpecific, timeout: budgetMs }));
   const out = await Promise.race([ran, sleep(budgetMs + BEHAVIOR_GRACE_MS, undefined, { signal }).then(() => undefined, () => undefined)]);
   // a frame busy past its budget is not waited for twice: pausing gets the grace once more at most
   await Promise.race([inFrames(page.frames(), (f) => f.evaluate(pauseInFrame)), sleep(BEHAVIOR_GRACE_MS, undefined, { signal }).catch(() => undefined)]);
-  return { frames: frames.length, finished: out !== undefined, ms: Date.now() - started };
+  return { frames: frames.length, finished: out !== undefined };
+}
+
+const pageHeight = (page: Page): Promise<number> => page.evaluate(() => document.scrollingElement?.scrollHeight ?? 0).catch(() => 0);
+
+/**
+ * Runs the behaviors in every frame of the page for `budgetMs` (the library stops waiting on its
+ * own then; the flow waits BEHAVIOR_GRACE_MS more at most, or until `signal` aborts), then pauses
+ * them. A page that grew during a run is run again, with a fresh copy of the library, while the
+ * budget lasts. Why: autoscroll looks 500 ms after its first jump to the page's end whether the
+ * page grew, and gives up for good when not; on a busy machine a feed's next page took longer than
+ * that to arrive (measured: 1 of 3 feed pages), and the page grew only after autoscroll had left.
+ */
+export async function runBehaviors(page: Page, budgetMs: number, settings: BehaviorSettings, signal: AbortSignal): Promise<BehaviorRun> {
+  const started = Date.now();
+  const until = started + budgetMs;
+  let frames = 0;
+  let rounds = 0;
+  let finished = true;
+  for (;;) {
+    const before = await pageHeight(page);
+    if (rounds > 0) await inFrames(page.frames(), (f) => f.evaluate(behaviorsScript()));
+    const run = await runOnce(page, until - Date.now(), settings, signal);
+    rounds++;
+    frames = Math.max(frames, run.frames);
+    finished = run.finished;
+    if (!finished || signal.aborted || until - Date.now() < MIN_BEHAVIOR_MS || (await pageHeight(page)) <= before) break;
+  }
+  return { frames, finished, ms: Date.now() - started, rounds };
 }
