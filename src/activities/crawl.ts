@@ -110,6 +110,7 @@ export function createCrawlActivities(deps: ActivityDeps) {
         signing: crawl.signing,
         perHostDelayMs: crawl.per_host_delay_ms,
         hostParallelism: crawl.host_parallelism,
+        behaviors: { seconds: crawl.behaviors_seconds, siteSpecific: crawl.site_behaviors },
         notBefore,
         pages: pages.map((p) => ({ url: p.url, follow: readsLinks(p.action, input.depth, crawl.max_depth) })),
         capability,

@@ -34,6 +34,8 @@ export interface CrawlsTable {
   max_pages: number;
   per_host_delay_ms: number;
   host_parallelism: number;
+  behaviors_seconds: Generated<number>;
+  site_behaviors: Generated<boolean>;
   formats: string[];
   signing: Generated<boolean>;
   depth_reached: Generated<number>;

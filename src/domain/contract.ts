@@ -72,6 +72,11 @@ export const Dispatch = Type.Object(
     heartbeatUrl: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.heartbeatUrl })),
     /** score each capture against its own replay, and capture once more one that falls short (qa.ts) */
     qa: Type.Optional(Type.Boolean()),
+    /** the in-page behaviors every capture runs after load: seconds of budget (0: none) and whether
+     * site-specific ones may run; absent (a ledger from before), the flow's defaults */
+    behaviors: Type.Optional(
+      Type.Object({ seconds: Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.behaviorsSeconds }), siteSpecific: Type.Boolean() }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 );

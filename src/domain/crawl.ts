@@ -24,9 +24,14 @@ export const CRAWL_LIMITS = {
   perHostDelayMs: 3_600_000,
   hostParallelism: 64,
   fromTargetsLimit: 100_000,
+  /** a page's in-page behaviors (scrolling, media, lazy fetches) at most this long; the capture's deadline bounds it too */
+  behaviorsSeconds: 120,
 } as const;
 
-export const CRAWL_BODY_KEYS = ['seeds', 'fromTargets', 'rules', 'maxDepth', 'maxPages', 'perHostDelayMs', 'hostParallelism'] as const;
+/** Every capture runs the in-page behaviors for up to 10 s, the site-specific ones included. */
+export const BEHAVIOR_DEFAULTS = { behaviorsSeconds: 10, siteBehaviors: true } as const;
+
+export const CRAWL_BODY_KEYS = ['seeds', 'fromTargets', 'rules', 'maxDepth', 'maxPages', 'perHostDelayMs', 'hostParallelism', 'behaviorsSeconds', 'siteBehaviors'] as const;
 
 export interface CrawlRequestBody {
   seeds?: string[];
@@ -36,6 +41,8 @@ export interface CrawlRequestBody {
   maxPages?: number;
   perHostDelayMs?: number;
   hostParallelism?: number;
+  behaviorsSeconds?: number;
+  siteBehaviors?: boolean;
 }
 
 export type SeedSource = 'seeds' | 'fromTargets';
@@ -75,6 +82,17 @@ export function resolveLimits(body: CrawlRequestBody, source: SeedSource, seedCo
     perHostDelayMs: body.perHostDelayMs ?? CRAWL_DEFAULTS.perHostDelayMs,
     hostParallelism: body.hostParallelism ?? CRAWL_DEFAULTS.hostParallelism,
   };
+}
+
+/** What each capture of the crawl runs in the page after load: seconds of budget (0: none), and
+ * whether a site's own behavior (browsertrix-behaviors' site-specific ones) may replace scrolling. */
+export interface CrawlBehaviors {
+  behaviorsSeconds: number;
+  siteBehaviors: boolean;
+}
+
+export function resolveBehaviors(body: CrawlRequestBody): CrawlBehaviors {
+  return { behaviorsSeconds: body.behaviorsSeconds ?? BEHAVIOR_DEFAULTS.behaviorsSeconds, siteBehaviors: body.siteBehaviors ?? BEHAVIOR_DEFAULTS.siteBehaviors };
 }
 
 /** A URL's fragment is a position inside a page, not another page; nothing else is normalised. */

@@ -10,7 +10,7 @@ import type { HttpExchange } from '../domain/wacz/warc.ts';
 import type { StoredPayload } from '../domain/wacz/dedup.ts';
 import { packWacz, type Provenance, type WaczSigner } from '../domain/wacz/write.ts';
 import type { CaptureBrowser } from './browser/launch.ts';
-import { capturePage, type PageCapture, type PageCaptureFailure } from './browser/page-capture.ts';
+import { capturePage, type PageCapture, type PageCaptureFailure, type PageCaptureOptions } from './browser/page-capture.ts';
 import type { RecorderLimits } from './browser/recorder.ts';
 import { headerValue, headerValues } from './fetch.ts';
 import type { Fetcher } from './fetcher.ts';
@@ -45,6 +45,8 @@ export interface VisitOptions {
   limits?: RecorderLimits;
   /** a png of the viewport as the page was read, for the quality check */
   liveShot?: boolean;
+  /** in-page behaviors after load (absent: none) */
+  behaviors?: PageCaptureOptions['behaviors'];
 }
 
 /** The document the browser loaded, judged as the plain fetch used to: an HTTP error or a non-HTML body fails the page. */
@@ -75,7 +77,7 @@ function failureType(f: PageCaptureFailure): string {
 
 /** Loads the page in the browser, lingers, reads and renders it; the deadline covers all of it. */
 export async function visitPage(browser: CaptureBrowser, url: string, opts: VisitOptions): Promise<Visit> {
-  const r = await capturePage(browser, url, { userAgent: opts.userAgent, fetcher: opts.fetcher, formats: opts.formats, extraMs: opts.extraMs, deadlineMs: opts.deadlineMs, ...(opts.limits ? { limits: opts.limits } : {}), ...(opts.liveShot === true ? { liveShot: true } : {}) }, (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure));
+  const r = await capturePage(browser, url, { userAgent: opts.userAgent, fetcher: opts.fetcher, formats: opts.formats, extraMs: opts.extraMs, deadlineMs: opts.deadlineMs, ...(opts.limits ? { limits: opts.limits } : {}), ...(opts.behaviors ? { behaviors: opts.behaviors } : {}), ...(opts.liveShot === true ? { liveShot: true } : {}) }, (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure));
   if (r.ok) {
     const { ok: _ok, ...capture } = r;
     return { kind: 'rendered', ...capture };

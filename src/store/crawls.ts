@@ -29,6 +29,9 @@ export interface NewCrawlInput {
   maxPages: number;
   perHostDelayMs: number;
   hostParallelism: number;
+  /** absent: the column's defaults (BEHAVIOR_DEFAULTS) */
+  behaviorsSeconds?: number;
+  siteBehaviors?: boolean;
   formats: string[];
   signing: boolean;
   /** the seed level: distinct seeds within maxPages, and those the cap left out */
@@ -56,6 +59,8 @@ export async function insertCrawl(db: Db, c: NewCrawlInput): Promise<{ id: strin
         max_pages: c.maxPages,
         per_host_delay_ms: c.perHostDelayMs,
         host_parallelism: c.hostParallelism,
+        ...(c.behaviorsSeconds !== undefined ? { behaviors_seconds: c.behaviorsSeconds } : {}),
+        ...(c.siteBehaviors !== undefined ? { site_behaviors: c.siteBehaviors } : {}),
         formats: c.formats,
         signing: c.signing,
       })

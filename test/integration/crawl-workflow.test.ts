@@ -8,7 +8,7 @@ import type { PageReport } from '../../src/domain/contract.ts';
 import { insertCrawl } from '../../src/store/crawls.ts';
 import { CRAWL_STATE_KEY } from '../../src/temporal/search-attributes.ts';
 import type { crawl as crawlWorkflow, CrawlWorkflowInput } from '../../src/workflows/crawl.ts';
-import type { CrawlProgress } from '../../src/domain/crawl.ts';
+import { BEHAVIOR_DEFAULTS, type CrawlProgress } from '../../src/domain/crawl.ts';
 import { devHeaders } from '../support/api.ts';
 import { useHarness } from '../support/harness.ts';
 import { startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
@@ -80,6 +80,7 @@ describe('crawl workflow', () => {
       signing: false,
       perHostDelayMs: 1500,
       hostParallelism: 4,
+      behaviors: { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: true },
       notBefore: {},
       pages: [{ url: 'http://a.test/', follow: true }],
       capability: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),

@@ -1,7 +1,7 @@
 // The crawl routes' schemas (routes/crawls.ts): what POST /api/crawls takes, and a crawl as the
 // list and GET /api/crawls/:id answer it.
 import Type from 'typebox';
-import { CRAWL_LIMITS, STOP_REASONS, type CrawlState } from '../../domain/crawl.ts';
+import { BEHAVIOR_DEFAULTS, CRAWL_LIMITS, STOP_REASONS, type CrawlState } from '../../domain/crawl.ts';
 import { RULES_JSON_SCHEMA, type RuleInput } from '../../domain/rules/index.ts';
 import { CursorQuery, errorAnswer, FixedRules, Nullable } from './common.ts';
 
@@ -32,6 +32,14 @@ export const CrawlRequest = Type.Object(
     maxPages: Type.Optional(Type.Integer({ minimum: 1, maximum: CRAWL_LIMITS.maxPages, description: 'total pages, seeds included; default 30' })),
     perHostDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.perHostDelayMs, description: 'from one finish to the next submit on a host; default 2000' })),
     hostParallelism: Type.Optional(Type.Integer({ minimum: 1, maximum: CRAWL_LIMITS.hostParallelism, description: 'distinct hosts at once; default 4' })),
+    behaviorsSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: CRAWL_LIMITS.behaviorsSeconds,
+        description: `seconds each page may spend on in-page behaviors after load (scrolling to its end, playing media, fetching lazy resources), bounded by the capture's deadline; 0 turns them off; default ${BEHAVIOR_DEFAULTS.behaviorsSeconds}`,
+      }),
+    ),
+    siteBehaviors: Type.Optional(Type.Boolean({ description: 'a site-specific behavior replaces scrolling on the sites it knows (browsertrix-behaviors); default true' })),
   },
   { additionalProperties: false, oneOf: [{ required: ['seeds'] }, { required: ['fromTargets'] }] },
 );
@@ -73,6 +81,8 @@ export const CrawlView = Type.Object(
     maxPages: Type.Integer(),
     perHostDelayMs: Type.Integer(),
     hostParallelism: Type.Integer(),
+    behaviorsSeconds: Type.Integer(),
+    siteBehaviors: Type.Boolean(),
     formats: Type.Array(Type.String()),
     signing: Type.Boolean(),
     depthReached: Type.Integer(),

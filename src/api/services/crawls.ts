@@ -17,7 +17,7 @@ import type { Config } from '../../config/env.ts';
 import type { Db } from '../../db/connect.ts';
 import type { Crawl, CrawlState } from '../../db/types.ts';
 import { createAddressPolicy, refusedUrls } from '../../domain/address-policy.ts';
-import { normalizeSeed, planSeedLevel, resolveLimits, seedSource, type CrawlRequestBody } from '../../domain/crawl.ts';
+import { normalizeSeed, planSeedLevel, resolveBehaviors, resolveLimits, seedSource, type CrawlRequestBody } from '../../domain/crawl.ts';
 import type { PageCursor } from '../../domain/cursor.ts';
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../domain/errors.ts';
 import type { Identity } from '../../domain/identity.ts';
@@ -80,6 +80,8 @@ export function crawlView(c: Crawl, counts: CrawlCounts): CrawlView {
     maxPages: c.max_pages,
     perHostDelayMs: c.per_host_delay_ms,
     hostParallelism: c.host_parallelism,
+    behaviorsSeconds: c.behaviors_seconds,
+    siteBehaviors: c.site_behaviors,
     formats: c.formats,
     signing: c.signing,
     depthReached: c.depth_reached,
@@ -191,6 +193,7 @@ export function createCrawlService(deps: CrawlServiceDeps): CrawlService {
           seeds,
           rules: check.fixed,
           ...limits,
+          ...resolveBehaviors(body),
           formats: config.crawl.formats,
           signing: config.crawl.signing,
           seedLevel: planSeedLevel(seeds, limits.maxPages),

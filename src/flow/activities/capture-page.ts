@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import type { WaczSigner } from '../../domain/wacz/write.ts';
 import type { CaptureBrowser } from '../browser/launch.ts';
-import { packageCapture, writeCapture } from '../capture.ts';
+import { packageCapture, writeCapture, type Visit } from '../capture.ts';
 import { checkedVisit } from './checked-visit.ts';
 import type { Fetcher } from '../fetcher.ts';
 import { DEFAULT_DEADLINE_MS, extraDelayMs, matches } from '../knobs.ts';
@@ -17,6 +17,7 @@ import type { HostLog } from '../level.ts';
 import { pageTaskId } from '../resume.ts';
 import type { RobotsCache } from '../robots-cache.ts';
 import type { ArtifactStore } from '../store.ts';
+import { BEHAVIORS_LIBRARY } from '../browser/behaviors.ts';
 import { hostDoneSignal } from '../workflows/messages.ts';
 import type { CaptureActivities, CapturePageInput, CapturePageResult } from './types.ts';
 
@@ -86,6 +87,7 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     extraMs: extraDelayMs(knobs, url),
     deadlineMs: Math.max(1000, Math.floor(Math.min(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, input.finishBy - Date.now()))),
     injectFailure: matches(knobs.fail, url),
+    ...(input.behaviors !== undefined ? { behaviors: input.behaviors } : {}),
   };
   const hostDelayMs = Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
   const { visit, hostDoneAt: finishedAt, qa } = await checkedVisit(deps.browser, url, visitOptions, input.qa === true, { delayMs: hostDelayMs, finishBy: input.finishBy });
@@ -99,7 +101,7 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
   const provenance = {
     browser: await deps.browser.version().catch(() => 'Chromium (version unknown)'),
     worker: deps.software,
-    settings: { crawlId: input.crawlId, depth: input.depth, formats: input.formats, signing: input.signing, perHostDelayMs: input.delayMs, follow: input.follow, attempt: input.attempt },
+    settings: { crawlId: input.crawlId, depth: input.depth, formats: input.formats, signing: input.signing, perHostDelayMs: input.delayMs, follow: input.follow, attempt: input.attempt, behaviors: behaviorProvenance(input, visit) },
     robots: rules.crawlDelayMs !== undefined ? `allowed (Crawl-delay ${rules.crawlDelayMs} ms)` : 'allowed',
   };
   const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, provenance, ...(qa !== undefined ? { qa } : {}), ...(input.known !== undefined ? { known: input.known } : {}), ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
@@ -118,4 +120,17 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
   // only a capture the ledger will admit offers its payloads to later pages
   const dedup = status === 'captured' && packaged.dedup !== undefined ? { stored: packaged.dedup.stored, revisited: packaged.dedup.revisited } : {};
   return { ...visited, ...finalUrl, status, manifest: true, ...dedup };
+}
+
+/** The behaviors as the warcinfo states them: what the crawl asked for and what the page got. */
+function behaviorProvenance(input: CapturePageInput, visit: Visit): Record<string, unknown> {
+  const asked = input.behaviors ?? { seconds: 0, siteSpecific: false };
+  const got = visit.kind === 'rendered' ? visit.behaviors : undefined;
+  return {
+    library: BEHAVIORS_LIBRARY,
+    seconds: asked.seconds,
+    siteSpecific: asked.siteSpecific,
+    ...(asked.seconds > 0 ? { enabled: ['autoscroll', 'autoplay', 'autofetch', ...(asked.siteSpecific ? ['siteSpecific'] : [])] } : {}),
+    ...(got !== undefined ? { budgetMs: got.budgetMs, ...(got.run ? { ranMs: got.run.ms, finished: got.run.finished, frames: got.run.frames, rounds: got.run.rounds } : {}) } : {}),
+  };
 }

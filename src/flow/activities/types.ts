@@ -3,6 +3,7 @@
 // types) and the activity factories.
 import type { CaptureFormat } from '../../domain/contract.ts';
 import type { StoredPayload } from '../../domain/wacz/payload-index.ts';
+import type { CaptureBehaviors } from '../../domain/behavior-budget.ts';
 import type { FlowKnobs } from '../knobs.ts';
 import type { ReportOutcome } from '../workflows/messages.ts';
 
@@ -17,6 +18,8 @@ export interface CapturePageInput {
   signing: boolean;
   /** score the capture against its own replay, and capture once more one that falls short */
   qa?: boolean;
+  /** in-page behaviors after load (absent: none) */
+  behaviors?: CaptureBehaviors;
   prefix: string;
   knobs: FlowKnobs;
   /** the host's last finish the slice knows of (ms), and the delay it keeps on the host: a

@@ -117,7 +117,13 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
  */
 const FLOW_DISABLED_FEATURES = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup', 'PreloadTopChromeWebUI'] as const;
 
-/** Playwright's launch() adds a fresh temporary --user-data-dir of its own (and refuses one in args). */
+/**
+ * Playwright's launch() adds a fresh temporary --user-data-dir of its own (and refuses one in args).
+ * No smooth scrolling. Why: the behaviors' autoscroll (behaviors.ts) first asks for a smooth
+ * scroll to the page's end and looks 500 ms later whether the page grew; smooth, a 6,000 px page
+ * was still 1,000 px short of its end then (measured), so a feed loading at its end was never
+ * scrolled to. Instant, the feed's next page has loaded by then.
+ */
 export function chromiumArgs(proxyPort: number): string[] {
   return [
     '--headless',
@@ -128,6 +134,7 @@ export function chromiumArgs(proxyPort: number): string[] {
     '--disable-sync',
     '--no-first-run',
     '--disable-quic',
+    '--disable-smooth-scrolling',
     '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
     `--proxy-server=http://127.0.0.1:${proxyPort}`,
     '--proxy-bypass-list=<-loopback>',

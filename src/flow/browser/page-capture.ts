@@ -1,5 +1,6 @@
 // One capture in the browser: a fresh context, every request answered by the recorder, the page
-// loaded, its requests left to go quiet and the page to linger, then read (title, text, links)
+// loaded, its requests left to go quiet and the page to linger, the in-page behaviors run for their
+// budget (behaviors.ts) and what they asked for left to go quiet, then read (title, text, links)
 // and rendered (html, screenshots, mhtml). The host's part ends when the page has been read:
 // `hostDoneAt`, from which its pacing delay counts; rendering makes no requests (the recorder
 // aborts any). The deadline covers it all: when it fires the context is closed and the capture
@@ -11,6 +12,8 @@ import type { HttpExchange } from '../../domain/wacz/warc.ts';
 import type { Fetcher } from '../fetcher.ts';
 import type { CaptureBrowser } from './launch.ts';
 import { DEFAULT_RECORDER_LIMITS, MAX_REDIRECTS, Recorder, type MainFailure, type RecorderLimits } from './recorder.ts';
+import { behaviorBudgetMs } from '../../domain/behavior-budget.ts';
+import { behaviorsScript, runBehaviors, type BehaviorRun, type BehaviorSettings } from './behaviors.ts';
 import { breakAnywherePastCap } from './layout-guard.ts';
 import { MAX_LINKS, readRendered, renderArtifacts, type RenderedArtifacts, type RenderedPage } from './render.ts';
 
@@ -29,6 +32,8 @@ export interface PageCaptureOptions {
   maxLinks?: number;
   /** also a png of the viewport as the page was read, for the capture's quality check */
   liveShot?: boolean;
+  /** in-page behaviors after load, for up to `seconds` (0 or absent: none, and the library is not injected) */
+  behaviors?: BehaviorSettings & { seconds: number };
 }
 
 export interface PageCapture {
@@ -45,6 +50,8 @@ export interface PageCapture {
   failed: number;
   /** the viewport as the page was read (png), when asked for */
   liveShot?: Buffer;
+  /** the behaviors' budget (0: none ran: off, or no room left before the deadline) and, when they ran, how it went */
+  behaviors: { budgetMs: number; run?: BehaviorRun };
 }
 
 export type PageCaptureFailure =
@@ -61,6 +68,8 @@ export type AfterLoad = (main: HttpExchange, finalUrl: string) => PageCaptureFai
 
 export async function capturePage(browser: CaptureBrowser, url: string, opts: PageCaptureOptions, afterLoad?: AfterLoad): Promise<PageCaptureResult> {
   const ac = new AbortController();
+  const startedAt = Date.now();
+  const behaviors = (opts.behaviors?.seconds ?? 0) > 0 ? opts.behaviors : undefined;
   let context: BrowserContext | undefined;
   let hostDoneAt: number | undefined;
   const cancelled = (): PageCaptureFailure => ({ kind: 'cancelled', message: `capture exceeded its deadline of ${opts.deadlineMs} ms and was torn down` });
@@ -104,7 +113,11 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
       },
     });
     // a page past the links cap gets a break opportunity everywhere (layout-guard.ts)
-    await Promise.all([context.route('**/*', recorder.handle), context.addInitScript(breakAnywherePastCap, opts.maxLinks ?? MAX_LINKS)]);
+    await Promise.all([
+      context.route('**/*', recorder.handle),
+      context.addInitScript(breakAnywherePastCap, opts.maxLinks ?? MAX_LINKS),
+      behaviors !== undefined ? context.addInitScript({ content: behaviorsScript() }) : undefined,
+    ]);
     const opened = await context.newPage();
     page = opened;
     context.on('page', (p) => {
@@ -153,13 +166,20 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
     // every page that loaded lingers, the one judged failed too (the test knobs' extra time)
     if (opts.extraMs > 0) await sleep(opts.extraMs, undefined, { signal: ac.signal });
     if (refusal !== undefined) return { ok: false, hostDoneAt: Date.now(), ...refusal };
+    // what the behaviors load is the host's too: they run before the host's part ends
+    const budgetMs = behaviors === undefined ? 0 : behaviorBudgetMs(behaviors.seconds, opts.deadlineMs - (Date.now() - startedAt));
+    let run: BehaviorRun | undefined;
+    if (budgetMs > 0) {
+      run = await runBehaviors(page, budgetMs, behaviors!, ac.signal);
+      await recorder.quiet(QUIET_MS, QUIET_MAX_MS, ac.signal);
+    }
     const rendered = await readRendered(page, opts.maxLinks);
     recorder.stop();
     hostDoneAt = Date.now();
     const liveShot = opts.liveShot === true ? await page.screenshot({ type: 'png' }) : undefined;
     const artifacts = await renderArtifacts(context, page, opts.formats);
     if (ac.signal.aborted) return { ok: false, hostDoneAt, ...cancelled(), finalUrl };
-    return { ok: true, hostDoneAt, exchanges: recorder.exchanges, main, finalUrl, page: rendered, artifacts, dropped: recorder.dropped, refused: recorder.refused, failed: recorder.failed, ...(liveShot !== undefined ? { liveShot } : {}) };
+    return { ok: true, hostDoneAt, exchanges: recorder.exchanges, main, finalUrl, page: rendered, artifacts, dropped: recorder.dropped, refused: recorder.refused, failed: recorder.failed, behaviors: { budgetMs, ...(run ? { run } : {}) }, ...(liveShot !== undefined ? { liveShot } : {}) };
   } catch (err) {
     recorder?.stop();
     const at = hostDoneAt ?? Date.now();

@@ -11,6 +11,7 @@ import type { DispatchBody } from '../../domain/contract.ts';
 import { planSlices, sliceSlots } from '../../domain/level-slices.ts';
 import { DEDUP_LIMITS, PayloadIndex } from '../../domain/wacz/payload-index.ts';
 import type { FlowActivities, LevelTarget } from '../activities/types.ts';
+import { dispatchBehaviors } from '../../domain/behavior-budget.ts';
 import { levelPrefix, levelWindow, parseNotBefore } from '../level.ts';
 import { REPORT_FINAL, SLICE_WORKFLOW, sliceWorkflowId } from '../names.ts';
 import { levelStateQuery, redispatchSignal, type LevelInput, type LevelPhase, type LevelState, type ReportOutcome, type SliceInput, type SliceResult } from './messages.ts';
@@ -148,6 +149,7 @@ export class LevelRun {
       formats: d.formats,
       signing: d.signing,
       ...(d.qa === true ? { qa: true } : {}),
+      behaviors: dispatchBehaviors(d),
       prefix: levelPrefix(d),
       knobs: this.input.knobs,
       captureQueue: this.input.captureQueue,

@@ -3,6 +3,7 @@
 // the same ones to signal and query them.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DispatchBody, HostProgress } from '../../domain/contract.ts';
+import type { CaptureBehaviors } from '../../domain/behavior-budget.ts';
 import type { FlowKnobs } from '../knobs.ts';
 import type { StoredPayload } from '../../domain/wacz/payload-index.ts';
 
@@ -81,6 +82,8 @@ export interface SliceInput {
   signing: boolean;
   /** the dispatch's qa: each capture scored against its replay */
   qa?: boolean;
+  /** in-page behaviors after load; absent in a slice started before they were (its pages run none) */
+  behaviors?: CaptureBehaviors;
   /** where the slice's keys go (`${prefix}/<taskId>…`) */
   prefix: string;
   knobs: FlowKnobs;

@@ -122,6 +122,7 @@ export class SliceRun {
         formats: this.input.formats,
         signing: this.input.signing,
         ...(this.input.qa === true ? { qa: true } : {}),
+        ...(this.input.behaviors !== undefined ? { behaviors: this.input.behaviors } : {}),
         prefix: this.input.prefix,
         knobs: this.input.knobs,
         delayMs: this.pacer.delayFor(host),

@@ -1,0 +1,342 @@
+// Capture benchmark, the cost of in-page behaviors (issue 31): the in-process flow with behaviors off and on, bare Playwright without and with the same behaviors, CPU-s per page each way.
+// (bench/capture.ts measures the capture workers as processes, 1 and 2, beside bare Playwright.)
+//
+// pages in the same run, and the peak memory of the flow process plus its Chromium.
+//
+// A 4-host local site; each page loads 10 subresources (a stylesheet, a script, 8 images). The flow
+// gets one level with every page (perHostDelayMs 0, hostParallelism 4, formats wacz) and writes to
+// a store that only counts bytes (S3 would add upload time that is off the host's clock anyway).
+// Bare Playwright: the same Chromium binary, 4 workers (one per host), a fresh context per page,
+// goto until load, half of its pages before the flow's level and half after it. Goals: ratio
+// flow/bare ≥ 0.8; peak memory < 1 GiB. Bare runs twice: as Playwright launches Chromium (the
+// goal's measure), and with the switches the flow launches it with (launch.ts: no WebUI omnibox
+// popup per window), so what the flow's recording itself costs shows too.
+//
+// Cost of behaviors (issue 31): the flow's level above runs with behaviors off (behaviorsSeconds
+// 0), so its ratio to bare is the recording's cost alone; the same pages go through the flow again
+// with the crawl default (BEHAVIOR_DEFAULTS, browsertrix-behaviors in every page), beside bare
+// Playwright with the flow's switches running the same behaviors the same way (behaviors.ts).
+// `behaviors-cost` is CPU-s per page with them on and off, and on against bare with them on.
+//
+//   node bench/capture.ts               200 pages (npm run bench runs this size)
+//   node bench/capture.ts --pages 2000  10× size
+//   node bench/capture.ts --pages 40    a quick run
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { DispatchBody } from '../src/domain/contract.ts';
+import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
+import { behaviorsScript, runBehaviors } from '../src/flow/browser/behaviors.ts';
+import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
+import { startFlow } from '../src/flow/server.ts';
+import { benchFlowOptions } from './support-flow.ts';
+import type { ArtifactStore } from '../src/flow/store.ts';
+import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
+import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
+
+export interface CaptureBenchResult {
+  bench: 'capture-behaviors';
+  mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory' | 'flow-behaviors' | 'bare-behaviors' | 'behaviors-cost';
+  pages: number;
+  subresourcesPerPage: number;
+  hostParallelism: number;
+  seconds?: number;
+  pagesPerSecond?: number;
+  /** CPU seconds of this process and its Chromium (the site server included, as in both modes) */
+  cpuSeconds?: number;
+  /** the same CPU seconds by kind of process (node, browser, zygote = renderers, gpu-process, ...) */
+  cpuByProcess?: Record<string, number>;
+  /** the machine's 1-minute load average when the mode started (other work stretches the figures) */
+  load1?: number;
+  ratio?: number;
+  /** bare's CPU seconds / the flow's: the ratio the CPU work alone gives */
+  cpuRatio?: number;
+  /** the flow against bare Playwright launched with the flow's switches: pages/s and CPU ratios */
+  ratioSameSwitches?: number;
+  cpuRatioSameSwitches?: number;
+  /** peak of the private memory of flow + Chromium, shared parts counted once */
+  peakMiB?: number;
+  /** peak of the processes' RSS summed (shared pages counted once per process: an upper bound) */
+  peakRssSumMiB?: number;
+  goal?: number;
+  ok?: boolean;
+  /** behaviors-cost: CPU-s per page of the flow with behaviors off and on, bare with them on */
+  cpuPerPageOff?: number;
+  cpuPerPageOn?: number;
+  cpuPerPageBareOn?: number;
+  /** on / off, CPU and wall time; bare-with-behaviors CPU / the flow's with them */
+  cpuOnOverOff?: number;
+  secondsOnOverOff?: number;
+  cpuRatioBehaviors?: number;
+  behaviorsSeconds?: number;
+}
+
+const HOSTS = ['h1', 'h2', 'h3', 'h4'];
+const PARALLELISM = 4;
+const SUBRESOURCES = 10;
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+/** the flow's own switches, less its backstop proxy (bare loads the site directly) */
+const FLOW_SWITCHES = chromiumArgs(0).filter((a) => !a.startsWith('--proxy'));
+
+function hostPages(perHost: number): Record<string, SitePage | string> {
+  const pages: Record<string, SitePage | string> = {
+    '/a/s.css': { contentType: 'text/css', body: 'body{font:14px sans-serif;color:#222} img{width:32px;height:32px}' },
+    '/a/app.js': { contentType: 'text/javascript', body: 'document.getElementById("t").textContent = "built " + location.pathname;' },
+  };
+  for (let i = 0; i < 8; i++) pages[`/a/i${i}.png`] = { contentType: 'image/png', body: pngImage(32, 32, [i * 30, 100, 200]) };
+  const imgs = Array.from({ length: 8 }, (_, i) => `<img src="/a/i${i}.png" alt="">`).join('');
+  for (let j = 0; j < perHost; j++) pages[`/p${j}`] = `<!doctype html><title>page ${j}</title><link rel="stylesheet" href="/a/s.css"><h1>Page ${j}</h1><p id="t"></p>${imgs}<p>${'Some words on the page. '.repeat(40)}</p><a href="/p${(j + 1) % perHost}">next</a><script src="/a/app.js"></script>`;
+  return pages;
+}
+
+/** This process and every process below it (Chromium and its renderers). */
+function treePids(): number[] {
+  return [process.pid, ...descendants().map((p) => p.pid)];
+}
+
+/**
+ * Memory of the process tree, in bytes, from /proc/<pid>/status (cheap: smaps_rollup's PSS costs
+ * the kernel a walk of Chromium's huge address space, more CPU than the flow being measured).
+ * `rss` sums every process's RSS, an upper bound that counts the browser binary and shared memory
+ * once per process; `unique` sums the private anonymous memory and adds the largest file-backed
+ * and shared-memory parts once.
+ */
+function treeMemory(): { rss: number; unique: number } {
+  let rss = 0;
+  let anon = 0;
+  let file = 0;
+  let shmem = 0;
+  for (const pid of treePids()) {
+    let status = '';
+    try {
+      status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    } catch {
+      continue;
+    }
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    rss += kb('VmRSS');
+    anon += kb('RssAnon');
+    file = Math.max(file, kb('RssFile'));
+    shmem = Math.max(shmem, kb('RssShmem'));
+  }
+  return { rss, unique: anon + file + shmem };
+}
+
+/**
+ * CPU seconds the process tree used so far, the finished children its processes reaped included
+ * (Chromium's renderers end with their contexts): the work a mode cost, which a busy machine
+ * stretches less than it stretches wall time. Counted per kind of process: this process ('node'),
+ * Chromium's browser process, and its children by --type (renderers are counted when their zygote
+ * reaps them, as 'zygote'). The difference of two readings is that work (cpuSince).
+ */
+function treeCpuByKind(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const { pid, args } of [{ pid: process.pid, args: [] as string[] }, ...descendants()]) {
+    const seconds = cpuSecondsOf(pid, { reaped: true });
+    if (seconds === undefined) continue;
+    const cmdline = args.join(' ');
+    const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
+    const kind = pid === process.pid ? 'node' : type === undefined ? 'browser' : type === 'utility' ? (/--utility-sub-type=(?:\w+\.)*(\w+)/.exec(cmdline)?.[1] ?? 'utility') : type;
+    out[kind] = (out[kind] ?? 0) + seconds;
+  }
+  return out;
+}
+
+/** The CPU seconds used since `before` (a treeCpuByKind reading): in total and by kind. */
+function cpuSince(before: Record<string, number>): { cpuSeconds: number; cpuByProcess: Record<string, number> } {
+  const now = treeCpuByKind();
+  let cpuSeconds = 0;
+  const cpuByProcess: Record<string, number> = {};
+  for (const k of Object.keys(now)) {
+    const d = now[k]! - (before[k] ?? 0);
+    cpuSeconds += d;
+    if (d >= 0.05) cpuByProcess[k] = Number(d.toFixed(1));
+  }
+  return { cpuSeconds, cpuByProcess };
+}
+
+interface ModeRun {
+  seconds: number;
+  cpuSeconds: number;
+  cpuByProcess: Record<string, number>;
+  load1: number;
+}
+
+/** The flow's behaviors for a mode: off, or the crawl default. */
+type Behaviors = NonNullable<DispatchBody['behaviors']>;
+const BEHAVIORS_OFF: Behaviors = { seconds: 0, siteSpecific: false };
+const BEHAVIORS_ON: Behaviors = { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors };
+
+async function flowRun(urls: string[], behaviors: Behaviors): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(202).end('{}'));
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  let stored = 0;
+  const store: ArtifactStore = {
+    bucket: 'bench',
+    async put(_key, body) {
+      stored += body.length;
+    },
+  };
+  const token = 'bench-token';
+  const flow = await startFlow({
+    ...benchFlowOptions(token, store),
+    port: 0,
+    reportRetry: { attempts: 1, baseDelayMs: 1 },
+  });
+  const peak = { rss: 0, unique: 0 };
+  const sampler = setInterval(() => {
+    const m = treeMemory();
+    peak.rss = Math.max(peak.rss, m.rss);
+    peak.unique = Math.max(peak.unique, m.unique);
+  }, 500);
+  try {
+    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })), behaviors };
+    const load1 = loadavg()[0]!;
+    const cpu0 = treeCpuByKind();
+    const started = Date.now();
+    const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
+    const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
+    const seconds = (Date.now() - started) / 1000;
+    const { cpuSeconds, cpuByProcess } = cpuSince(cpu0);
+    const failed = run.report!.pages.filter((p) => p.status !== 'captured');
+    if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
+    if (stored === 0) throw new Error('nothing was stored');
+    return { seconds, cpuSeconds, cpuByProcess, load1, peak };
+  } finally {
+    clearInterval(sampler);
+    await flow.close();
+    await new Promise((r) => receiver.close(r));
+  }
+}
+
+async function bareRun(byHost: string[][], args: string[], behaviors = false): Promise<ModeRun> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args });
+  try {
+    const load1 = loadavg()[0]!;
+    const cpu0 = treeCpuByKind();
+    const started = Date.now();
+    await Promise.all(
+      byHost.map(async (urls) => {
+        for (const url of urls) {
+          const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+          if (behaviors) await context.addInitScript({ content: behaviorsScript() });
+          const page = await context.newPage();
+          await page.goto(url, { waitUntil: 'load' });
+          if (behaviors) await runBehaviors(page, BEHAVIORS_ON.seconds * 1000, BEHAVIORS_ON, new AbortController().signal);
+          await page.evaluate(() => document.body.innerText.length);
+          await context.close();
+        }
+      }),
+    );
+    return { seconds: (Date.now() - started) / 1000, ...cpuSince(cpu0), load1 };
+  } finally {
+    await browser.close();
+  }
+}
+
+/** Two parts of one mode as one run: times and CPU added, the load of the first part. */
+function sumRuns(a: ModeRun, b: ModeRun): ModeRun {
+  const cpuByProcess: Record<string, number> = { ...a.cpuByProcess };
+  for (const [k, v] of Object.entries(b.cpuByProcess)) cpuByProcess[k] = Number(((cpuByProcess[k] ?? 0) + v).toFixed(1));
+  return { seconds: a.seconds + b.seconds, cpuSeconds: a.cpuSeconds + b.cpuSeconds, cpuByProcess, load1: a.load1 };
+}
+
+const fixed = (n: number, digits: number): number => Number(n.toFixed(digits));
+
+/** The flow and bare with behaviors on, and what they cost against the flow with them off. */
+function behaviorRecords(base: Omit<CaptureBenchResult, 'mode'>, total: number, off: ModeRun, on: ModeRun, bareOn: ModeRun): CaptureBenchResult[] {
+  const mode = (m: 'flow-behaviors' | 'bare-behaviors', r: ModeRun): CaptureBenchResult => ({
+    ...base,
+    mode: m,
+    behaviorsSeconds: BEHAVIORS_ON.seconds,
+    seconds: fixed(r.seconds, 2),
+    pagesPerSecond: fixed(total / r.seconds, 2),
+    cpuSeconds: fixed(r.cpuSeconds, 1),
+    cpuByProcess: r.cpuByProcess,
+    load1: fixed(r.load1, 2),
+  });
+  return [
+    mode('flow-behaviors', on),
+    mode('bare-behaviors', bareOn),
+    {
+      ...base,
+      mode: 'behaviors-cost',
+      behaviorsSeconds: BEHAVIORS_ON.seconds,
+      cpuPerPageOff: fixed(off.cpuSeconds / total, 3),
+      cpuPerPageOn: fixed(on.cpuSeconds / total, 3),
+      cpuPerPageBareOn: fixed(bareOn.cpuSeconds / total, 3),
+      cpuOnOverOff: fixed(on.cpuSeconds / off.cpuSeconds, 3),
+      secondsOnOverOff: fixed(on.seconds / off.seconds, 3),
+      cpuRatioBehaviors: fixed(bareOn.cpuSeconds / on.cpuSeconds, 3),
+    },
+  ];
+}
+
+export async function run(pages = 200): Promise<CaptureBenchResult[]> {
+  const perHost = Math.max(1, Math.round(pages / HOSTS.length));
+  const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n) => [n, { pages: hostPages(perHost) }])) });
+  try {
+    const byHost = HOSTS.map((n) => Array.from({ length: perHost }, (_, j) => site.url(n, `/p${j}`)));
+    const interleaved: string[] = [];
+    for (let j = 0; j < perHost; j++) for (const list of byHost) interleaved.push(list[j]!);
+    const total = interleaved.length;
+    const base = { bench: 'capture-behaviors' as const, pages: total, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM };
+    // bare runs half its pages before the flow and half after: the machine's drift over the run
+    // (other work, the host's own CPU share) then weighs on both modes alike
+    const half = Math.ceil(perHost / 2);
+    const first = byHost.map((urls) => urls.slice(0, half));
+    const second = byHost.map((urls) => urls.slice(half));
+    const bareBefore = await bareRun(first, ARGS);
+    const sameBefore = await bareRun(first, FLOW_SWITCHES);
+    const bxBefore = await bareRun(first, FLOW_SWITCHES, true);
+    const flow = await flowRun(interleaved, BEHAVIORS_OFF);
+    const flowBx = await flowRun(interleaved, BEHAVIORS_ON);
+    const bareAfter = await bareRun(second, ARGS);
+    const sameAfter = await bareRun(second, FLOW_SWITCHES);
+    const bxAfter = await bareRun(second, FLOW_SWITCHES, true);
+    const bare = sumRuns(bareBefore, bareAfter);
+    const same = sumRuns(sameBefore, sameAfter);
+    const bareBx = sumRuns(bxBefore, bxAfter);
+    const flowPps = total / flow.seconds;
+    const barePps = total / bare.seconds;
+    const samePps = total / same.seconds;
+    const ratio = flowPps / barePps;
+    const peakMiB = flow.peak.unique / 1024 / 1024;
+    return [
+      { ...base, mode: 'bare', seconds: Number(bare.seconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)), cpuSeconds: Number(bare.cpuSeconds.toFixed(1)), cpuByProcess: bare.cpuByProcess, load1: Number(bare.load1.toFixed(2)) },
+      { ...base, mode: 'bare-flow-switches', seconds: Number(same.seconds.toFixed(2)), pagesPerSecond: Number(samePps.toFixed(2)), cpuSeconds: Number(same.cpuSeconds.toFixed(1)), cpuByProcess: same.cpuByProcess, load1: Number(same.load1.toFixed(2)) },
+      { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), cpuByProcess: flow.cpuByProcess, load1: Number(flow.load1.toFixed(2)) },
+      { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), ratioSameSwitches: Number((flowPps / samePps).toFixed(3)), cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
+      { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
+      ...behaviorRecords(base, total, flow, flowBx, bareBx),
+    ];
+  } finally {
+    await site.close();
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const i = process.argv.indexOf('--pages');
+  const pages = i >= 0 ? Number(process.argv[i + 1]) : 200;
+  if (!Number.isInteger(pages) || pages < HOSTS.length) {
+    console.error(`--pages must be a whole number ≥ ${HOSTS.length}`);
+    process.exit(2);
+  }
+  run(pages).then(
+    (rs) => {
+      for (const r of rs) console.log(JSON.stringify(r));
+      process.exit(rs.every((r) => r.ok !== false) ? 0 : 1);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
