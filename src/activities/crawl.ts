@@ -111,6 +111,7 @@ export function createCrawlActivities(deps: ActivityDeps) {
         perHostDelayMs: crawl.per_host_delay_ms,
         hostParallelism: crawl.host_parallelism,
         behaviors: { seconds: crawl.behaviors_seconds, siteSpecific: crawl.site_behaviors },
+        ...(crawl.qa ? { qa: true } : {}),
         notBefore,
         pages: pages.map((p) => ({ url: p.url, follow: readsLinks(p.action, input.depth, crawl.max_depth) })),
         capability,

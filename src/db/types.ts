@@ -36,6 +36,7 @@ export interface CrawlsTable {
   host_parallelism: number;
   behaviors_seconds: Generated<number>;
   site_behaviors: Generated<boolean>;
+  qa: Generated<boolean>;
   formats: string[];
   signing: Generated<boolean>;
   depth_reached: Generated<number>;

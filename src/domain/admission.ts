@@ -42,10 +42,26 @@ const qaAttempts = Compile(Type.Array(QaAttemptSchema, { minItems: 1, maxItems: 
  * and how many attempts were made. A check the capturer wrote in another shape is left out: it
  * says nothing the ledger could show.
  */
-export function qaNote(qa: unknown): { verdict: QaAttempt['verdict']; attempts: number; pixels: number; text: number; misses: number } | undefined {
+export interface QaNote {
+  verdict: QaAttempt['verdict'];
+  attempts: number;
+  pixels: number;
+  text: number;
+  misses: number;
+}
+
+export function qaNote(qa: unknown): QaNote | undefined {
   if (!qaAttempts.Check(qa)) return undefined;
   const kept = qa[qa.length - 1]!;
   return { verdict: kept.verdict, attempts: qa.length, pixels: kept.pixels, text: kept.text, misses: kept.misses };
+}
+
+/** provenance.qa as admission stored it (qaNote), or undefined for anything else. */
+export function qaFromProvenance(p: Record<string, unknown> | null | undefined): QaNote | undefined {
+  const q = p?.qa as Partial<QaNote> | undefined | null;
+  if (q === undefined || q === null || typeof q !== 'object') return undefined;
+  if ((q.verdict !== 'good' && q.verdict !== 'review') || ![q.attempts, q.pixels, q.text, q.misses].every((n) => typeof n === 'number')) return undefined;
+  return { verdict: q.verdict, attempts: q.attempts!, pixels: q.pixels!, text: q.text!, misses: q.misses! };
 }
 
 /** The first problem a validator found, as a path and what was wrong there. */

@@ -17,6 +17,7 @@ interface Archive {
   capturedAt: string;
   title?: string | null;
   thumbnail?: string | null;
+  qa?: { verdict: 'good' | 'review'; attempts: number } | null;
 }
 
 interface SignedUrl {
@@ -36,6 +37,12 @@ async function loadThumbnail(a: Archive, img: HTMLImageElement): Promise<void> {
   else img.replaceWith(el('span', { className: 'thumb-missing', text: r.status === 404 ? '' : `no preview (${r.status})` }));
 }
 
+/** The capture's quality check in words: good, or needs review (and whether it was captured again). */
+function qaMark(qa: NonNullable<Archive['qa']>): HTMLElement {
+  const text = qa.verdict === 'good' ? 'QA: good' : `QA: needs review${qa.attempts > 1 ? ' (captured twice)' : ''}`;
+  return el('span', { className: `qa qa-${qa.verdict}`, text, attrs: { title: 'compared with its own replay: how it looked, what it said, what it asked for' } });
+}
+
 function archiveRow(a: Archive): HTMLTableRowElement {
   const url = a.finalUrl || a.url;
   const thumb = el('td', { className: 'thumb' });
@@ -48,7 +55,7 @@ function archiveRow(a: Archive): HTMLTableRowElement {
   open.setAttribute('aria-label', `Open ${a.title || url} in replay`);
   return el('tr', { className: 'archive', dataset: { id: a.id } }, [
     thumb,
-    el('td', { className: 'title', text: a.title ?? '' }),
+    el('td', { className: 'title' }, [a.title ?? '', ...(a.qa ? [' ', qaMark(a.qa)] : [])]),
     el('td', { className: 'url', text: url }),
     el('td', { className: 'captured' }, [time(a.capturedAt)]),
     el('td', { className: 'size', text: formatSize(a.size) }),

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.ts';
 import type { Archive } from '../db/types.ts';
 import type { PageCursor } from '../domain/cursor.ts';
-import { thumbnailFromProvenance, type ThumbnailRef } from '../domain/admission.ts';
+import { qaFromProvenance, thumbnailFromProvenance, type QaNote, type ThumbnailRef } from '../domain/admission.ts';
 
 export async function findArchive(db: Db, id: string): Promise<Archive | undefined> {
   return db.selectFrom('archives').selectAll().where('id', '=', id).executeTakeFirst();
@@ -73,6 +73,8 @@ export interface ArchiveView {
   title: string | null;
   /** the screenshot's format when the capture made one (POST /api/archives/:id/thumbnail-url signs it) */
   thumbnail: ThumbnailRef['format'] | null;
+  /** the capture's quality check, when its crawl asked for one (qa) */
+  qa: QaNote | null;
 }
 
 export function archiveView(a: Archive): ArchiveView {
@@ -89,6 +91,7 @@ export function archiveView(a: Archive): ArchiveView {
     indexedAt: a.indexed_at === null ? null : a.indexed_at.toISOString(),
     title: typeof a.provenance?.title === 'string' ? a.provenance.title : null,
     thumbnail: thumbnailFromProvenance(a.provenance)?.format ?? null,
+    qa: qaFromProvenance(a.provenance) ?? null,
   };
 }
 

@@ -32,6 +32,8 @@ export interface NewCrawlInput {
   /** absent: the column's defaults (BEHAVIOR_DEFAULTS) */
   behaviorsSeconds?: number;
   siteBehaviors?: boolean;
+  /** absent: off */
+  qa?: boolean;
   formats: string[];
   signing: boolean;
   /** the seed level: distinct seeds within maxPages, and those the cap left out */
@@ -61,6 +63,7 @@ export async function insertCrawl(db: Db, c: NewCrawlInput): Promise<{ id: strin
         host_parallelism: c.hostParallelism,
         ...(c.behaviorsSeconds !== undefined ? { behaviors_seconds: c.behaviorsSeconds } : {}),
         ...(c.siteBehaviors !== undefined ? { site_behaviors: c.siteBehaviors } : {}),
+        ...(c.qa !== undefined ? { qa: c.qa } : {}),
         formats: c.formats,
         signing: c.signing,
       })

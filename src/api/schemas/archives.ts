@@ -35,6 +35,18 @@ export const Archive = Type.Object(
     indexedAt: Nullable(Type.String({ format: 'date-time' })),
     title: Nullable(Type.String({ description: "the page's title as captured" })),
     thumbnail: Nullable(Type.Unsafe<'png' | 'webp'>({ type: 'string', enum: ['png', 'webp'], description: 'the format of its screenshot, when the capture made one: POST /api/archives/{id}/thumbnail-url signs it' })),
+    qa: Nullable(
+      Type.Object(
+        {
+          verdict: Type.Unsafe<'good' | 'review'>({ type: 'string', enum: ['good', 'review'] }),
+          attempts: Type.Integer({ minimum: 1 }),
+          pixels: Type.Number(),
+          text: Type.Number(),
+          misses: Type.Integer({ minimum: 0 }),
+        },
+        { additionalProperties: false, description: "the capture's quality check (the crawl's qa): the kept attempt's verdict and scores against its own replay — share of viewport pixels equal, word overlap of the text, requests the replay made that the capture had not recorded — and how many attempts were made" },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -40,6 +40,7 @@ export const CrawlRequest = Type.Object(
       }),
     ),
     siteBehaviors: Type.Optional(Type.Boolean({ description: 'a site-specific behavior replaces scrolling on the sites it knows (browsertrix-behaviors); default true' })),
+    qa: Type.Optional(Type.Boolean({ description: "score each capture against its own replay (pixels, text, requests it had not recorded) and capture once more, with longer behaviors, one that needs review; both attempts are in its manifest and the verdict in the archive list; default false" })),
   },
   { additionalProperties: false, oneOf: [{ required: ['seeds'] }, { required: ['fromTargets'] }] },
 );
@@ -83,6 +84,7 @@ export const CrawlView = Type.Object(
     hostParallelism: Type.Integer(),
     behaviorsSeconds: Type.Integer(),
     siteBehaviors: Type.Boolean(),
+    qa: Type.Boolean(),
     formats: Type.Array(Type.String()),
     signing: Type.Boolean(),
     depthReached: Type.Integer(),
