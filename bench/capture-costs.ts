@@ -1,4 +1,4 @@
-// Capture benchmark, the cost of in-page behaviors (issue 31): the in-process flow with behaviors off and on, bare Playwright without and with the same behaviors, CPU-s per page each way.
+// Capture benchmark, the cost of in-page behaviors and of the quality check (issue 31): the in-process flow with behaviors off and on, and with qa on, bare Playwright without and with the same behaviors, CPU-s per page each way.
 // (bench/capture.ts measures the capture workers as processes, 1 and 2, beside bare Playwright.)
 //
 // pages in the same run, and the peak memory of the flow process plus its Chromium.
@@ -38,8 +38,8 @@ import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
 export interface CaptureBenchResult {
-  bench: 'capture-behaviors';
-  mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory' | 'flow-behaviors' | 'bare-behaviors' | 'behaviors-cost';
+  bench: 'capture-costs';
+  mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory' | 'flow-behaviors' | 'bare-behaviors' | 'behaviors-cost' | 'qa-cost';
   pages: number;
   subresourcesPerPage: number;
   hostParallelism: number;
@@ -70,6 +70,10 @@ export interface CaptureBenchResult {
   /** on / off, CPU and wall time; bare-with-behaviors CPU / the flow's with them */
   cpuOnOverOff?: number;
   secondsOnOverOff?: number;
+  /** qa-cost: CPU-s per page with the quality check, and its ratios to the flow without it */
+  cpuPerPageQa?: number;
+  cpuQaOverOff?: number;
+  secondsQaOverOff?: number;
   cpuRatioBehaviors?: number;
   behaviorsSeconds?: number;
 }
@@ -170,7 +174,7 @@ type Behaviors = NonNullable<DispatchBody['behaviors']>;
 const BEHAVIORS_OFF: Behaviors = { seconds: 0, siteSpecific: false };
 const BEHAVIORS_ON: Behaviors = { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors };
 
-async function flowRun(urls: string[], behaviors: Behaviors): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
+async function flowRun(urls: string[], behaviors: Behaviors, qa = false): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
   const receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(202).end('{}'));
@@ -196,7 +200,7 @@ async function flowRun(urls: string[], behaviors: Behaviors): Promise<ModeRun & 
     peak.unique = Math.max(peak.unique, m.unique);
   }, 500);
   try {
-    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })), behaviors };
+    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })), behaviors, ...(qa ? { qa: true } : {}) };
     const load1 = loadavg()[0]!;
     const cpu0 = treeCpuByKind();
     const started = Date.now();
@@ -287,7 +291,7 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     const interleaved: string[] = [];
     for (let j = 0; j < perHost; j++) for (const list of byHost) interleaved.push(list[j]!);
     const total = interleaved.length;
-    const base = { bench: 'capture-behaviors' as const, pages: total, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM };
+    const base = { bench: 'capture-costs' as const, pages: total, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM };
     // bare runs half its pages before the flow and half after: the machine's drift over the run
     // (other work, the host's own CPU share) then weighs on both modes alike
     const half = Math.ceil(perHost / 2);
@@ -298,6 +302,7 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     const bxBefore = await bareRun(first, FLOW_SWITCHES, true);
     const flow = await flowRun(interleaved, BEHAVIORS_OFF);
     const flowBx = await flowRun(interleaved, BEHAVIORS_ON);
+    const flowQa = await flowRun(interleaved, BEHAVIORS_OFF, true);
     const bareAfter = await bareRun(second, ARGS);
     const sameAfter = await bareRun(second, FLOW_SWITCHES);
     const bxAfter = await bareRun(second, FLOW_SWITCHES, true);
@@ -316,6 +321,15 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
       { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), ratioSameSwitches: Number((flowPps / samePps).toFixed(3)), cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
       { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
       ...behaviorRecords(base, total, flow, flowBx, bareBx),
+      {
+        ...base,
+        mode: 'qa-cost',
+        cpuPerPageOff: fixed(flow.cpuSeconds / total, 3),
+        cpuPerPageQa: fixed(flowQa.cpuSeconds / total, 3),
+        cpuQaOverOff: fixed(flowQa.cpuSeconds / flow.cpuSeconds, 3),
+        secondsQaOverOff: fixed(flowQa.seconds / flow.seconds, 3),
+        load1: fixed(flowQa.load1, 2),
+      },
     ];
   } finally {
     await site.close();
