@@ -209,6 +209,7 @@ describe('GET /api/archives', () => {
       indexedAt: null,
       title: null,
       thumbnail: null,
+      qa: null,
     });
   });
 

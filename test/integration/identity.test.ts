@@ -116,9 +116,10 @@ describe('OIDC (JWT) identity', () => {
   });
 
   it('renders the token picker', async () => {
+    // the page holds a form per identity mode; its config says which one the API runs in
     const page = await get(both, '/');
     expect(page.body).toContain('id="token"');
-    expect(page.body).not.toContain('id="subject"');
+    expect(await get(both, '/picker/config.json')).toMatchObject({ status: 200, body: { mode: 'oidc' } });
   });
 
   const bad: [string, () => Promise<string>][] = [
