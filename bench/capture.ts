@@ -25,14 +25,14 @@ import { loadavg } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import type { DispatchBody } from '../src/domain/contract.ts';
-import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
-import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
-import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
+import { isMain, pagesArg, printAndExit } from './support-main.ts';
+import { ARGS, bareRun, cpuSince, FLOW_SWITCHES, hostPages, HOSTS, PARALLELISM, SUBRESOURCES, sumRuns, treeCpuByKind, type ModeRun } from './support-capture.ts';
+import { descendants } from '../test/support/processes.ts';
+import { startSite } from '../test/support/site.ts';
 
 export interface CaptureBenchResult {
   bench: 'capture';
@@ -70,28 +70,12 @@ export interface CaptureBenchResult {
   ok?: boolean;
 }
 
-const HOSTS = ['h1', 'h2', 'h3', 'h4'];
-const PARALLELISM = 4;
-const SUBRESOURCES = 10;
 /** pages a capture worker takes at once: 4 hosts at once never need more */
 const WORKER_SLOTS = 8;
 const WORKER_SCRIPT = fileURLToPath(new URL('./support-capture-worker.ts', import.meta.url));
 const RATIO_GOAL = 0.9;
 const MEMORY_GOAL_MIB = 1024;
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-/** the flow's own switches, less its backstop proxy (bare loads the site directly) */
-const FLOW_SWITCHES = chromiumArgs(0).filter((a) => !a.startsWith('--proxy'));
 
-function hostPages(perHost: number): Record<string, SitePage | string> {
-  const pages: Record<string, SitePage | string> = {
-    '/a/s.css': { contentType: 'text/css', body: 'body{font:14px sans-serif;color:#222} img{width:32px;height:32px}' },
-    '/a/app.js': { contentType: 'text/javascript', body: 'document.getElementById("t").textContent = "built " + location.pathname;' },
-  };
-  for (let i = 0; i < 8; i++) pages[`/a/i${i}.png`] = { contentType: 'image/png', body: pngImage(32, 32, [i * 30, 100, 200]) };
-  const imgs = Array.from({ length: 8 }, (_, i) => `<img src="/a/i${i}.png" alt="">`).join('');
-  for (let j = 0; j < perHost; j++) pages[`/p${j}`] = `<!doctype html><title>page ${j}</title><link rel="stylesheet" href="/a/s.css"><h1>Page ${j}</h1><p id="t"></p>${imgs}<p>${'Some words on the page. '.repeat(40)}</p><a href="/p${(j + 1) % perHost}">next</a><script src="/a/app.js"></script>`;
-  return pages;
-}
 
 /**
  * Memory of these processes, in bytes, from /proc/<pid>/status (cheap: smaps_rollup's PSS costs
@@ -121,45 +105,8 @@ function memoryOf(pids: number[]): { rss: number; unique: number } {
   return { rss, unique: anon + file + shmem };
 }
 
-/**
- * CPU seconds the process tree used so far, the finished children its processes reaped included
- * (Chromium's renderers end with their contexts): the work a mode cost, which a busy machine
- * stretches less than it stretches wall time. Counted per kind of process: this process ('node'),
- * Chromium's browser process, and its children by --type (renderers are counted when their zygote
- * reaps them, as 'zygote'). The difference of two readings is that work (cpuSince).
- */
-function treeCpuByKind(): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const { pid, args } of [{ pid: process.pid, args: [] as string[] }, ...descendants()]) {
-    const seconds = cpuSecondsOf(pid, { reaped: true });
-    if (seconds === undefined) continue;
-    const cmdline = args.join(' ');
-    const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
-    const kind = pid === process.pid ? 'node' : /(^|\/)node$/.test(args[0] ?? '') ? 'worker-node' : type === undefined ? 'browser' : type === 'utility' ? (/--utility-sub-type=(?:\w+\.)*(\w+)/.exec(cmdline)?.[1] ?? 'utility') : type;
-    out[kind] = (out[kind] ?? 0) + seconds;
-  }
-  return out;
-}
 
-/** The CPU seconds used since `before` (a treeCpuByKind reading): in total and by kind. */
-function cpuSince(before: Record<string, number>): { cpuSeconds: number; cpuByProcess: Record<string, number> } {
-  const now = treeCpuByKind();
-  let cpuSeconds = 0;
-  const cpuByProcess: Record<string, number> = {};
-  for (const k of Object.keys(now)) {
-    const d = now[k]! - (before[k] ?? 0);
-    cpuSeconds += d;
-    if (d >= 0.05) cpuByProcess[k] = Number(d.toFixed(1));
-  }
-  return { cpuSeconds, cpuByProcess };
-}
 
-interface ModeRun {
-  seconds: number;
-  cpuSeconds: number;
-  cpuByProcess: Record<string, number>;
-  load1: number;
-}
 
 /** Each root's process tree: the process and every process below it. */
 function subtrees(roots: number[]): number[][] {
@@ -277,35 +224,7 @@ async function flowRun(urls: string[], workers: number): Promise<FlowRun> {
   }
 }
 
-async function bareRun(byHost: string[][], args: string[]): Promise<ModeRun> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args });
-  try {
-    const load1 = loadavg()[0]!;
-    const cpu0 = treeCpuByKind();
-    const started = Date.now();
-    await Promise.all(
-      byHost.map(async (urls) => {
-        for (const url of urls) {
-          const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-          const page = await context.newPage();
-          await page.goto(url, { waitUntil: 'load' });
-          await page.evaluate(() => document.body.innerText.length);
-          await context.close();
-        }
-      }),
-    );
-    return { seconds: (Date.now() - started) / 1000, ...cpuSince(cpu0), load1 };
-  } finally {
-    await browser.close();
-  }
-}
 
-/** Two parts of one mode as one run: times and CPU added, the load of the first part. */
-function sumRuns(a: ModeRun, b: ModeRun): ModeRun {
-  const cpuByProcess: Record<string, number> = { ...a.cpuByProcess };
-  for (const [k, v] of Object.entries(b.cpuByProcess)) cpuByProcess[k] = Number(((cpuByProcess[k] ?? 0) + v).toFixed(1));
-  return { seconds: a.seconds + b.seconds, cpuSeconds: a.cpuSeconds + b.cpuSeconds, cpuByProcess, load1: a.load1 };
-}
 
 export async function run(pages = 200): Promise<CaptureBenchResult[]> {
   const perHost = Math.max(1, Math.round(pages / HOSTS.length));
@@ -352,21 +271,4 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const i = process.argv.indexOf('--pages');
-  const pages = i >= 0 ? Number(process.argv[i + 1]) : 200;
-  if (!Number.isInteger(pages) || pages < HOSTS.length) {
-    console.error(`--pages must be a whole number ≥ ${HOSTS.length}`);
-    process.exit(2);
-  }
-  run(pages).then(
-    (rs) => {
-      for (const r of rs) console.log(JSON.stringify(r));
-      process.exit(rs.every((r) => r.ok !== false) ? 0 : 1);
-    },
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+if (isMain(import.meta.url)) printAndExit(run(pagesArg(200, HOSTS.length)));

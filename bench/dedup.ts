@@ -19,7 +19,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { DispatchBody } from '../src/domain/contract.ts';
 import { readWacz } from '../src/domain/wacz/read.ts';
 import { parseHttpResponse, parseWarc } from '../src/domain/wacz/warc.ts';
@@ -27,6 +26,7 @@ import { startFlow, type Flow } from '../src/flow/server.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { pngImage, startSite, ttfFont, type SitePage } from '../test/support/site.ts';
 import { benchFlowOptions } from './support-flow.ts';
+import { isMain, pagesArg, printAndExit } from './support-main.ts';
 
 export interface DedupBenchResult {
   bench: 'dedup';
@@ -207,22 +207,7 @@ export async function run(pages = 200, keep?: string): Promise<DedupBenchResult[
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const i = process.argv.indexOf('--pages');
-  const pages = i >= 0 ? Number(process.argv[i + 1]) : 200;
-  if (!Number.isInteger(pages) || pages < HOSTS.length) {
-    console.error(`--pages must be a whole number ≥ ${HOSTS.length}`);
-    process.exit(2);
-  }
+if (isMain(import.meta.url)) {
   const k = process.argv.indexOf('--keep');
-  run(pages, k >= 0 ? process.argv[k + 1] : undefined).then(
-    (rs) => {
-      for (const r of rs) console.log(JSON.stringify(r));
-      process.exit(rs.every((r) => r.ok !== false) ? 0 : 1);
-    },
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  printAndExit(run(pagesArg(200, HOSTS.length), k >= 0 ? process.argv[k + 1] : undefined));
 }
