@@ -123,6 +123,24 @@ export type NotAdmittedReason = 'failed' | 'cancelled' | 'no-wacz' | 'refused';
 
 export type ArchiveDecision = { admit: true; archive: ArchiveRecord } | { admit: false; reason: NotAdmittedReason };
 
+/** What the ledger keeps of a manifest beside the archive's columns: only the fields it has. */
+function provenanceOf(m: Manifest, manifestKey: string): Record<string, unknown> {
+  const title = typeof m.title === 'string' && m.title !== '' ? m.title : undefined;
+  const noted: Record<string, unknown> = {
+    software: m.software,
+    startedAt: m.startedAt,
+    finishedAt: m.finishedAt,
+    documentWithheld: m.documentWithheld,
+    truncated: truncationNote(m.truncated),
+    qa: qaNote(m.qa),
+    title,
+    thumbnail: thumbnailOf(m),
+  };
+  const provenance: Record<string, unknown> = { manifestKey, formats: m.artifacts.map((a) => a.format) };
+  for (const [k, v] of Object.entries(noted)) if (v !== undefined) provenance[k] = v;
+  return provenance;
+}
+
 /**
  * Only a succeeded capture with a WACZ becomes an archive. A failed one uploaded nothing, and
  * recording it would hand out URLs for objects that are not there.
@@ -132,18 +150,7 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
   if (m.status !== 'succeeded') return { admit: false, reason: 'failed' };
   const wacz = m.artifacts.find((a) => a.format === 'wacz');
   if (wacz === undefined) return { admit: false, reason: 'no-wacz' };
-  const provenance: Record<string, unknown> = { manifestKey: ctx.manifestKey, formats: m.artifacts.map((a) => a.format) };
-  if (m.software !== undefined) provenance.software = m.software;
-  if (m.startedAt !== undefined) provenance.startedAt = m.startedAt;
-  if (m.finishedAt !== undefined) provenance.finishedAt = m.finishedAt;
-  if (m.documentWithheld !== undefined) provenance.documentWithheld = m.documentWithheld;
-  const truncated = truncationNote(m.truncated);
-  if (truncated !== undefined) provenance.truncated = truncated;
-  const qa = qaNote(m.qa);
-  if (qa !== undefined) provenance.qa = qa;
-  if (typeof m.title === 'string' && m.title !== '') provenance.title = m.title;
-  const thumbnail = thumbnailOf(m);
-  if (thumbnail !== undefined) provenance.thumbnail = thumbnail;
+  const provenance = provenanceOf(m, ctx.manifestKey);
   return {
     admit: true,
     archive: {
