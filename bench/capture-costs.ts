@@ -30,31 +30,14 @@ import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
 import { startFlow } from '../src/flow/server.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
-import { ARGS, bareRun, cpuSince, FLOW_SWITCHES, hostPages, HOSTS, PARALLELISM, SUBRESOURCES, sumRuns, treeCpuByKind, type ModeRun } from './support-capture.ts';
+import { ARGS, bareRun, cpuSince, FLOW_SWITCHES, hostPages, HOSTS, PARALLELISM, SUBRESOURCES, sumRuns, treeCpuByKind, type CaptureRecord, type ModeRun } from './support-capture.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { descendants } from '../test/support/processes.ts';
 import { startSite } from '../test/support/site.ts';
 
-export interface CaptureBenchResult {
+export interface CaptureBenchResult extends CaptureRecord {
   bench: 'capture-costs';
   mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory' | 'flow-behaviors' | 'bare-behaviors' | 'behaviors-cost' | 'qa-cost';
-  pages: number;
-  subresourcesPerPage: number;
-  hostParallelism: number;
-  seconds?: number;
-  pagesPerSecond?: number;
-  /** CPU seconds of this process and its Chromium (the site server included, as in both modes) */
-  cpuSeconds?: number;
-  /** the same CPU seconds by kind of process (node, browser, zygote = renderers, gpu-process, ...) */
-  cpuByProcess?: Record<string, number>;
-  /** the machine's 1-minute load average when the mode started (other work stretches the figures) */
-  load1?: number;
-  ratio?: number;
-  /** bare's CPU seconds / the flow's: the ratio the CPU work alone gives */
-  cpuRatio?: number;
-  /** the flow against bare Playwright launched with the flow's switches: pages/s and CPU ratios */
-  ratioSameSwitches?: number;
-  cpuRatioSameSwitches?: number;
   /** peak of the private memory of flow + Chromium, shared parts counted once */
   peakMiB?: number;
   /** peak of the processes' RSS summed (shared pages counted once per process: an upper bound) */

@@ -30,11 +30,11 @@ import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
-import { ARGS, bareRun, cpuSince, FLOW_SWITCHES, hostPages, HOSTS, PARALLELISM, SUBRESOURCES, sumRuns, treeCpuByKind, type ModeRun } from './support-capture.ts';
+import { ARGS, bareRun, cpuSince, FLOW_SWITCHES, hostPages, HOSTS, PARALLELISM, SUBRESOURCES, sumRuns, treeCpuByKind, type CaptureRecord, type ModeRun } from './support-capture.ts';
 import { descendants } from '../test/support/processes.ts';
 import { startSite } from '../test/support/site.ts';
 
-export interface CaptureBenchResult {
+export interface CaptureBenchResult extends CaptureRecord {
   bench: 'capture';
   mode: 'flow' | 'bare' | 'bare-flow-switches' | 'ratio' | 'memory';
   /** capture worker processes (flow, ratio and memory records) */
@@ -43,23 +43,6 @@ export interface CaptureBenchResult {
   worker?: number;
   /** flow: pages each worker captured */
   pagesPerWorker?: number[];
-  pages: number;
-  subresourcesPerPage: number;
-  hostParallelism: number;
-  seconds?: number;
-  pagesPerSecond?: number;
-  /** CPU seconds of this process and its Chromium (the site server included, as in both modes) */
-  cpuSeconds?: number;
-  /** the same CPU seconds by kind of process (node, browser, zygote = renderers, gpu-process, ...) */
-  cpuByProcess?: Record<string, number>;
-  /** the machine's 1-minute load average when the mode started (other work stretches the figures) */
-  load1?: number;
-  ratio?: number;
-  /** bare's CPU seconds / the flow's: the ratio the CPU work alone gives */
-  cpuRatio?: number;
-  /** the flow against bare Playwright launched with the flow's switches: pages/s and CPU ratios */
-  ratioSameSwitches?: number;
-  cpuRatioSameSwitches?: number;
   /** peak of the worker's process tree's RSS summed (shared pages once per process: an upper bound) */
   peakRssSumMiB?: number;
   /** peak of its private memory, shared parts counted once */

@@ -9,6 +9,27 @@ import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
 import { pngImage, type SitePage } from '../test/support/site.ts';
 
+/** The fields every capture bench record may carry: the run's size, and a mode's time, CPU and ratios to bare. */
+export interface CaptureRecord {
+  pages: number;
+  subresourcesPerPage: number;
+  hostParallelism: number;
+  seconds?: number;
+  pagesPerSecond?: number;
+  /** CPU seconds of this process and its Chromium (the site server included, as in both modes) */
+  cpuSeconds?: number;
+  /** the same CPU seconds by kind of process (node, browser, zygote = renderers, gpu-process, ...) */
+  cpuByProcess?: Record<string, number>;
+  /** the machine's 1-minute load average when the mode started (other work stretches the figures) */
+  load1?: number;
+  ratio?: number;
+  /** bare's CPU seconds / the flow's: the ratio the CPU work alone gives */
+  cpuRatio?: number;
+  /** the flow against bare Playwright launched with the flow's switches: pages/s and CPU ratios */
+  ratioSameSwitches?: number;
+  cpuRatioSameSwitches?: number;
+}
+
 export const HOSTS = ['h1', 'h2', 'h3', 'h4'];
 export const PARALLELISM = 4;
 export const SUBRESOURCES = 10;

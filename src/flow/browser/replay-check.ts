@@ -8,7 +8,7 @@ import type { BrowserContext, Route } from 'playwright-core';
 import { QA_PIXEL_TOLERANCE, textSimilarity, type QaScore } from '../../domain/qa.ts';
 import type { HttpExchange } from '../../domain/wacz/warc.ts';
 import type { CaptureBrowser } from './launch.ts';
-import { fulfilHeaders } from './recorder.ts';
+import { fulfilHeaders, MAX_REDIRECTS, redirectTarget } from './recorder.ts';
 
 /** The replay settles as the capture did: quiet this long after load, or at most QUIET_MAX_MS. */
 const QUIET_MS = 50;
@@ -28,7 +28,6 @@ export interface ReplayCheckInput {
 }
 
 const withoutFragment = (u: string): string => u.split('#')[0]!;
-const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 /** By method and URL, the first recorded exchange (a redirect hop's next request is found the same way). */
 function recorded(exchanges: readonly HttpExchange[]): Map<string, HttpExchange> {
@@ -40,14 +39,18 @@ function recorded(exchanges: readonly HttpExchange[]): Map<string, HttpExchange>
   return byKey;
 }
 
-/** The recorded answer to `method url`, following recorded redirects; undefined when any hop is missing. */
+/**
+ * The recorded answer to `method url`, following recorded redirects as the recorder followed them
+ * (its redirectTarget; 307 and 308 keep the method, the others become GET); undefined when any hop
+ * is missing.
+ */
 function answerOf(byKey: Map<string, HttpExchange>, method: string, url: string): HttpExchange | undefined {
   let x = byKey.get(`${method} ${withoutFragment(url)}`);
-  for (let hop = 0; x !== undefined && REDIRECT.has(x.response.status) && hop < 10; hop++) {
-    const location = x.response.headers.find(([k]) => k.toLowerCase() === 'location')?.[1];
-    if (location === undefined) return x;
-    const next = new URL(location, x.url).href;
-    x = byKey.get(`${x.response.status === 303 ? 'GET' : method} ${withoutFragment(next)}`);
+  for (let hop = 0; x !== undefined && hop < MAX_REDIRECTS; hop++) {
+    const next = redirectTarget(x);
+    if (next === undefined) return x;
+    if (x.response.status !== 307 && x.response.status !== 308 && method !== 'HEAD') method = 'GET';
+    x = byKey.get(`${method} ${next}`);
   }
   return x;
 }
