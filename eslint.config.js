@@ -1,4 +1,5 @@
 import { builtinModules } from 'node:module';
+import prettierOff from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 // every Node builtin, with and without the node: prefix (some exist only with it)
@@ -21,7 +22,11 @@ const captureBoundary = (depth) => ({
   rules: {
     '@typescript-eslint/no-restricted-imports': [
       'error',
-      { patterns: [{ regex: `${leaves(depth)}(?!domain/)`, message: 'the capture tier imports only the contract and pure src/domain modules from outside src/flow' }] },
+      {
+        patterns: [
+          { regex: `${leaves(depth)}(?!domain/)`, message: 'the capture tier imports only the contract and pure src/domain modules from outside src/flow' },
+        ],
+      },
     ],
   },
 });
@@ -29,7 +34,12 @@ const ledgerLeavesCapture = (depth) => ({
   files: [`src/${'*/'.repeat(depth)}*.ts`],
   ignores: ['src/flow/**'],
   rules: {
-    'no-restricted-imports': ['error', { patterns: [{ regex: `${leaves(depth)}flow/`, message: 'the ledger never imports the capture tier (src/flow): they meet only in the webhook contract' }] }],
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [{ regex: `${leaves(depth)}flow/`, message: 'the ledger never imports the capture tier (src/flow): they meet only in the webhook contract' }],
+      },
+    ],
   },
 });
 const domainStaysPure = (depth) => ({
@@ -44,6 +54,8 @@ export default tseslint.config(
   // dot directories hold tools, stack data and scratch work (.tools/, .stack/ ...), not the project's code
   { ignores: ['node_modules/', '.*/', 'dist/', 'coverage/'] },
   ...tseslint.configs.recommended,
+  // layout is the formatter's (npm run format); eslint keeps to what code means
+  prettierOff,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -76,7 +88,13 @@ export default tseslint.config(
           ],
         },
       ],
-      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' }, { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' }, { name: 'process', message: 'no process in workflows' }, { name: 'fetch', message: 'no I/O in workflows' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' },
+        { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' },
+        { name: 'process', message: 'no process in workflows' },
+        { name: 'fetch', message: 'no I/O in workflows' },
+      ],
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'use uuid4() from @temporalio/workflow' }],
     },
   },
@@ -100,12 +118,19 @@ export default tseslint.config(
             {
               regex: `^(?!@temporalio/workflow$|\\./|\\.\\./\\.\\./domain/|\\.\\./level\\.ts$|\\.\\./names\\.ts$)`,
               allowTypeImports: true,
-              message: 'capture workflows import values only from @temporalio/workflow, ./, ../../domain/, ../level.ts and ../names.ts; anything else as types only',
+              message:
+                'capture workflows import values only from @temporalio/workflow, ./, ../../domain/, ../level.ts and ../names.ts; anything else as types only',
             },
           ],
         },
       ],
-      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' }, { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' }, { name: 'process', message: 'no process in workflows' }, { name: 'fetch', message: 'no I/O in workflows' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' },
+        { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' },
+        { name: 'process', message: 'no process in workflows' },
+        { name: 'fetch', message: 'no I/O in workflows' },
+      ],
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'use uuid4() from @temporalio/workflow' }],
     },
   },

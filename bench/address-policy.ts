@@ -23,6 +23,12 @@ export function run(): Record<string, unknown>[] {
   const selectMs = performance.now() - t;
   return [
     { bench: 'address-policy', what: 'checkUrl', urls: URLS, refused, ms: Math.round(checkMs), usPerUrl: +((checkMs * 1000) / URLS).toFixed(2) },
-    { bench: 'address-policy', what: 'selectLinks, one page of 100,000 links (10,000 read)', candidates: sel.candidates.length, refused: Object.fromEntries(sel.refused.map((r) => [r.code, r.urls])), ms: Math.round(selectMs) },
+    {
+      bench: 'address-policy',
+      what: 'selectLinks, one page of 100,000 links (10,000 read)',
+      candidates: sel.candidates.length,
+      refused: Object.fromEntries(sel.refused.map((r) => [r.code, r.urls])),
+      ms: Math.round(selectMs),
+    },
   ];
 }

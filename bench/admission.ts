@@ -123,9 +123,24 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
           startedAt: new Date(now - 2000).toISOString(),
           finishedAt: new Date(now - 1000).toISOString(),
         };
-        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}.links.json`, Body: JSON.stringify({ url, finalUrl: url, links }), ContentType: 'application/json' }));
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: `${base}.links.json`,
+            Body: JSON.stringify({ url, finalUrl: url, links }),
+            ContentType: 'application/json',
+          }),
+        );
         await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}.result.json`, Body: JSON.stringify(manifest), ContentType: 'application/json' }));
-        return { url, status: 'captured' as const, taskId, manifestKey: `${base}.result.json`, finalUrl: url, submittedAt: manifest.startedAt, finishedAt: manifest.finishedAt };
+        return {
+          url,
+          status: 'captured' as const,
+          taskId,
+          manifestKey: `${base}.result.json`,
+          finalUrl: url,
+          submittedAt: manifest.startedAt,
+          finishedAt: manifest.finishedAt,
+        };
       });
       await bench.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
       await upsertLevelReport(bench.db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
@@ -150,14 +165,19 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       await admitLevel(deps, { crawlId: warm.crawlId, depth: 0, expand: true });
       if (cold) coldPagesPerSecond = round(warm.reported.length / ((performance.now() - tw) / 1000));
       // one crawl runs at a time
-      await bench.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() }).where('id', '=', warm.crawlId).execute();
+      await bench.db
+        .updateTable('crawls')
+        .set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() })
+        .where('id', '=', warm.crawlId)
+        .execute();
     }
     admittedInProcess = true;
     const { crawlId, reported } = await seedLevel(pages);
     // the warm-up level's reads opened them; without it they are opened here
     if (opts.warmup === false) await mapLimit(reported.slice(0, inFlight), inFlight, (p) => r0.read(bucket, p.manifestKey));
     const rounds = Math.max(1, opts.rounds ?? 1);
-    const count = async (table: 'archives' | 'fga_outbox'): Promise<number> => Number((await bench.db.selectFrom(table).select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const count = async (table: 'archives' | 'fga_outbox'): Promise<number> =>
+      Number((await bench.db.selectFrom(table).select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     /** one level admitted, then the bare backend: every manifest and links read admission makes, and nothing else */
     const sample = async (level: { crawlId: string; reported: { manifestKey: string }[] }, around: <T>(fn: () => Promise<T>) => Promise<T> = (fn) => fn()) => {
       const cpu0 = cpuReading();
@@ -186,7 +206,11 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     // further levels, each a fresh crawl admitted by the same warm worker
     for (let r = 1; r < rounds; r++) {
       // one crawl runs at a time
-      await bench.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() }).where('state', '=', 'running').execute();
+      await bench.db
+        .updateTable('crawls')
+        .set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() })
+        .where('state', '=', 'running')
+        .execute();
       samples.push(await sample(await seedLevel(pages)));
     }
     const median = (xs: number[]): number => percentile(xs, 50);

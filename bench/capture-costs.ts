@@ -30,7 +30,20 @@ import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
 import { startFlow } from '../src/flow/server.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
-import { ARGS, bareRun, cpuSince, FLOW_SWITCHES, hostPages, HOSTS, PARALLELISM, SUBRESOURCES, sumRuns, treeCpuByKind, type CaptureRecord, type ModeRun } from './support-capture.ts';
+import {
+  ARGS,
+  bareRun,
+  cpuSince,
+  FLOW_SWITCHES,
+  hostPages,
+  HOSTS,
+  PARALLELISM,
+  SUBRESOURCES,
+  sumRuns,
+  treeCpuByKind,
+  type CaptureRecord,
+  type ModeRun,
+} from './support-capture.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { descendants } from '../test/support/processes.ts';
 import { startSite } from '../test/support/site.ts';
@@ -58,8 +71,6 @@ export interface CaptureBenchResult extends CaptureRecord {
   cpuRatioBehaviors?: number;
   behaviorsSeconds?: number;
 }
-
-
 
 /** This process and every process below it (Chromium and its renderers). */
 function treePids(): number[] {
@@ -94,9 +105,6 @@ function treeMemory(): { rss: number; unique: number } {
   return { rss, unique: anon + file + shmem };
 }
 
-
-
-
 /** The flow's behaviors for a mode: off, or the crawl default. */
 type Behaviors = NonNullable<DispatchBody['behaviors']>;
 const BEHAVIORS_OFF: Behaviors = { seconds: 0, siteSpecific: false };
@@ -128,11 +136,28 @@ async function flowRun(urls: string[], behaviors: Behaviors, qa = false): Promis
     peak.unique = Math.max(peak.unique, m.unique);
   }, 500);
   try {
-    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })), behaviors, ...(qa ? { qa: true } : {}) };
+    const body: DispatchBody = {
+      crawlId: `bench-${Date.now()}`,
+      depth: 0,
+      orgId: 'bench',
+      reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`,
+      formats: ['wacz'],
+      signing: false,
+      perHostDelayMs: 0,
+      hostParallelism: PARALLELISM,
+      notBefore: {},
+      pages: urls.map((url) => ({ url, follow: false })),
+      behaviors,
+      ...(qa ? { qa: true } : {}),
+    };
     const load1 = loadavg()[0]!;
     const cpu0 = treeCpuByKind();
     const started = Date.now();
-    const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(flow.webhookUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
     const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
     const seconds = (Date.now() - started) / 1000;
@@ -147,8 +172,6 @@ async function flowRun(urls: string[], behaviors: Behaviors, qa = false): Promis
     await new Promise((r) => receiver.close(r));
   }
 }
-
-
 
 const fixed = (n: number, digits: number): number => Number(n.toFixed(digits));
 
@@ -213,10 +236,43 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     const ratio = flowPps / barePps;
     const peakMiB = flow.peak.unique / 1024 / 1024;
     return [
-      { ...base, mode: 'bare', seconds: Number(bare.seconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)), cpuSeconds: Number(bare.cpuSeconds.toFixed(1)), cpuByProcess: bare.cpuByProcess, load1: Number(bare.load1.toFixed(2)) },
-      { ...base, mode: 'bare-flow-switches', seconds: Number(same.seconds.toFixed(2)), pagesPerSecond: Number(samePps.toFixed(2)), cpuSeconds: Number(same.cpuSeconds.toFixed(1)), cpuByProcess: same.cpuByProcess, load1: Number(same.load1.toFixed(2)) },
-      { ...base, mode: 'flow', seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), cpuByProcess: flow.cpuByProcess, load1: Number(flow.load1.toFixed(2)) },
-      { ...base, mode: 'ratio', ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), ratioSameSwitches: Number((flowPps / samePps).toFixed(3)), cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)), goal: 0.8, ok: ratio >= 0.8 },
+      {
+        ...base,
+        mode: 'bare',
+        seconds: Number(bare.seconds.toFixed(2)),
+        pagesPerSecond: Number(barePps.toFixed(2)),
+        cpuSeconds: Number(bare.cpuSeconds.toFixed(1)),
+        cpuByProcess: bare.cpuByProcess,
+        load1: Number(bare.load1.toFixed(2)),
+      },
+      {
+        ...base,
+        mode: 'bare-flow-switches',
+        seconds: Number(same.seconds.toFixed(2)),
+        pagesPerSecond: Number(samePps.toFixed(2)),
+        cpuSeconds: Number(same.cpuSeconds.toFixed(1)),
+        cpuByProcess: same.cpuByProcess,
+        load1: Number(same.load1.toFixed(2)),
+      },
+      {
+        ...base,
+        mode: 'flow',
+        seconds: Number(flow.seconds.toFixed(2)),
+        pagesPerSecond: Number(flowPps.toFixed(2)),
+        cpuSeconds: Number(flow.cpuSeconds.toFixed(1)),
+        cpuByProcess: flow.cpuByProcess,
+        load1: Number(flow.load1.toFixed(2)),
+      },
+      {
+        ...base,
+        mode: 'ratio',
+        ratio: Number(ratio.toFixed(3)),
+        cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)),
+        ratioSameSwitches: Number((flowPps / samePps).toFixed(3)),
+        cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)),
+        goal: 0.8,
+        ok: ratio >= 0.8,
+      },
       { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
       ...behaviorRecords(base, total, flow, flowBx, bareBx),
       {

@@ -30,7 +30,20 @@ import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
-import { ARGS, bareRun, cpuSince, FLOW_SWITCHES, hostPages, HOSTS, PARALLELISM, SUBRESOURCES, sumRuns, treeCpuByKind, type CaptureRecord, type ModeRun } from './support-capture.ts';
+import {
+  ARGS,
+  bareRun,
+  cpuSince,
+  FLOW_SWITCHES,
+  hostPages,
+  HOSTS,
+  PARALLELISM,
+  SUBRESOURCES,
+  sumRuns,
+  treeCpuByKind,
+  type CaptureRecord,
+  type ModeRun,
+} from './support-capture.ts';
 import { descendants } from '../test/support/processes.ts';
 import { startSite } from '../test/support/site.ts';
 
@@ -59,7 +72,6 @@ const WORKER_SCRIPT = fileURLToPath(new URL('./support-capture-worker.ts', impor
 const RATIO_GOAL = 0.9;
 const MEMORY_GOAL_MIB = 1024;
 
-
 /**
  * Memory of these processes, in bytes, from /proc/<pid>/status (cheap: smaps_rollup's PSS costs
  * the kernel a walk of Chromium's huge address space, more CPU than the flow being measured).
@@ -87,9 +99,6 @@ function memoryOf(pids: number[]): { rss: number; unique: number } {
   }
   return { rss, unique: anon + file + shmem };
 }
-
-
-
 
 /** Each root's process tree: the process and every process below it. */
 function subtrees(roots: number[]): number[][] {
@@ -182,11 +191,26 @@ async function flowRun(urls: string[], workers: number): Promise<FlowRun> {
         peak.unique = Math.max(peak.unique, m.unique);
       });
     }, 500);
-    const body: DispatchBody = { crawlId: `bench-${Date.now()}`, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: PARALLELISM, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })) };
+    const body: DispatchBody = {
+      crawlId: `bench-${Date.now()}`,
+      depth: 0,
+      orgId: 'bench',
+      reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`,
+      formats: ['wacz'],
+      signing: false,
+      perHostDelayMs: 0,
+      hostParallelism: PARALLELISM,
+      notBefore: {},
+      pages: urls.map((url) => ({ url, follow: false })),
+    };
     const load1 = loadavg()[0]!;
     const cpu0 = treeCpuByKind();
     const started = Date.now();
-    const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(flow.webhookUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
     const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
     const seconds = (Date.now() - started) / 1000;
@@ -206,8 +230,6 @@ async function flowRun(urls: string[], workers: number): Promise<FlowRun> {
     await new Promise((r) => receiver.close(r));
   }
 }
-
-
 
 export async function run(pages = 200): Promise<CaptureBenchResult[]> {
   const perHost = Math.max(1, Math.round(pages / HOSTS.length));
@@ -234,18 +256,63 @@ export async function run(pages = 200): Promise<CaptureBenchResult[]> {
     const samePps = total / same.seconds;
     const mib = (b: number): number => Math.round(b / 1024 / 1024);
     const out: CaptureBenchResult[] = [
-      { ...base, mode: 'bare', seconds: Number(bare.seconds.toFixed(2)), pagesPerSecond: Number(barePps.toFixed(2)), cpuSeconds: Number(bare.cpuSeconds.toFixed(1)), cpuByProcess: bare.cpuByProcess, load1: Number(bare.load1.toFixed(2)) },
-      { ...base, mode: 'bare-flow-switches', seconds: Number(same.seconds.toFixed(2)), pagesPerSecond: Number(samePps.toFixed(2)), cpuSeconds: Number(same.cpuSeconds.toFixed(1)), cpuByProcess: same.cpuByProcess, load1: Number(same.load1.toFixed(2)) },
+      {
+        ...base,
+        mode: 'bare',
+        seconds: Number(bare.seconds.toFixed(2)),
+        pagesPerSecond: Number(barePps.toFixed(2)),
+        cpuSeconds: Number(bare.cpuSeconds.toFixed(1)),
+        cpuByProcess: bare.cpuByProcess,
+        load1: Number(bare.load1.toFixed(2)),
+      },
+      {
+        ...base,
+        mode: 'bare-flow-switches',
+        seconds: Number(same.seconds.toFixed(2)),
+        pagesPerSecond: Number(samePps.toFixed(2)),
+        cpuSeconds: Number(same.cpuSeconds.toFixed(1)),
+        cpuByProcess: same.cpuByProcess,
+        load1: Number(same.load1.toFixed(2)),
+      },
     ];
     for (const flow of flows) {
       const workers = flow.workers.length;
       const flowPps = total / flow.seconds;
       const ratio = flowPps / barePps;
       out.push(
-        { ...base, mode: 'flow', workers, pagesPerWorker: flow.workers.map((w) => w.pages), seconds: Number(flow.seconds.toFixed(2)), pagesPerSecond: Number(flowPps.toFixed(2)), cpuSeconds: Number(flow.cpuSeconds.toFixed(1)), cpuByProcess: flow.cpuByProcess, load1: Number(flow.load1.toFixed(2)) },
+        {
+          ...base,
+          mode: 'flow',
+          workers,
+          pagesPerWorker: flow.workers.map((w) => w.pages),
+          seconds: Number(flow.seconds.toFixed(2)),
+          pagesPerSecond: Number(flowPps.toFixed(2)),
+          cpuSeconds: Number(flow.cpuSeconds.toFixed(1)),
+          cpuByProcess: flow.cpuByProcess,
+          load1: Number(flow.load1.toFixed(2)),
+        },
         // the goal is one worker's; two on this 2-core machine share its cores and show the cost of a second Chromium
-        { ...base, mode: 'ratio', workers, ratio: Number(ratio.toFixed(3)), cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)), ratioSameSwitches: Number((flowPps / samePps).toFixed(3)), cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)), ...(workers === 1 ? { goal: RATIO_GOAL, ok: ratio >= RATIO_GOAL } : {}) },
-        ...flow.workers.map((w, i) => ({ ...base, mode: 'memory' as const, workers, worker: i + 1, peakRssSumMiB: mib(w.peak.rss), peakMiB: mib(w.peak.unique), peakPssMiB: mib(w.peak.pss), goal: MEMORY_GOAL_MIB, ok: mib(w.peak.rss) < MEMORY_GOAL_MIB })),
+        {
+          ...base,
+          mode: 'ratio',
+          workers,
+          ratio: Number(ratio.toFixed(3)),
+          cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)),
+          ratioSameSwitches: Number((flowPps / samePps).toFixed(3)),
+          cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)),
+          ...(workers === 1 ? { goal: RATIO_GOAL, ok: ratio >= RATIO_GOAL } : {}),
+        },
+        ...flow.workers.map((w, i) => ({
+          ...base,
+          mode: 'memory' as const,
+          workers,
+          worker: i + 1,
+          peakRssSumMiB: mib(w.peak.rss),
+          peakMiB: mib(w.peak.unique),
+          peakPssMiB: mib(w.peak.pss),
+          goal: MEMORY_GOAL_MIB,
+          ok: mib(w.peak.rss) < MEMORY_GOAL_MIB,
+        })),
       );
     }
     return out;

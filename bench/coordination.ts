@@ -67,7 +67,9 @@ async function simulatedCapture(input: CapturePageInput): Promise<CapturePageRes
   const submittedAt = Date.now();
   await new Promise((r) => setTimeout(r, CAPTURE_MS));
   const finishedAt = Date.now();
-  await ctx.client.workflow.getHandle(ctx.info.workflowExecution!.workflowId).signal(hostDoneSignal, { index: input.index, attempt: input.attempt, submittedAt, finishedAt });
+  await ctx.client.workflow
+    .getHandle(ctx.info.workflowExecution!.workflowId)
+    .signal(hostDoneSignal, { index: input.index, attempt: input.attempt, submittedAt, finishedAt });
   return { kind: 'visited', submittedAt, finishedAt, status: 'captured', manifest: true };
 }
 
@@ -108,7 +110,13 @@ export async function coordinated(pages: number): Promise<Measured & { events: n
   const reportUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   const flow = await startFlow({ ...receiverOpts, port: 0 });
   const native = await NativeConnection.connect({ address: opts.config.temporal.address });
-  const sim = await Worker.create({ connection: native, namespace: opts.config.temporal.namespace, taskQueue: captureQueue, activities: { capturePage: simulatedCapture }, maxConcurrentActivityTaskExecutions: SIM_WORKERS });
+  const sim = await Worker.create({
+    connection: native,
+    namespace: opts.config.temporal.namespace,
+    taskQueue: captureQueue,
+    activities: { capturePage: simulatedCapture },
+    maxConcurrentActivityTaskExecutions: SIM_WORKERS,
+  });
   const simRun = sim.run();
   const hosts = Math.max(1, Math.round(pages / PAGES_PER_HOST));
   const crawlId = `sim-${Date.now()}`;
@@ -127,7 +135,11 @@ export async function coordinated(pages: number): Promise<Measured & { events: n
   };
   try {
     const m = await measure(async () => {
-      const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(flow.webhookUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
       await reported;
     });
@@ -164,7 +176,15 @@ export async function bare(pages: number): Promise<Measured> {
     // the same number of workflows as slices would be, each running its share of the activities
     const slices = Math.max(1, Math.ceil(pages / 1000));
     return await measure(async () => {
-      await Promise.all(Array.from({ length: slices }, (_, i) => client.workflow.execute('bareActivities', { taskQueue: queue, workflowId: `bare-${Date.now()}-${i}`, args: [Math.ceil(pages / slices), Math.ceil(SIM_WORKERS / slices)] })));
+      await Promise.all(
+        Array.from({ length: slices }, (_, i) =>
+          client.workflow.execute('bareActivities', {
+            taskQueue: queue,
+            workflowId: `bare-${Date.now()}-${i}`,
+            args: [Math.ceil(pages / slices), Math.ceil(SIM_WORKERS / slices)],
+          }),
+        ),
+      );
     });
   } finally {
     worker.shutdown();
@@ -198,7 +218,11 @@ export async function run(sizes: readonly number[] = [2_000, 20_000]): Promise<R
       cpuMsPerPageFlowProcess: +((c.ownCpuS * 1000) / pages).toFixed(3),
       cpuMsPerPageTemporal: +((c.temporalCpuS * 1000) / pages).toFixed(3),
       historyEventsPerPage: +(c.events / pages).toFixed(2),
-      bare: { seconds: +b.seconds.toFixed(2), pagesPerS: +(pages / b.seconds).toFixed(1), cpuMsPerPage: +(((b.ownCpuS + b.temporalCpuS) * 1000) / pages).toFixed(3) },
+      bare: {
+        seconds: +b.seconds.toFixed(2),
+        pagesPerS: +(pages / b.seconds).toFixed(1),
+        cpuMsPerPage: +(((b.ownCpuS + b.temporalCpuS) * 1000) / pages).toFixed(3),
+      },
       ratio: +(c.seconds / b.seconds).toFixed(3),
       goal: { pagesPerS: GOAL_PAGES_PER_S, cpuMsPerPage: GOAL_CPU_MS_PER_PAGE },
       met: pagesPerS >= GOAL_PAGES_PER_S && cpuMsPerPage < GOAL_CPU_MS_PER_PAGE,

@@ -72,8 +72,10 @@ function noise(seed: number, bytes: number): string {
 /** 20 shared assets of the sizes a small site serves: 6 stylesheets, 8 scripts, 2 fonts, 4 images. */
 function sharedAssets(): Record<string, SitePage> {
   const out: Record<string, SitePage> = {};
-  for (let i = 0; i < 6; i++) out[`/assets/s${i}.css`] = { contentType: 'text/css', body: `.c${i}{color:#${(i * 37).toString(16).padStart(3, '0')}}/*${noise(i, 6_000 + i * 2_000)}*/` };
-  for (let i = 0; i < 8; i++) out[`/assets/a${i}.js`] = { contentType: 'text/javascript', body: `var v${i}=${JSON.stringify(noise(100 + i, 10_000 + i * 4_000))};` };
+  for (let i = 0; i < 6; i++)
+    out[`/assets/s${i}.css`] = { contentType: 'text/css', body: `.c${i}{color:#${(i * 37).toString(16).padStart(3, '0')}}/*${noise(i, 6_000 + i * 2_000)}*/` };
+  for (let i = 0; i < 8; i++)
+    out[`/assets/a${i}.js`] = { contentType: 'text/javascript', body: `var v${i}=${JSON.stringify(noise(100 + i, 10_000 + i * 4_000))};` };
   const font = ttfFont();
   out['/assets/f0.ttf'] = { contentType: 'font/ttf', body: font };
   out['/assets/f1.ttf'] = { contentType: 'font/ttf', body: font.subarray(0, Math.floor(font.length / 2)) };
@@ -83,11 +85,20 @@ function sharedAssets(): Record<string, SitePage> {
 
 function hostPages(perHost: number, assets: Record<string, SitePage>): Record<string, SitePage | string> {
   const head = Object.keys(assets)
-    .map((p) => (p.endsWith('.css') ? `<link rel="stylesheet" href="${p}">` : p.endsWith('.js') ? `<script src="${p}"></script>` : p.endsWith('.png') ? `<img src="${p}" alt="">` : ''))
+    .map((p) =>
+      p.endsWith('.css')
+        ? `<link rel="stylesheet" href="${p}">`
+        : p.endsWith('.js')
+          ? `<script src="${p}"></script>`
+          : p.endsWith('.png')
+            ? `<img src="${p}" alt="">`
+            : '',
+    )
     .join('');
   const fonts = `<style>@font-face{font-family:F0;src:url(/assets/f0.ttf)}@font-face{font-family:F1;src:url(/assets/f1.ttf)}h1{font-family:F0}p{font-family:F1}</style>`;
   const pages: Record<string, SitePage | string> = { ...assets };
-  for (let j = 0; j < perHost; j++) pages[`/p${j}`] = `<!doctype html><title>page ${j}</title>${fonts}${head}<h1>Page ${j}</h1><p>${noise(10_000 + j, 4_000)}</p>`;
+  for (let j = 0; j < perHost; j++)
+    pages[`/p${j}`] = `<!doctype html><title>page ${j}</title>${fonts}${head}<h1>Page ${j}</h1><p>${noise(10_000 + j, 4_000)}</p>`;
   return pages;
 }
 
@@ -149,12 +160,28 @@ async function withFlow<T>(fn: (flow: Flow, reportUrl: string, store: ReturnType
 }
 
 async function level(flow: Flow, reportUrl: string, crawlId: string, depth: number, urls: string[]): Promise<void> {
-  const body: DispatchBody = { crawlId, depth, orgId: 'bench', reportUrl, formats: ['wacz'], signing: false, perHostDelayMs: 0, hostParallelism: HOSTS.length, notBefore: {}, pages: urls.map((url) => ({ url, follow: false })) };
-  const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: 'Bearer bench-token', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const body: DispatchBody = {
+    crawlId,
+    depth,
+    orgId: 'bench',
+    reportUrl,
+    formats: ['wacz'],
+    signing: false,
+    perHostDelayMs: 0,
+    hostParallelism: HOSTS.length,
+    notBefore: {},
+    pages: urls.map((url) => ({ url, follow: false })),
+  };
+  const res = await fetch(flow.webhookUrl, {
+    method: 'POST',
+    headers: { authorization: 'Bearer bench-token', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
   const run = await flow.waitForLevel(crawlId, depth, 3_600_000);
   const failed = (run.report?.pages ?? []).filter((p) => p.status !== 'captured');
-  if (run.report === undefined || failed.length > 0) throw new Error(`level ${crawlId}/${depth}: ${failed.length} pages not captured: ${JSON.stringify(failed[0] ?? run.state)}`);
+  if (run.report === undefined || failed.length > 0)
+    throw new Error(`level ${crawlId}/${depth}: ${failed.length} pages not captured: ${JSON.stringify(failed[0] ?? run.state)}`);
 }
 
 type Mode = 'before' | 'after' | 'after-one-level';
@@ -165,7 +192,8 @@ async function capture(mode: Mode, urls: string[], keep?: string): Promise<Tally
     const tag = `bench-dedup-${mode}-${Date.now()}`;
     if (mode === 'before') {
       // one page a crawl, HOSTS.length at once
-      for (let i = 0; i < urls.length; i += HOSTS.length) await Promise.all(urls.slice(i, i + HOSTS.length).map((u, j) => level(flow, reportUrl, `${tag}-${i + j}`, 0, [u])));
+      for (let i = 0; i < urls.length; i += HOSTS.length)
+        await Promise.all(urls.slice(i, i + HOSTS.length).map((u, j) => level(flow, reportUrl, `${tag}-${i + j}`, 0, [u])));
     } else if (mode === 'after') {
       await level(flow, reportUrl, tag, 0, urls.slice(0, 1));
       await level(flow, reportUrl, tag, 1, urls.slice(1));
@@ -188,19 +216,41 @@ export async function run(pages = 200, keep?: string): Promise<DedupBenchResult[
     for (let j = 0; j < perHost; j++) for (const n of HOSTS) urls.push(site.url(n, `/p${j}`));
     const total = urls.length;
     const base = { bench: 'dedup' as const, pages: total, hosts: HOSTS.length, sharedAssets: ASSETS };
-    const runs = { before: await capture('before', urls), after: await capture('after', urls, keep), 'after-one-level': await capture('after-one-level', urls) };
+    const runs = {
+      before: await capture('before', urls),
+      after: await capture('after', urls, keep),
+      'after-one-level': await capture('after-one-level', urls),
+    };
     // the floor: every distinct payload any run recorded, once
     const payloads = new Map([...runs.before.payloads, ...runs.after.payloads]);
     const floor = [...payloads.values()].reduce((a, b) => a + b, 0) / total;
     const per = (t: Tally): number => t.waczBytes / total;
     const ratio = (t: Tally): number => Number((per(t) / floor).toFixed(3));
-    const row = (mode: Mode, t: Tally & { seconds: number }): DedupBenchResult => ({ ...base, mode, waczBytes: t.waczBytes, bytesPerPage: Math.round(per(t)), payloadBytesPerPage: Math.round(t.payloadBytes / total), responses: t.responses, revisits: t.revisits, seconds: Number(t.seconds.toFixed(1)) });
+    const row = (mode: Mode, t: Tally & { seconds: number }): DedupBenchResult => ({
+      ...base,
+      mode,
+      waczBytes: t.waczBytes,
+      bytesPerPage: Math.round(per(t)),
+      payloadBytesPerPage: Math.round(t.payloadBytes / total),
+      responses: t.responses,
+      revisits: t.revisits,
+      seconds: Number(t.seconds.toFixed(1)),
+    });
     return [
       row('before', runs.before),
       row('after', runs.after),
       row('after-one-level', runs['after-one-level']),
       { ...base, mode: 'floor', floorBytesPerPage: Math.round(floor) },
-      { ...base, mode: 'ratio', ratioBefore: ratio(runs.before), ratioAfter: ratio(runs.after), ratioAfterOneLevel: ratio(runs['after-one-level']), payloadRatioAfter: Number((runs.after.payloadBytes / total / floor).toFixed(3)), goal: 1.2, ok: ratio(runs.after) <= 1.2 },
+      {
+        ...base,
+        mode: 'ratio',
+        ratioBefore: ratio(runs.before),
+        ratioAfter: ratio(runs.after),
+        ratioAfterOneLevel: ratio(runs['after-one-level']),
+        payloadRatioAfter: Number((runs.after.payloadBytes / total / floor).toFixed(3)),
+        goal: 1.2,
+        ok: ratio(runs.after) <= 1.2,
+      },
     ];
   } finally {
     await site.close();

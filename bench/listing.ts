@@ -87,7 +87,9 @@ async function measurePoint(point: Point): Promise<Record<string, unknown>[]> {
       ['10%', Array.from({ length: 10 }, (_, k) => `org${k}`)],
       ['1%', ['org0']],
     ] as const) {
-      const visibleRows = await sql<{ n: string }>`SELECT count(*) AS n FROM capture_submissions s JOIN crawls c ON c.id = s.crawl_id WHERE c.org_id = ANY(${[...orgs]}::text[])`.execute(api.deps.db);
+      const visibleRows = await sql<{
+        n: string;
+      }>`SELECT count(*) AS n FROM capture_submissions s JOIN crawls c ON c.id = s.crawl_id WHERE c.org_id = ANY(${[...orgs]}::text[])`.execute(api.deps.db);
       const expected = Math.min(50, Number(visibleRows.rows[0]!.n));
       // callers present JWTs, as in production; a cold caller is a new subject with a token of its own
       const vera = await api.headersFor('vera', [...orgs]);
@@ -95,7 +97,8 @@ async function measurePoint(point: Point): Promise<Record<string, unknown>[]> {
       const page = async (headers: Record<string, string>) => {
         const res = await fetch(`${api.url}/api/archives?limit=50`, { headers });
         const body = (await res.json()) as unknown[];
-        if (res.status !== 200 || body.length !== expected) throw new Error(`listing bench: got ${res.status} with ${body.length} rows (stopped early: ${res.headers.get('x-stopped-early')})`);
+        if (res.status !== 200 || body.length !== expected)
+          throw new Error(`listing bench: got ${res.status} with ${body.length} rows (stopped early: ${res.headers.get('x-stopped-early')})`);
       };
       await timed(5, () => page(vera));
       const warm = await timed(point.samples, () => page(vera));
@@ -103,15 +106,28 @@ async function measurePoint(point: Point): Promise<Record<string, unknown>[]> {
       // the bare backends: what any listing must ask at least
       const identity: Identity = { subject: 'vera', organizations: [...orgs] };
       const bare = await timed(point.samples, async () => {
-        const jobs = await api.deps.fga.listObjects({ user: 'user:vera', relation: 'member', type: 'capture_job', contextualTuples: membershipTuples(identity) });
-        await archiveCandidates(api.deps.db, { limit: 51, scope: { kind: 'reachable', jobs: jobs.objects.map((o) => o.slice('capture_job:'.length)), shared: [] } });
+        const jobs = await api.deps.fga.listObjects({
+          user: 'user:vera',
+          relation: 'member',
+          type: 'capture_job',
+          contextualTuples: membershipTuples(identity),
+        });
+        await archiveCandidates(api.deps.db, {
+          limit: 51,
+          scope: { kind: 'reachable', jobs: jobs.objects.map((o) => o.slice('capture_job:'.length)), shared: [] },
+        });
       });
       // both strategies in this process, as the route runs them
       const strategy = (scope: () => Promise<CandidateScope>) => async () => {
         const s = await scope();
         const r = await scanPage(
           (c, size) => archiveCandidates(api.deps.db, { ...(c ? { cursor: c } : {}), limit: size, scope: s }),
-          (chunk) => viewableArchives(api.deps.fga, identity, chunk.map((a) => a.id)),
+          (chunk) =>
+            viewableArchives(
+              api.deps.fga,
+              identity,
+              chunk.map((a) => a.id),
+            ),
           (a) => ({ at: a.captured_at, id: a.id }),
           { limit: 50, maxExamined: MAX_EXAMINED, ...(s.kind === 'reachable' ? { firstChunk: 50 } : {}) },
         );

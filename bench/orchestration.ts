@@ -81,7 +81,13 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
     return activities.admitLevel(input);
   };
   const native = await NativeConnection.connect({ address: config.temporal.address });
-  const worker = await Worker.create({ connection: native, namespace: config.temporal.namespace, taskQueue, workflowsPath: WORKFLOWS_PATH, activities: { ...activities, admitLevel } });
+  const worker = await Worker.create({
+    connection: native,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    workflowsPath: WORKFLOWS_PATH,
+    activities: { ...activities, admitLevel },
+  });
   const running = worker.run();
 
   const headers = { 'x-capture-ledger-subject': 'bench', 'x-capture-ledger-organizations': 'bench', 'content-type': 'application/json' };
@@ -95,7 +101,11 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
       // report once the workflow is waiting for it, as a real level (seconds long) would find it
       await waitForPhase(client, crawlId, 'waiting');
       const sent = performance.timeOrigin + performance.now();
-      const rep = await fetch(`${apiUrl}/api/crawls/${crawlId}/levels/0`, { method: 'POST', headers: { ...headers, [CAPABILITY_HEADER]: capabilities.get(`${crawlId}/0`) ?? '' }, body: JSON.stringify({ depth: 0, pages: [{ url: `https://bench.test/${i}`, status: 'failed' }] }) });
+      const rep = await fetch(`${apiUrl}/api/crawls/${crawlId}/levels/0`, {
+        method: 'POST',
+        headers: { ...headers, [CAPABILITY_HEADER]: capabilities.get(`${crawlId}/0`) ?? '' },
+        body: JSON.stringify({ depth: 0, pages: [{ url: `https://bench.test/${i}`, status: 'failed' }] }),
+      });
       const accepted = performance.timeOrigin + performance.now();
       if (rep.status !== 202) throw new Error(`report answered ${rep.status}: ${await rep.text()}`);
       const { reportId } = (await rep.json()) as { reportId: string };
@@ -136,7 +146,10 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
 
 async function waitForPhase(client: Client, crawlId: string, phase: CrawlProgress['phase']): Promise<void> {
   for (let i = 0; i < 600; i += 1) {
-    const p = await client.workflow.getHandle(`crawl-${crawlId}`).query<CrawlProgress>('progress').catch(() => undefined);
+    const p = await client.workflow
+      .getHandle(`crawl-${crawlId}`)
+      .query<CrawlProgress>('progress')
+      .catch(() => undefined);
     if (p?.phase === phase) return;
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -24,7 +24,17 @@ export async function run(opts: { tuples?: number } = {}): Promise<Record<string
     const seconds = (performance.now() - t) / 1000;
     if (r.delivered !== total || r.remaining !== 0) throw new Error(`outbox bench: ${JSON.stringify(r)}`);
     const perSecond = round(total / seconds, 0);
-    return [{ bench: 'outbox', tuples: total, seconds: round(seconds, 2), tuplesPerSecond: perSecond, failed: r.failed, goal: '> 1000 tuples/s', met: perSecond > 1000 }];
+    return [
+      {
+        bench: 'outbox',
+        tuples: total,
+        seconds: round(seconds, 2),
+        tuplesPerSecond: perSecond,
+        failed: r.failed,
+        goal: '> 1000 tuples/s',
+        met: perSecond > 1000,
+      },
+    ];
   } finally {
     await bench.drop();
   }

@@ -46,7 +46,14 @@ const GOAL = 1.01;
 
 async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelism: number): Promise<PacingBenchResult> {
   const names = ['h1', 'h2', 'h3', 'h4'];
-  const site = await startSite({ hosts: Object.fromEntries(names.map((n, i) => [n, { pages: Object.fromEntries(Array.from({ length: PAGES_PER_HOST[i]! }, (_, j) => [`/p${j}`, `<title>${n} ${j}</title><p>page ${j}</p>`])) }])) });
+  const site = await startSite({
+    hosts: Object.fromEntries(
+      names.map((n, i) => [
+        n,
+        { pages: Object.fromEntries(Array.from({ length: PAGES_PER_HOST[i]! }, (_, j) => [`/p${j}`, `<title>${n} ${j}</title><p>page ${j}</p>`])) },
+      ]),
+    ),
+  });
   const receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(202).end('{}'));
@@ -62,10 +69,26 @@ async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelis
   try {
     // interleave hosts in the dispatch, as a level of discovered links would be
     const pages: DispatchBody['pages'] = [];
-    for (let j = 0; j < Math.max(...PAGES_PER_HOST); j++) names.forEach((n, i) => j < PAGES_PER_HOST[i]! && pages.push({ url: site.url(n, `/p${j}`), follow: false }));
+    for (let j = 0; j < Math.max(...PAGES_PER_HOST); j++)
+      names.forEach((n, i) => j < PAGES_PER_HOST[i]! && pages.push({ url: site.url(n, `/p${j}`), follow: false }));
     const crawlId = `bench-${Date.now()}`;
-    const body: DispatchBody = { crawlId, depth: 0, orgId: 'bench', reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`, formats: ['wacz'], signing: false, perHostDelayMs, hostParallelism, notBefore: {}, pages };
-    const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const body: DispatchBody = {
+      crawlId,
+      depth: 0,
+      orgId: 'bench',
+      reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`,
+      formats: ['wacz'],
+      signing: false,
+      perHostDelayMs,
+      hostParallelism,
+      notBefore: {},
+      pages,
+    };
+    const res = await fetch(flow.webhookUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
     const run = await flow.waitForLevel(crawlId, 0, 120_000);
     const report = run.report!;
@@ -81,7 +104,23 @@ async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelis
     const ratio = makespan / lb;
     const over = gapsOverDelay(captures, perHostDelayMs);
     const meanGapOverDelayMs = over.length === 0 ? 0 : Number((over.reduce((a, b) => a + b, 0) / over.length).toFixed(1));
-    return { bench: 'pacing', mode: 'flow', hosts: names.length, pages: pages.length, captureMs, perHostDelayMs, hostParallelism, makespanMs: makespan, lowerBoundMs: Math.round(lb), ratio: Number(ratio.toFixed(4)), goal: GOAL, gapViolations, siteGapViolations, meanGapOverDelayMs, ok: ratio <= GOAL && gapViolations === 0 && siteGapViolations === 0 };
+    return {
+      bench: 'pacing',
+      mode: 'flow',
+      hosts: names.length,
+      pages: pages.length,
+      captureMs,
+      perHostDelayMs,
+      hostParallelism,
+      makespanMs: makespan,
+      lowerBoundMs: Math.round(lb),
+      ratio: Number(ratio.toFixed(4)),
+      goal: GOAL,
+      gapViolations,
+      siteGapViolations,
+      meanGapOverDelayMs,
+      ok: ratio <= GOAL && gapViolations === 0 && siteGapViolations === 0,
+    };
   } finally {
     await flow.close();
     await site.close();
@@ -107,7 +146,21 @@ function simulatedRun(captureMs: number, perHostDelayMs: number, hostParallelism
   const lb = politenessLowerBound(pages, opts);
   const gapViolations = pacingViolations(r, opts).length;
   const ratio = makespan / lb;
-  return { bench: 'pacing', mode: 'simulated', hosts: PAGES_PER_HOST.length, pages: pages.length, captureMs, perHostDelayMs, hostParallelism, makespanMs: makespan, lowerBoundMs: lb, ratio: Number(ratio.toFixed(4)), goal: GOAL, gapViolations, ok: ratio <= GOAL && gapViolations === 0 };
+  return {
+    bench: 'pacing',
+    mode: 'simulated',
+    hosts: PAGES_PER_HOST.length,
+    pages: pages.length,
+    captureMs,
+    perHostDelayMs,
+    hostParallelism,
+    makespanMs: makespan,
+    lowerBoundMs: lb,
+    ratio: Number(ratio.toFixed(4)),
+    goal: GOAL,
+    gapViolations,
+    ok: ratio <= GOAL && gapViolations === 0,
+  };
 }
 
 export async function run(flowParallelism: readonly number[] = [4, 2, 1]): Promise<PacingBenchResult[]> {

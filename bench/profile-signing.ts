@@ -25,19 +25,34 @@ interface CpuProfile {
 /** The part of the process a frame belongs to, from its script URL. */
 export function partOf(frame: ProfileNode['callFrame']): string {
   const { url, functionName } = frame;
-  if (url === '') return functionName === '(idle)' ? 'idle' : functionName === '(garbage collector)' ? 'gc' : functionName.startsWith('(') ? functionName : `native: ${functionName || 'anonymous'}`;
+  if (url === '')
+    return functionName === '(idle)'
+      ? 'idle'
+      : functionName === '(garbage collector)'
+        ? 'gc'
+        : functionName.startsWith('(')
+          ? functionName
+          : `native: ${functionName || 'anonymous'}`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
   if (pkg !== undefined) {
     if (pkg === 'jose') return 'jwt (jose)';
     if (pkg === '@openfga/sdk' || pkg === 'axios' || pkg.startsWith('@opentelemetry')) return 'openfga client (sdk, axios)';
     if (pkg === 'pg' || pkg === 'pg-protocol' || pkg === 'kysely' || pkg.startsWith('pg-')) return 'row lookup (pg, kysely)';
     if (pkg.startsWith('@aws-sdk') || pkg.startsWith('@smithy') || pkg.startsWith('@aws-crypto')) return 'presign (aws sdk)';
-    if (pkg === 'pino' || pkg.startsWith('pino-') || pkg === 'sonic-boom' || pkg === 'fast-json-stringify' || pkg === 'thread-stream') return 'logging and serialising';
-    if (pkg === 'fastify' || pkg.startsWith('@fastify') || pkg === 'find-my-way' || pkg === 'light-my-request' || pkg === 'avvio' || pkg === 'ajv') return 'fastify';
+    if (pkg === 'pino' || pkg.startsWith('pino-') || pkg === 'sonic-boom' || pkg === 'fast-json-stringify' || pkg === 'thread-stream')
+      return 'logging and serialising';
+    if (pkg === 'fastify' || pkg.startsWith('@fastify') || pkg === 'find-my-way' || pkg === 'light-my-request' || pkg === 'avvio' || pkg === 'ajv')
+      return 'fastify';
     return `other: ${pkg}`;
   }
   if (url.includes('/src/')) return `ours: ${url.slice(url.indexOf('/src/') + 1)}`;
-  if (url.startsWith('node:')) return `node: ${url.slice(5).replace(/^internal\//, '').split('/').slice(0, 2).join('/')}`;
+  if (url.startsWith('node:'))
+    return `node: ${url
+      .slice(5)
+      .replace(/^internal\//, '')
+      .split('/')
+      .slice(0, 2)
+      .join('/')}`;
   return 'other';
 }
 

@@ -43,7 +43,17 @@ function measure(name: string, rules: number, rule: (i: number) => string, path:
   }
   const parseMs = Math.round(median(parse) * 10) / 10;
   const decideMs = Math.round(median(decide) * 10) / 10;
-  return { bench: 'robots', case: name, rules, bodyBytes: body.length, pathLength: path.length, parseMs, decideMs, goalMs: GOAL_MS, ok: parseMs + decideMs < GOAL_MS };
+  return {
+    bench: 'robots',
+    case: name,
+    rules,
+    bodyBytes: body.length,
+    pathLength: path.length,
+    parseMs,
+    decideMs,
+    goalMs: GOAL_MS,
+    ok: parseMs + decideMs < GOAL_MS,
+  };
 }
 
 export function run(): RobotsBenchResult[] {

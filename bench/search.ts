@@ -23,7 +23,6 @@ import { HIT_FIELDS, matchQuery, queryIndex, searchForCaller } from '../src/sear
 import { createTestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 
-
 export interface SearchBenchOptions {
   pages?: number;
   orgs?: number;
@@ -37,7 +36,16 @@ export interface SearchBenchOptions {
 const COMMON = 'the page site news about more home contact service information search data time people report world city year online update'.split(' ');
 const MEDIUM = 'responsive layout gallery festival harbor museum railway library garden theatre stadium bridge market castle island'.split(' ');
 const RARE = 'quokka echidna platypus numbat wombat axolotl pangolin okapi'.split(' ');
-const JAPANESE = ['東京タワーの夜景', '京都の紅葉と寺院', '大阪の食べ歩き', '北海道の雪まつり', '沖縄の青い海', '富士山の登山道', '横浜の中華街', '奈良の鹿と大仏'];
+const JAPANESE = [
+  '東京タワーの夜景',
+  '京都の紅葉と寺院',
+  '大阪の食べ歩き',
+  '北海道の雪まつり',
+  '沖縄の青い海',
+  '富士山の登山道',
+  '横浜の中華街',
+  '奈良の鹿と大仏',
+];
 
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -130,7 +138,16 @@ async function measure(opts: SearchBenchOptions & { pages: number }): Promise<Re
             url,
             date: when,
             request: { method: 'GET', target: `/p/${i}`, httpVersion: 'HTTP/1.1', headers: [['Host', new URL(url).host]] },
-            response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+            response: {
+              status: 200,
+              statusText: 'OK',
+              httpVersion: 'HTTP/1.1',
+              headers: [
+                ['Content-Type', 'text/html'],
+                ['Content-Length', String(body.length)],
+              ],
+              body,
+            },
           },
         ],
       });
@@ -142,16 +159,31 @@ async function measure(opts: SearchBenchOptions & { pages: number }): Promise<Re
       const chunk = rows.slice(i, i + 1000);
       await bench.db
         .insertInto('archives')
-        .values(chunk.map((r) => ({ id: r.id, task_id: `task-${r.id}`, bucket, object_key: r.key, url: r.url, size: r.size, provenance: JSON.stringify({}), captured_at: when })))
+        .values(
+          chunk.map((r) => ({
+            id: r.id,
+            task_id: `task-${r.id}`,
+            bucket,
+            object_key: r.key,
+            url: r.url,
+            size: r.size,
+            provenance: JSON.stringify({}),
+            captured_at: when,
+          })),
+        )
         .execute();
       await bench.db
         .insertInto('crawl_pages')
-        .values(chunk.map((r) => ({ crawl_id: r.crawlId, url: r.url, depth: 0, host: new URL(r.url).host, state: 'captured' as const, task_id: `task-${r.id}` })))
+        .values(
+          chunk.map((r) => ({ crawl_id: r.crawlId, url: r.url, depth: 0, host: new URL(r.url).host, state: 'captured' as const, task_id: `task-${r.id}` })),
+        )
         .execute();
       // what admission writes next to each archive (task -> crawl), which the search's scope reads
       await bench.db
         .insertInto('capture_submissions')
-        .values(chunk.map((r) => ({ task_id: `task-${r.id}`, org_id: `org${crawlIds.indexOf(r.crawlId)}`, submitted_by: 'bench', crawl_id: r.crawlId, url: r.url })))
+        .values(
+          chunk.map((r) => ({ task_id: `task-${r.id}`, org_id: `org${crawlIds.indexOf(r.crawlId)}`, submitted_by: 'bench', crawl_id: r.crawlId, url: r.url })),
+        )
         .execute();
     }
     for (const r of rows) tuples.push(...archiveTuples(r.id, r.crawlId));

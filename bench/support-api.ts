@@ -63,12 +63,18 @@ export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`bench api exited ${child.exitCode}: ${stderr}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok).catch(() => false);
+    const ok = await fetch(`${url}/healthz`)
+      .then((r) => r.ok)
+      .catch(() => false);
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`bench api did not start: ${stderr}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  const config = benchConfig({ CAPTURE_LEDGER_DATABASE_URL: bench.url, CAPTURE_LEDGER_FGA_STORE_ID: store.storeId, CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId });
+  const config = benchConfig({
+    CAPTURE_LEDGER_DATABASE_URL: bench.url,
+    CAPTURE_LEDGER_FGA_STORE_ID: store.storeId,
+    CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId,
+  });
   const deps: AppDeps = { config, db: bench.db, fga: store.client, ...createAppClients(config) };
   return {
     bench,
@@ -134,7 +140,9 @@ export async function closedLoop(requests: number, concurrency: number, fn: () =
  * A POST with no body over node:http with keep-alive (`sockets` connections), the client the lean
  * OpenFGA check uses too, so an API bench and its bare side pay the same client cost.
  */
-export function keepAlivePost(sockets: number): ((url: string, headers: Record<string, string>) => Promise<{ status: number; body: string }>) & { close(): void } {
+export function keepAlivePost(
+  sockets: number,
+): ((url: string, headers: Record<string, string>) => Promise<{ status: number; body: string }>) & { close(): void } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   const post = (url: string, headers: Record<string, string>) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -44,7 +44,9 @@ export function hostPages(perHost: number): Record<string, SitePage | string> {
   };
   for (let i = 0; i < 8; i++) pages[`/a/i${i}.png`] = { contentType: 'image/png', body: pngImage(32, 32, [i * 30, 100, 200]) };
   const imgs = Array.from({ length: 8 }, (_, i) => `<img src="/a/i${i}.png" alt="">`).join('');
-  for (let j = 0; j < perHost; j++) pages[`/p${j}`] = `<!doctype html><title>page ${j}</title><link rel="stylesheet" href="/a/s.css"><h1>Page ${j}</h1><p id="t"></p>${imgs}<p>${'Some words on the page. '.repeat(40)}</p><a href="/p${(j + 1) % perHost}">next</a><script src="/a/app.js"></script>`;
+  for (let j = 0; j < perHost; j++)
+    pages[`/p${j}`] =
+      `<!doctype html><title>page ${j}</title><link rel="stylesheet" href="/a/s.css"><h1>Page ${j}</h1><p id="t"></p>${imgs}<p>${'Some words on the page. '.repeat(40)}</p><a href="/p${(j + 1) % perHost}">next</a><script src="/a/app.js"></script>`;
   return pages;
 }
 
@@ -62,7 +64,16 @@ export function treeCpuByKind(): Record<string, number> {
     if (seconds === undefined) continue;
     const cmdline = args.join(' ');
     const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
-    const kind = pid === process.pid ? 'node' : /(^|\/)node$/.test(args[0] ?? '') ? 'worker-node' : type === undefined ? 'browser' : type === 'utility' ? (/--utility-sub-type=(?:\w+\.)*(\w+)/.exec(cmdline)?.[1] ?? 'utility') : type;
+    const kind =
+      pid === process.pid
+        ? 'node'
+        : /(^|\/)node$/.test(args[0] ?? '')
+          ? 'worker-node'
+          : type === undefined
+            ? 'browser'
+            : type === 'utility'
+              ? (/--utility-sub-type=(?:\w+\.)*(\w+)/.exec(cmdline)?.[1] ?? 'utility')
+              : type;
     out[kind] = (out[kind] ?? 0) + seconds;
   }
   return out;
@@ -101,7 +112,13 @@ export async function bareRun(byHost: string[][], args: string[], behaviors = fa
           if (behaviors) await context.addInitScript({ content: behaviorsScript() });
           const page = await context.newPage();
           await page.goto(url, { waitUntil: 'load' });
-          if (behaviors) await runBehaviors(page, BEHAVIOR_DEFAULTS.behaviorsSeconds * 1000, { siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors }, new AbortController().signal);
+          if (behaviors)
+            await runBehaviors(
+              page,
+              BEHAVIOR_DEFAULTS.behaviorsSeconds * 1000,
+              { siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors },
+              new AbortController().signal,
+            );
           await page.evaluate(() => document.body.innerText.length);
           await context.close();
         }

@@ -6,7 +6,6 @@ import { createDb, type Db } from '../src/db/connect.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { testConfig } from '../test/support/config.ts';
 
-
 /** The project's configuration as the tests read it (.env.example, .env, .env.local: the later wins), then overrides. */
 export const benchConfig = testConfig;
 

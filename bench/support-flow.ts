@@ -11,7 +11,10 @@ import type { ArtifactStore } from '../src/flow/store.ts';
 import { TEST_SITES_ALLOW } from '../test/support/config.ts';
 
 export function benchTemporal(): { address: string; namespace: string } {
-  return { address: process.env.CAPTURE_LEDGER_TEMPORAL_ADDRESS ?? '127.0.0.1:7233', namespace: process.env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE ?? 'capture-ledger-test' };
+  return {
+    address: process.env.CAPTURE_LEDGER_TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    namespace: process.env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE ?? 'capture-ledger-test',
+  };
 }
 
 export function benchCaptureConfig(captureQueue: string, bucket: string, slots: number, name = `bench-capture-worker-${process.pid}`): CaptureWorkerConfig {

@@ -31,7 +31,9 @@ function* files(dir) {
 export function namesInCode(root) {
   const found = new Map();
   const roots = SCANNED_DIRS.map((d) => join(root, d)).filter((d) => existsSync(d) && statSync(d).isDirectory());
-  const topLevel = readdirSync(root).filter((f) => EXTENSIONS.test(f) && !SKIPPED.test(f)).map((f) => join(root, f));
+  const topLevel = readdirSync(root)
+    .filter((f) => EXTENSIONS.test(f) && !SKIPPED.test(f))
+    .map((f) => join(root, f));
   for (const file of [...topLevel, ...roots.flatMap((d) => [...files(d)])]) {
     for (const m of readFileSync(file, 'utf8').matchAll(NAME)) {
       const where = found.get(m[0]) ?? new Set();

@@ -18,7 +18,9 @@ export function parseProfiles(argv) {
     if (a === '--profile') v = argv[++i];
     else if (a.startsWith('--profile=')) v = a.slice('--profile='.length);
     else continue;
-    for (const p of String(v ?? '').split(',').filter(Boolean)) {
+    for (const p of String(v ?? '')
+      .split(',')
+      .filter(Boolean)) {
       if (!PROFILES.includes(p)) throw new StackError(`unknown profile ${JSON.stringify(p)} (known: ${PROFILES.join(', ')})`);
       profiles.add(p);
     }
@@ -30,7 +32,10 @@ const t0 = Date.now();
 const say = (msg) => console.log(`[stack ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
 
 function describeCommand(cmd, args) {
-  return [cmd, ...args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ').replace(/postgres:\/\/[^@\s]*@/g, 'postgres://***@');
+  return [cmd, ...args]
+    .map((a) => (/\s/.test(a) ? JSON.stringify(a) : a))
+    .join(' ')
+    .replace(/postgres:\/\/[^@\s]*@/g, 'postgres://***@');
 }
 
 /** The post-start step of a service that was already running (idempotent: roles, bucket ...). */
@@ -64,7 +69,10 @@ async function upOne(name) {
     }
     say(`${name}: running (pid ${rec.pid}) but not healthy yet; waiting`);
     const reason = await waitHealthy(spec.health, { timeoutMs: spec.timeoutMs });
-    if (reason) throw new StackError(`${name}: the running process (pid ${rec.pid}, started by stack:up) ${reason}. Read ${rel(logPath(name))}, or run \`npm run stack:down\` and try again.\n${logTail(logPath(name))}`);
+    if (reason)
+      throw new StackError(
+        `${name}: the running process (pid ${rec.pid}, started by stack:up) ${reason}. Read ${rel(logPath(name))}, or run \`npm run stack:down\` and try again.\n${logTail(logPath(name))}`,
+      );
     await afterHealthyOf(name, spec);
     say(`${name}: up (pid ${rec.pid}) at ${spec.url}`);
     return false;
@@ -78,7 +86,9 @@ async function startOne(name, spec) {
   if (!spec.tool) throw new StackError(`${name}: command not found: ${spec.missing}`);
   for (const { setting, port } of spec.ports) {
     if (!(await portFree(port))) {
-      throw new StackError(`${name}: port ${port} on 127.0.0.1 (${setting}) is already in use by a process stack:up did not start; stop it or change the port in .env. Nothing was started for ${name}; log: ${rel(logPath(name))}`);
+      throw new StackError(
+        `${name}: port ${port} on 127.0.0.1 (${setting}) is already in use by a process stack:up did not start; stop it or change the port in .env. Nothing was started for ${name}; log: ${rel(logPath(name))}`,
+      );
     }
   }
   await spec.prepare?.(say);
@@ -115,7 +125,8 @@ export function parseNames(argv) {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--profile') i++;
     else if (!argv[i].startsWith('--')) {
-      if (!SERVICES.some((s) => s.name === argv[i])) throw new StackError(`unknown service ${JSON.stringify(argv[i])} (known: ${SERVICES.map((s) => s.name).join(', ')})`);
+      if (!SERVICES.some((s) => s.name === argv[i]))
+        throw new StackError(`unknown service ${JSON.stringify(argv[i])} (known: ${SERVICES.map((s) => s.name).join(', ')})`);
       names.push(argv[i]);
     }
   }
@@ -137,7 +148,10 @@ export async function up(profiles, only = []) {
   for (const { name } of wanted) {
     if (readPid(name)?.running) continue;
     for (const { setting, port } of serviceSpec(name).ports) {
-      if (!(await portFree(port))) taken.push(`${name}: port ${port} on 127.0.0.1 (${setting}) is already in use by a process stack:up did not start; stop it or change the port in .env (log: ${rel(logPath(name))})`);
+      if (!(await portFree(port)))
+        taken.push(
+          `${name}: port ${port} on 127.0.0.1 (${setting}) is already in use by a process stack:up did not start; stop it or change the port in .env (log: ${rel(logPath(name))})`,
+        );
     }
   }
   if (taken.length) throw new StackError(`nothing was started.\n  ${taken.join('\n  ')}`);
@@ -209,7 +223,9 @@ function outboxLine(spec) {
     const hint = dead > 0 ? '  # refused by OpenFGA: fix the cause, then npm run fga:drain -- --retry-dead' : '';
     return `${'outbox'.padEnd(11)} queued ${queued}, dead letter ${dead}${hint}`;
   } catch (err) {
-    const why = String(err.stderr || err.message).trim().split('\n')[0];
+    const why = String(err.stderr || err.message)
+      .trim()
+      .split('\n')[0];
     return `${'outbox'.padEnd(11)} not readable (${why}; npm run db:migrate?)`;
   }
 }
@@ -225,7 +241,7 @@ async function main() {
       process.exitCode = 2;
     }
   } catch (err) {
-    console.error(`stack:${cmd} failed: ${err instanceof StackError ? err.message : err.stack ?? err.message}`);
+    console.error(`stack:${cmd} failed: ${err instanceof StackError ? err.message : (err.stack ?? err.message)}`);
     process.exitCode = 1;
   }
 }

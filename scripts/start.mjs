@@ -53,7 +53,9 @@ function stackPorts(e) {
   const os = n('CAPTURE_LEDGER_OPENSEARCH_PORT', 9200);
   const temporal = n('CAPTURE_LEDGER_TEMPORAL_PORT', 7233);
   const named = ['PG', 'TEMPORAL_UI', 'FGA_HTTP', 'FGA_GRPC', 'API', 'ISSUER', 'FLOW', 'REPLAY'].map((k) => n(`CAPTURE_LEDGER_${k}_PORT`, 0));
-  return [...new Set([...named, temporal, temporal + 10, ...[0, 1, 2, 3].flatMap((i) => [s3 + i, s3 + i + 10000]), os, os + 100])].filter((p) => p > 0).sort((a, b) => a - b);
+  return [...new Set([...named, temporal, temporal + 10, ...[0, 1, 2, 3].flatMap((i) => [s3 + i, s3 + i + 10000]), os, os + 100])]
+    .filter((p) => p > 0)
+    .sort((a, b) => a - b);
 }
 
 const children = new Map();
@@ -81,7 +83,12 @@ APPS.forEach((name, i) => {
   // a root capture worker runs as the unprivileged capture user (Chromium then keeps its sandbox)
   const asCaptureUser = name === 'capture-worker' && process.getuid?.() === 0;
   const [cmd, cmdArgs] = asCaptureUser ? ['runuser', ['-u', CAPTURE_USER, '--', node, ...args]] : [node, args];
-  const child = spawn(cmd, cmdArgs, { cwd: ROOT, env: name === 'capture-worker' ? captureWorkerEnv : childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, cmdArgs, {
+    cwd: ROOT,
+    env: name === 'capture-worker' ? captureWorkerEnv : childEnv,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.set(name, child);
   prefixed(name, COLORS[i % COLORS.length], child.stdout, process.stdout);
   prefixed(name, COLORS[i % COLORS.length], child.stderr, process.stderr);
@@ -107,7 +114,11 @@ const urls = [
   ['Postgres', e('CAPTURE_LEDGER_DATABASE_URL')?.replace(/:[^:@/]*@/, ':***@')],
 ];
 if (profiles.has('search')) urls.push(['OpenSearch', childEnv.CAPTURE_LEDGER_OPENSEARCH_URL]);
-console.log('\ncapture-ledger is starting:\n' + urls.map(([k, v]) => `  ${k.padEnd(21)} ${v}`).join('\n') + '\n  (Ctrl-C stops these processes; the stack stays up — npm run stack:down)\n');
+console.log(
+  '\ncapture-ledger is starting:\n' +
+    urls.map(([k, v]) => `  ${k.padEnd(21)} ${v}`).join('\n') +
+    '\n  (Ctrl-C stops these processes; the stack stays up — npm run stack:down)\n',
+);
 
 function stopAll(sig) {
   if (stopping) return;

@@ -55,7 +55,8 @@ function writeStamp(name, pin, extra = {}) {
   writeFileSync(STAMPS + name + '.json', JSON.stringify({ pin, ...extra, built: new Date().toISOString() }, null, 2) + '\n');
 }
 // only what changes the build counts (editing a pin's "why" rebuilds nothing)
-const buildKey = (pin) => (pin ? JSON.stringify(pin, ['kind', 'module', 'version', 'package', 'upgrade', 'artifacts', 'packages', 'launcher', 'pin', 'mavenDependencyPlugin']) : null);
+const buildKey = (pin) =>
+  pin ? JSON.stringify(pin, ['kind', 'module', 'version', 'package', 'upgrade', 'artifacts', 'packages', 'launcher', 'pin', 'mavenDependencyPlugin']) : null;
 const samePin = (a, b) => buildKey(a) === buildKey(b);
 
 /** Runs a command, streaming nothing; every `everyMs` it reports progress via `tick(lines)`. */
@@ -87,7 +88,11 @@ function run(cmd, args, opts) {
       if (timer) clearInterval(timer);
       if (code === 0) resolve(out + (opts.keepStderr ? err : ''));
       else {
-        const tail = (err.trim() || out.trim()).split('\n').filter((l) => !l.startsWith('go: downloading')).slice(-25).join('\n');
+        const tail = (err.trim() || out.trim())
+          .split('\n')
+          .filter((l) => !l.startsWith('go: downloading'))
+          .slice(-25)
+          .join('\n');
         reject(new ToolError(`${label}: \`${cmd} ${args.join(' ')}\` failed (exit ${code}) in ${cwd ?? ROOT}\n${tail}`));
       }
     });
@@ -219,7 +224,8 @@ async function buildMavenJava(name, pin) {
     say(`${name}: up to date (${pin.artifacts.join(', ')})`);
     return;
   }
-  for (const cmd of ['mvn', 'javac']) if (!onPath(cmd)) throw new ToolError(`${name}: the ${cmd} command is not on PATH (needed to build the ${name} launcher)`);
+  for (const cmd of ['mvn', 'javac'])
+    if (!onPath(cmd)) throw new ToolError(`${name}: the ${cmd} command is not on PATH (needed to build the ${name} launcher)`);
   const started = Date.now();
   mkdirSync(dir, { recursive: true });
   rmSync(dir + 'stamp.json', { force: true });
@@ -227,14 +233,27 @@ async function buildMavenJava(name, pin) {
   say(`${name}: resolving ${pin.artifacts.length} artifacts and their dependencies from Maven Central`);
   rmSync(dir + 'lib', { recursive: true, force: true });
   let fetched = 0;
-  await run('mvn', ['-B', '-ntp', `-Dmaven.repo.local=${M2}`, '-f', dir + 'pom.xml', `org.apache.maven.plugins:maven-dependency-plugin:${MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`, `-DoutputDirectory=${dir}lib`, '-DincludeScope=runtime'], {
-    cwd: dir,
-    label: name,
-    onLine: (l) => {
-      if (/Copying|Downloaded/.test(l)) fetched++;
+  await run(
+    'mvn',
+    [
+      '-B',
+      '-ntp',
+      `-Dmaven.repo.local=${M2}`,
+      '-f',
+      dir + 'pom.xml',
+      `org.apache.maven.plugins:maven-dependency-plugin:${MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`,
+      `-DoutputDirectory=${dir}lib`,
+      '-DincludeScope=runtime',
+    ],
+    {
+      cwd: dir,
+      label: name,
+      onLine: (l) => {
+        if (/Copying|Downloaded/.test(l)) fetched++;
+      },
+      tick: () => say(`${name}: maven still resolving (${fetched} artifacts so far, ${elapsed(started)})`),
     },
-    tick: () => say(`${name}: maven still resolving (${fetched} artifacts so far, ${elapsed(started)})`),
-  });
+  );
   say(`${name}: compiling ${pin.launcher}`);
   rmSync(dir + 'classes', { recursive: true, force: true });
   await run('javac', ['--release', '17', '-nowarn', '-cp', `${dir}lib/*`, '-d', dir + 'classes', launcher], { label: name, cwd: dir });

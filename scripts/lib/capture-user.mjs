@@ -20,6 +20,8 @@ export function captureUserUid() {
 export function ensureCaptureUser(log) {
   if (process.getuid?.() !== 0 || captureUserUid() !== undefined) return;
   const useradd = ['/usr/sbin/useradd', '/sbin/useradd'].find((p) => existsSync(p)) ?? 'useradd';
-  execFileSync(useradd, ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', CAPTURE_USER], { stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync(useradd, ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', CAPTURE_USER], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   log(`created the system user ${CAPTURE_USER} (uid ${captureUserUid()}): Chromium runs as it when a capture process is root`);
 }

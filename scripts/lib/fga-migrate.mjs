@@ -16,7 +16,10 @@ export function fgaMigrate({ timeoutMs = 120000 } = {}) {
   const r = spawnSync(tool.path, args, { encoding: 'utf8', timeout: timeoutMs });
   mkdirSync(LOG_DIR, { recursive: true });
   const log = logPath('fga-migrate');
-  appendFileSync(log, `\n--- ${new Date().toISOString()} ${tool.path} migrate --datastore-engine postgres --datastore-uri <CAPTURE_LEDGER_FGA_DATABASE_URL>\n${r.stdout ?? ''}${r.stderr ?? ''}`);
+  appendFileSync(
+    log,
+    `\n--- ${new Date().toISOString()} ${tool.path} migrate --datastore-engine postgres --datastore-uri <CAPTURE_LEDGER_FGA_DATABASE_URL>\n${r.stdout ?? ''}${r.stderr ?? ''}`,
+  );
   if (r.error || r.status !== 0) {
     const why = r.error ? r.error.message : `exit code ${r.status}`;
     const tail = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-8).join('\n    ');

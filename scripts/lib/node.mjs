@@ -87,7 +87,10 @@ function npmPack(spec, dir, tick) {
   return new Promise((resolve, reject) => {
     // npm logs each fetch at loglevel http (shown: with the ticker, that is the progress) and
     // lists the tarball's 2800 files as notices (not shown)
-    const child = spawn('npm', ['pack', spec, '--pack-destination', dir, '--loglevel', 'http', '--no-fund', '--no-audit'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('npm', ['pack', spec, '--pack-destination', dir, '--loglevel', 'http', '--no-fund', '--no-audit'], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let errors = '';
     child.stderr.on('data', (d) => {
       for (const line of d.toString().split('\n')) {
@@ -139,7 +142,12 @@ export async function reexecOnProjectNode(say = console.log) {
   }
   process.env.PATH = envWithNode(node).PATH;
   if (sameFile(node, process.execPath)) return;
-  say(`node: running ${process.argv.slice(1).map((a) => a.replace(ROOT, '')).join(' ')} again on ${node.replace(ROOT, '')}`);
+  say(
+    `node: running ${process.argv
+      .slice(1)
+      .map((a) => a.replace(ROOT, ''))
+      .join(' ')} again on ${node.replace(ROOT, '')}`,
+  );
   const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: process.env });
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))));

@@ -99,7 +99,13 @@ export function logTail(file, from = 0, lines = 15) {
   } finally {
     closeSync(fd);
   }
-  return buf.toString('utf8').trimEnd().split('\n').slice(-lines).map((l) => '    ' + l).join('\n');
+  return buf
+    .toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .slice(-lines)
+    .map((l) => '    ' + l)
+    .join('\n');
 }
 
 /** True when 127.0.0.1:port can be bound (nobody listens there). */
@@ -134,7 +140,10 @@ export async function waitHealthy(check, { timeoutMs, exitStatus, intervalMs = 3
   let last = '';
   for (;;) {
     const ex = exitStatus?.();
-    if (ex) return ex.error ? `could not be started (${ex.error.message})` : `exited (code ${ex.code}${ex.signal ? `, signal ${ex.signal}` : ''}) before it became healthy`;
+    if (ex)
+      return ex.error
+        ? `could not be started (${ex.error.message})`
+        : `exited (code ${ex.code}${ex.signal ? `, signal ${ex.signal}` : ''}) before it became healthy`;
     try {
       const r = await check();
       if (r === true) return null;

@@ -8,7 +8,10 @@ const hmac = (k, s) => createHmac('sha256', k).update(s).digest();
 export async function s3Request({ endpoint, region, accessKeyId, secretAccessKey }, method, path, { timeoutMs = 5000 } = {}) {
   const url = new URL(path, endpoint);
   const now = new Date();
-  const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const day = amzDate.slice(0, 8);
   const payloadHash = sha256('');
   const headers = { host: url.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': amzDate };
@@ -17,7 +20,10 @@ export async function s3Request({ endpoint, region, accessKeyId, secretAccessKey
     method,
     url.pathname.split('/').map(encodeURIComponent).join('/'),
     '',
-    Object.keys(headers).sort().map((k) => `${k}:${headers[k]}\n`).join(''),
+    Object.keys(headers)
+      .sort()
+      .map((k) => `${k}:${headers[k]}\n`)
+      .join(''),
     signedHeaders,
     payloadHash,
   ].join('\n');

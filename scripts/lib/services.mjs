@@ -25,7 +25,14 @@ export const SEARCH_ATTRIBUTES = ['CrawlId', 'CrawlOrg', 'CrawlState'];
 // List and search checks (MINIMIZE_LATENCY) may be answered from OpenFGA's caches for 10 s, as
 // Auth0 FGA does; signing and can_submit ask at HIGHER_CONSISTENCY, which bypasses them.
 // compose.yaml passes the same flags.
-export const OPENFGA_CACHE_FLAGS = ['--check-query-cache-enabled=true', '--check-query-cache-ttl=10s', '--check-iterator-cache-enabled=true', '--check-iterator-cache-ttl=10s', '--list-objects-iterator-cache-enabled=true', '--list-objects-iterator-cache-ttl=10s'];
+export const OPENFGA_CACHE_FLAGS = [
+  '--check-query-cache-enabled=true',
+  '--check-query-cache-ttl=10s',
+  '--check-iterator-cache-enabled=true',
+  '--check-iterator-cache-ttl=10s',
+  '--list-objects-iterator-cache-enabled=true',
+  '--list-objects-iterator-cache-ttl=10s',
+];
 
 const isRoot = () => process.getuid?.() === 0;
 
@@ -76,8 +83,10 @@ export const PUT_ONLY_S3_POLICY = 'capture-worker-put-objects';
  * DELETE, multipart abort and tagging are other actions).
  */
 export function seaweedIdentities(admin, worker, bucket) {
-  if (!worker.accessKeyId || !worker.secretAccessKey) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY must both be set (see .env.example)');
-  if (worker.accessKeyId === admin.accessKeyId) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID must differ from CAPTURE_LEDGER_S3_ACCESS_KEY_ID: the capture workers get a key of their own');
+  if (!worker.accessKeyId || !worker.secretAccessKey)
+    throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY must both be set (see .env.example)');
+  if (worker.accessKeyId === admin.accessKeyId)
+    throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID must differ from CAPTURE_LEDGER_S3_ACCESS_KEY_ID: the capture workers get a key of their own');
   const putOnly = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:PutObject'], Resource: [`arn:aws:s3:::${bucket}/*`] }] };
   return {
     identities: [
@@ -112,7 +121,22 @@ export function serviceSpec(name) {
       const runuser = ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => existsSync(p)) ?? 'runuser';
       const asPostgres = (cmd, args) => (isRoot() ? [runuser, ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
       const psql = (sql) => {
-        const [c, a] = asPostgres(`${bin}/psql`, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-f', '-']);
+        const [c, a] = asPostgres(`${bin}/psql`, [
+          '-X',
+          '-q',
+          '-v',
+          'ON_ERROR_STOP=1',
+          '-h',
+          sock,
+          '-p',
+          String(port),
+          '-U',
+          'postgres',
+          '-d',
+          'postgres',
+          '-f',
+          '-',
+        ]);
         return execFileSync(c, a, { input: sql, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30000 });
       };
       return {
@@ -136,12 +160,39 @@ export function serviceSpec(name) {
           }
           if (!existsSync(data + '/PG_VERSION')) {
             log('postgres: initdb ' + data);
-            const [c, a] = asPostgres(`${bin}/initdb`, ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C.UTF-8']);
+            const [c, a] = asPostgres(`${bin}/initdb`, [
+              '-D',
+              data,
+              '-U',
+              'postgres',
+              '--auth-local=trust',
+              '--auth-host=scram-sha-256',
+              '-E',
+              'UTF8',
+              '--locale=C.UTF-8',
+            ]);
             execFileSync(c, a, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120000 });
           }
         },
         command() {
-          return asPostgres(`${bin}/postgres`, ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${sock}`, '-c', 'max_connections=200', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']);
+          return asPostgres(`${bin}/postgres`, [
+            '-D',
+            data,
+            '-p',
+            String(port),
+            '-c',
+            'listen_addresses=127.0.0.1',
+            '-c',
+            `unix_socket_directories=${sock}`,
+            '-c',
+            'max_connections=200',
+            '-c',
+            'fsync=off',
+            '-c',
+            'synchronous_commit=off',
+            '-c',
+            'full_page_writes=off',
+          ]);
         },
         async health() {
           const [c, a] = asPostgres(`${bin}/pg_isready`, ['-q', '-h', '127.0.0.1', '-p', String(port), '-d', 'postgres', '-U', 'postgres']);
@@ -155,7 +206,10 @@ export function serviceSpec(name) {
         async afterHealthy(log) {
           const ledger = urlParts('CAPTURE_LEDGER_DATABASE_URL');
           const fga = urlParts('CAPTURE_LEDGER_FGA_DATABASE_URL');
-          const roles = new Map([[ledger.user, ledger.password], [fga.user, fga.password]]);
+          const roles = new Map([
+            [ledger.user, ledger.password],
+            [fga.user, fga.password],
+          ]);
           let sql = '';
           for (const [user, password] of roles) {
             sql += `SELECT format('CREATE ROLE %I', ${sqlString(user)}) WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = ${sqlString(user)})\\gexec\n`;
@@ -172,8 +226,28 @@ export function serviceSpec(name) {
         outboxCounts() {
           const { database } = urlParts('CAPTURE_LEDGER_DATABASE_URL');
           const query = 'SELECT count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL) FROM fga_outbox';
-          const [c, a] = asPostgres(`${bin}/psql`, ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', database, '-c', query]);
-          const [queued, dead] = execFileSync(c, a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 }).trim().split('|').map(Number);
+          const [c, a] = asPostgres(`${bin}/psql`, [
+            '-X',
+            '-q',
+            '-A',
+            '-t',
+            '-v',
+            'ON_ERROR_STOP=1',
+            '-h',
+            sock,
+            '-p',
+            String(port),
+            '-U',
+            'postgres',
+            '-d',
+            database,
+            '-c',
+            query,
+          ]);
+          const [queued, dead] = execFileSync(c, a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 })
+            .trim()
+            .split('|')
+            .map(Number);
           return { queued, dead };
         },
         url: `postgres://127.0.0.1:${port}`,
@@ -185,8 +259,17 @@ export function serviceSpec(name) {
       const tool = resolveBinary('temporal');
       const address = `127.0.0.1:${port}`;
       // the apps' namespace, the tests' own and the capture tier's, all with the search attributes
-      const namespaces = [...new Set([env.CAPTURE_LEDGER_TEMPORAL_NAMESPACE || 'default', env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE, env.CAPTURE_FLOW_TEMPORAL_NAMESPACE].filter(Boolean))];
-      const cli = (args) => execFileSync(tool.path, [...args, '--address', address, '--command-timeout', '5s'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 });
+      const namespaces = [
+        ...new Set(
+          [env.CAPTURE_LEDGER_TEMPORAL_NAMESPACE || 'default', env.CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE, env.CAPTURE_FLOW_TEMPORAL_NAMESPACE].filter(Boolean),
+        ),
+      ];
+      const cli = (args) =>
+        execFileSync(tool.path, [...args, '--address', address, '--command-timeout', '5s'], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 10000,
+        });
       const missingSearchAttributes = (namespace) => {
         const out = cli(['operator', 'search-attribute', 'list', '--namespace', namespace, '-o', 'json']);
         return SEARCH_ATTRIBUTES.filter((k) => !out.includes(`"${k}"`));
@@ -205,7 +288,20 @@ export function serviceSpec(name) {
           mkdirSync(STACK_DIR + 'temporal', { recursive: true });
         },
         command() {
-          const args = ['server', 'start-dev', '--db-filename', STACK_DIR + 'temporal/temporal.db', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(ui), '--log-level', 'warn'];
+          const args = [
+            'server',
+            'start-dev',
+            '--db-filename',
+            STACK_DIR + 'temporal/temporal.db',
+            '--ip',
+            '127.0.0.1',
+            '--port',
+            String(port),
+            '--ui-port',
+            String(ui),
+            '--log-level',
+            'warn',
+          ];
           for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
           for (const ns of namespaces) if (ns !== 'default') args.push('--namespace', ns);
           return [tool.path, args];
@@ -217,7 +313,10 @@ export function serviceSpec(name) {
             const missing = missingSearchAttributes(namespaces[0]);
             return missing.length ? `search attributes ${missing.join(', ')} not registered in namespace ${namespaces[0]} yet` : true;
           } catch (err) {
-            return `temporal operator search-attribute list: ${String(err.stderr ?? err.message).trim().split('\n').pop()}`;
+            return `temporal operator search-attribute list: ${String(err.stderr ?? err.message)
+              .trim()
+              .split('\n')
+              .pop()}`;
           }
         },
         // A server started before a namespace was configured (its SQLite file already existed, or
@@ -238,7 +337,13 @@ export function serviceSpec(name) {
               } catch (err) {
                 // a namespace just created is unknown until the server's namespace cache refreshes
                 missing = SEARCH_ATTRIBUTES;
-                if (Date.now() > deadline) throw new Error(`namespace ${namespace}: ${String(err.stderr ?? err.message).trim().split('\n').pop()}`);
+                if (Date.now() > deadline)
+                  throw new Error(
+                    `namespace ${namespace}: ${String(err.stderr ?? err.message)
+                      .trim()
+                      .split('\n')
+                      .pop()}`,
+                  );
               }
               if (missing.length === 0) break;
               if (Date.now() > deadline) throw new Error(`namespace ${namespace}: search attributes ${missing.join(', ')} still missing after 30 s`);
@@ -273,7 +378,25 @@ export function serviceSpec(name) {
         command() {
           return [
             tool.path,
-            ['run', '--datastore-engine', 'postgres', '--datastore-uri', env.CAPTURE_LEDGER_FGA_DATABASE_URL, '--http-addr', `127.0.0.1:${http}`, '--grpc-addr', `127.0.0.1:${grpc}`, '--metrics-enabled=false', '--datastore-metrics-enabled=false', '--playground-enabled=false', '--log-format', 'text', '--log-level', 'warn', ...OPENFGA_CACHE_FLAGS],
+            [
+              'run',
+              '--datastore-engine',
+              'postgres',
+              '--datastore-uri',
+              env.CAPTURE_LEDGER_FGA_DATABASE_URL,
+              '--http-addr',
+              `127.0.0.1:${http}`,
+              '--grpc-addr',
+              `127.0.0.1:${grpc}`,
+              '--metrics-enabled=false',
+              '--datastore-metrics-enabled=false',
+              '--playground-enabled=false',
+              '--log-format',
+              'text',
+              '--log-level',
+              'warn',
+              ...OPENFGA_CACHE_FLAGS,
+            ],
           ];
         },
         health: () => httpOk(`http://127.0.0.1:${http}/healthz`, (b) => b.includes('SERVING')),

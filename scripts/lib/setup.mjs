@@ -71,7 +71,7 @@ export async function ensureChromium() {
   if (existsSync('/usr/bin/chromium')) return;
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!root || !existsSync('/usr/bin/apt-get')) {
-    say('warning: /usr/bin/chromium is missing; the capture flow and the browser tests need Debian\'s chromium (apt-get install chromium)');
+    say("warning: /usr/bin/chromium is missing; the capture flow and the browser tests need Debian's chromium (apt-get install chromium)");
     return;
   }
   say("installing Debian's chromium (apt-get, a minute or two; its download lines follow)");

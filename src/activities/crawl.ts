@@ -146,7 +146,14 @@ export function createCrawlActivities(deps: ActivityDeps) {
     async admitLevel(input: { crawlId: string; depth: number; reportId: string; expand: boolean }): Promise<AdmitLevelResult> {
       try {
         return await admit(
-          { db, s3: deps.s3, reader, bucket: config.s3.bucket, log: { warn: (msg, meta) => log.warn(msg, meta) }, policy: createAddressPolicy(config.capture.allow, config.capture.deniedPorts) },
+          {
+            db,
+            s3: deps.s3,
+            reader,
+            bucket: config.s3.bucket,
+            log: { warn: (msg, meta) => log.warn(msg, meta) },
+            policy: createAddressPolicy(config.capture.allow, config.capture.deniedPorts),
+          },
           { crawlId: input.crawlId, depth: input.depth, expand: input.expand },
         );
       } catch (err) {

@@ -21,7 +21,9 @@ export type { IndexResult };
 const NOTHING: IndexResult = { indexed: 0, pages: 0, failed: 0 };
 
 function warnNotIndexed(archiveId: string, error: Error, marked: boolean): void {
-  const outcome = marked ? 'archive cannot be indexed; its index_error says why and it is passed over from now on' : 'archive not indexed; it stays unindexed and is tried again next time';
+  const outcome = marked
+    ? 'archive cannot be indexed; its index_error says why and it is passed over from now on'
+    : 'archive not indexed; it stays unindexed and is tried again next time';
   try {
     log.warn(outcome, { archiveId, error: error.message });
   } catch {

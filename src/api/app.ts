@@ -116,7 +116,10 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
   );
   app.get(
     '/healthz',
-    { config: { public: true }, schema: { hide: true, response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } } } },
+    {
+      config: { public: true },
+      schema: { hide: true, response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } } },
+    },
     async () => ({ status: 'ok' }),
   );
   await app.register(pickerRoutes, { mode: resolver.mode, replayUrl: deps.config.api.replayUrl, imageOrigin: deps.config.s3.endpoint });

@@ -31,7 +31,11 @@ export type AppClients = Pick<AppDeps, 's3' | 'signer' | 'search'>;
 
 /** The object-store and search clients, made once from the configuration; closeAppClients ends them. */
 export function createAppClients(config: Config): AppClients {
-  return { s3: createS3(config.s3), signer: createUrlSigner(config.s3), search: config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch) };
+  return {
+    s3: createS3(config.s3),
+    signer: createUrlSigner(config.s3),
+    search: config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch),
+  };
 }
 
 export async function closeAppClients(clients: AppClients): Promise<void> {

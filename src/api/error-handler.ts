@@ -33,7 +33,12 @@ export function validationDetails(errors: FastifySchemaValidationError[], contex
   });
 }
 
-const FORMAT_NAMES: Record<string, string> = { uuid: 'a UUID', 'date-time': 'an ISO 8601 timestamp with a time zone (date-time)', uri: 'a URI', date: 'a date (YYYY-MM-DD)' };
+const FORMAT_NAMES: Record<string, string> = {
+  uuid: 'a UUID',
+  'date-time': 'an ISO 8601 timestamp with a time zone (date-time)',
+  uri: 'a URI',
+  date: 'a date (YYYY-MM-DD)',
+};
 
 function messageFor(keyword: string, params: Record<string, unknown>, fallback: string | undefined): string {
   if (keyword === 'additionalProperties') return 'is not allowed';
@@ -70,7 +75,10 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
   }
   if (code !== undefined && PG_BAD_INPUT.has(code)) {
     request.log.info({ code, detail: err.message }, 'rejected by the database');
-    return reply.code(400).send({ error: 'invalid request', details: [{ field: (err as { column?: string }).column ?? (err as { constraint?: string }).constraint ?? 'request', message: err.message }] });
+    return reply.code(400).send({
+      error: 'invalid request',
+      details: [{ field: (err as { column?: string }).column ?? (err as { constraint?: string }).constraint ?? 'request', message: err.message }],
+    });
   }
   const status = err.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -81,7 +81,8 @@ export async function discover(issuer: string, fetchImpl: typeof fetch = fetch):
     throw new IdentityProviderUnavailableError(`OIDC discovery at ${url} failed: ${(err as Error).message}`, { cause: err });
   }
   // OpenID Connect Discovery §4.3: the document's issuer must be identical to the one configured.
-  if (doc.issuer !== issuer) throw new IdentityProviderUnavailableError(`OIDC discovery at ${url} names issuer ${JSON.stringify(doc.issuer)}, expected ${JSON.stringify(issuer)}`);
+  if (doc.issuer !== issuer)
+    throw new IdentityProviderUnavailableError(`OIDC discovery at ${url} names issuer ${JSON.stringify(doc.issuer)}, expected ${JSON.stringify(issuer)}`);
   if (typeof doc.jwks_uri !== 'string') throw new IdentityProviderUnavailableError(`OIDC discovery at ${url} has no jwks_uri`);
   return { jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 5000, cooldownDuration: 30_000 }) };
 }
@@ -136,7 +137,8 @@ export function oidcResolver(opts: { issuer: string; audience: string; fetchImpl
 export function selectIdentity(identity: Config['identity'], log?: { warn(msg: string): void }): IdentityResolver {
   switch (identity.mode) {
     case 'oidc':
-      if (identity.devIdentityAlsoSet) log?.warn('CAPTURE_LEDGER_DEV_IDENTITY is set but ignored: CAPTURE_LEDGER_OIDC_ISSUER is configured, so only Bearer JWTs are accepted');
+      if (identity.devIdentityAlsoSet)
+        log?.warn('CAPTURE_LEDGER_DEV_IDENTITY is set but ignored: CAPTURE_LEDGER_OIDC_ISSUER is configured, so only Bearer JWTs are accepted');
       return oidcResolver({ issuer: identity.issuer, audience: identity.audience });
     case 'dev':
       log?.warn(

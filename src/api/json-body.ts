@@ -14,7 +14,10 @@ export const jsonBodyPlugin = fp(async (app: FastifyInstance) => {
       if (err) return done(err, undefined);
       const at = nulPathInJson(body as string, value);
       if (at === undefined) return done(null, value);
-      done(new BadRequestError('invalid request', { details: [{ field: ['body', ...at].join('.'), message: 'must not contain a NUL character (U+0000)' }] }), undefined);
+      done(
+        new BadRequestError('invalid request', { details: [{ field: ['body', ...at].join('.'), message: 'must not contain a NUL character (U+0000)' }] }),
+        undefined,
+      );
     });
   });
 });

@@ -75,7 +75,9 @@ export function levelCapabilityGate(opts: LevelGateOptions) {
       const reason = request.identityRefusal ?? 'unauthenticated';
       request.log.warn({ crawlId, depth, reason }, `level ${opts.what} carried its capability but its token was refused: failing the crawl`);
       if (opts.onTokenRefused !== undefined) {
-        await opts.onTokenRefused(crawlId!, depth!, reason).catch((err: unknown) => request.log.error({ err, crawlId, depth }, 'could not tell the crawl its report was refused'));
+        await opts
+          .onTokenRefused(crawlId!, depth!, reason)
+          .catch((err: unknown) => request.log.error({ err, crawlId, depth }, 'could not tell the crawl its report was refused'));
       }
       throw new UnauthenticatedError(reason, `the ${opts.what} carried level ${depth}'s capability but its token was refused (${reason}); the crawl fails`);
     }

@@ -34,4 +34,7 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
 });
 
 await app.listen({ host: config.api.host, port: config.api.port });
-app.log.info({ identity: config.identity.mode, replay: config.api.replayUrl, node: process.version }, `capture-ledger api on http://${config.api.host}:${config.api.port}`);
+app.log.info(
+  { identity: config.identity.mode, replay: config.api.replayUrl, node: process.version },
+  `capture-ledger api on http://${config.api.host}:${config.api.port}`,
+);

@@ -61,8 +61,14 @@ export async function pickerRoutes(app: FastifyInstance, opts: PickerOptions): P
       res.setHeader('x-content-type-options', 'nosniff');
     },
   });
-  app.get('/', { config: { public: true }, schema: { ...hidden, querystring: { type: 'object', properties: {}, additionalProperties: false } } }, async (_request, reply) => reply.sendFile('index.html'));
-  app.get('/picker/config.json', { config: { public: true }, schema: hidden }, async (_request, reply) => reply.type('application/json; charset=utf-8').header('cache-control', 'no-store').send(config));
+  app.get(
+    '/',
+    { config: { public: true }, schema: { ...hidden, querystring: { type: 'object', properties: {}, additionalProperties: false } } },
+    async (_request, reply) => reply.sendFile('index.html'),
+  );
+  app.get('/picker/config.json', { config: { public: true }, schema: hidden }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').header('cache-control', 'no-store').send(config),
+  );
   for (const [name, code] of modules) {
     app.get(`/picker/${name}`, { config: { public: true }, schema: hidden }, async (_request, reply) =>
       reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(code),

@@ -31,7 +31,9 @@ try {
 
 try {
   const r = await deployModel({ apiUrl, storeName: args['store-name'] ?? STORE_NAME });
-  console.error(`store ${args['store-name'] ?? STORE_NAME} ${r.createdStore ? 'created' : 'already there'}; model ${r.createdModel ? 'written' : 'unchanged, newest model reused'}`);
+  console.error(
+    `store ${args['store-name'] ?? STORE_NAME} ${r.createdStore ? 'created' : 'already there'}; model ${r.createdModel ? 'written' : 'unchanged, newest model reused'}`,
+  );
   const values = { CAPTURE_LEDGER_FGA_STORE_ID: r.storeId, CAPTURE_LEDGER_FGA_MODEL_ID: r.modelId };
   for (const [k, v] of Object.entries(values)) console.log(`${k}=${v}`);
   writeEnvFile(envLocal, values);

@@ -18,12 +18,15 @@ try {
     onBatch({ delivered, failed }) {
       for (const t of delivered) console.log(`delivered ${t.operation} ${t.user} ${t.relation} ${t.object}`);
       for (const { row: t, error, dead } of failed) {
-        console.error(`${dead ? `dead letter (refused ${OUTBOX_DEAD_AFTER} times)` : 'still queued'} ${t.operation} ${t.user} ${t.relation} ${t.object}: ${error}`);
+        console.error(
+          `${dead ? `dead letter (refused ${OUTBOX_DEAD_AFTER} times)` : 'still queued'} ${t.operation} ${t.user} ${t.relation} ${t.object}: ${error}`,
+        );
       }
     },
   });
   console.log(`delivered ${result.delivered}, failed ${result.failed}, remaining ${result.remaining}, dead ${result.dead}`);
-  if (result.dead > 0) console.error(`${result.dead} tuples are in the dead letter (fga_outbox.dead_at set): fix the cause, then npm run fga:drain -- --retry-dead`);
+  if (result.dead > 0)
+    console.error(`${result.dead} tuples are in the dead letter (fga_outbox.dead_at set): fix the cause, then npm run fga:drain -- --retry-dead`);
   if (result.unavailable !== undefined) console.error(`OpenFGA at ${config.fga.apiUrl} is unavailable: ${result.unavailable}`);
   if (result.failed > 0 || result.unavailable !== undefined) process.exitCode = 1;
 } catch (err) {

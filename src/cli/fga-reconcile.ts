@@ -21,7 +21,10 @@ const config = loadConfigOrExit();
 const db = createDb(config.databaseUrl, 2);
 const s3 = createS3(config.s3);
 try {
-  const result = await reconcile({ db, s3, bucket: config.s3.bucket, log: { warn: (msg, meta) => console.error(`${msg} ${JSON.stringify(meta ?? {})}`) } }, opts);
+  const result = await reconcile(
+    { db, s3, bucket: config.s3.bucket, log: { warn: (msg, meta) => console.error(`${msg} ${JSON.stringify(meta ?? {})}`) } },
+    opts,
+  );
   for (const line of formatReconcileResult(result)) console.log(line);
   if (result.registered > 0) console.log(`their tuples are queued; npm run fga:drain delivers them now`);
   if (result.unreadable > 0) process.exitCode = 1;

@@ -50,7 +50,10 @@ function viewerTuple(archiveId: string, subject: string) {
 
 /** The signing question for someone who brings no organizations. */
 async function canViewAlone(fga: OpenFgaClient, archiveId: string, subject: string, now: Date): Promise<boolean> {
-  const res = await fga.check({ ...viewerTuple(archiveId, subject), relation: 'can_view', context: checkContext(now) }, { consistency: ConsistencyPreference.HigherConsistency });
+  const res = await fga.check(
+    { ...viewerTuple(archiveId, subject), relation: 'can_view', context: checkContext(now) },
+    { consistency: ConsistencyPreference.HigherConsistency },
+  );
   return res.allowed === true;
 }
 
@@ -77,7 +80,13 @@ async function existingShare(fga: OpenFgaClient, archiveId: string, subject: str
 }
 
 /** Writes the conditioned viewer tuple (replacing an earlier share of the same archive with the same user). */
-export async function share(deps: { db: Db; fga: OpenFgaClient }, archiveIdArg: string, user: string, duration: string, now = new Date()): Promise<ShareResult> {
+export async function share(
+  deps: { db: Db; fga: OpenFgaClient },
+  archiveIdArg: string,
+  user: string,
+  duration: string,
+  now = new Date(),
+): Promise<ShareResult> {
   const seconds = parseShareDuration(duration);
   const subject = shareSubject(user);
   const archiveId = await requireArchive(deps.db, archiveIdArg);
@@ -102,7 +111,11 @@ export async function share(deps: { db: Db; fga: OpenFgaClient }, archiveIdArg: 
 }
 
 /** Deletes the viewer tuple. Signing stops at once (the signing check is strongly consistent). */
-export async function unshare(deps: { db: Db; fga: OpenFgaClient }, archiveIdArg: string, user: string): Promise<{ archiveId: string; subject: string; deleted: boolean; canViewNow: boolean }> {
+export async function unshare(
+  deps: { db: Db; fga: OpenFgaClient },
+  archiveIdArg: string,
+  user: string,
+): Promise<{ archiveId: string; subject: string; deleted: boolean; canViewNow: boolean }> {
   const subject = shareSubject(user);
   const archiveId = await requireArchive(deps.db, archiveIdArg);
   const deleted = await existingShare(deps.fga, archiveId, subject);
@@ -139,7 +152,9 @@ async function main(argv: string[]): Promise<number> {
       console.log(`user:${r.subject} ${r.canViewNow ? 'can' : 'cannot'} view it now`);
     } else {
       const r = await unshare({ db, fga }, archiveId, user);
-      console.log(`${r.deleted ? 'unshared' : 'was not shared:'} archive:${r.archiveId} with user:${r.subject} (deleted: user:${r.subject} viewer archive:${r.archiveId})`);
+      console.log(
+        `${r.deleted ? 'unshared' : 'was not shared:'} archive:${r.archiveId} with user:${r.subject} (deleted: user:${r.subject} viewer archive:${r.archiveId})`,
+      );
       console.log(`user:${r.subject} ${r.canViewNow ? 'can still view it (another relation allows it)' : 'cannot view it'}`);
     }
     return 0;

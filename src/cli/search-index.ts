@@ -20,7 +20,12 @@ const s3 = createS3(config.s3);
 const search = createSearchIndex(config.opensearch);
 try {
   const t0 = performance.now();
-  const result = await indexPending({ db, s3, search, onFailure: (id, err, marked) => console.error(`archive ${id} not indexed${marked ? ' (index_error set)' : ''}: ${err.message}`) });
+  const result = await indexPending({
+    db,
+    s3,
+    search,
+    onFailure: (id, err, marked) => console.error(`archive ${id} not indexed${marked ? ' (index_error set)' : ''}: ${err.message}`),
+  });
   const seconds = (performance.now() - t0) / 1000;
   console.log(`indexed ${result.indexed} archives (${result.pages} pages) into ${config.opensearch.index} in ${seconds.toFixed(1)} s; failed ${result.failed}`);
   if (result.failed > 0) process.exitCode = 1;

@@ -7,7 +7,12 @@ import { createAddressPolicy } from '../domain/address-policy.ts';
 const config = loadConfigOrExit();
 const db = createDb(config.databaseUrl, 1);
 try {
-  process.exitCode = await runTargets(db, process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l) }, createAddressPolicy(config.capture.allow, config.capture.deniedPorts));
+  process.exitCode = await runTargets(
+    db,
+    process.argv.slice(2),
+    { out: (l) => console.log(l), err: (l) => console.error(l) },
+    createAddressPolicy(config.capture.allow, config.capture.deniedPorts),
+  );
 } catch (err) {
   console.error((err as Error).message);
   process.exitCode = 1;

@@ -102,7 +102,9 @@ describe('loadConfig', () => {
 
   describe('the crawl webhook: both or neither', () => {
     it('both set', () => {
-      expect(loadConfig(env({ CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:7072/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 't' })).crawl.webhook).toEqual({
+      expect(
+        loadConfig(env({ CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:7072/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 't' })).crawl.webhook,
+      ).toEqual({
         url: 'http://127.0.0.1:7072/crawl',
         token: 't',
       });
@@ -111,7 +113,9 @@ describe('loadConfig', () => {
     it('URL without token names the token, and the URL that is set', () => {
       const err = failure(env({ CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:7072/crawl' }));
       expect(err.variable).toBe('CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN');
-      expect(err.message).toBe('CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN="": is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is (http://127.0.0.1:7072/crawl): set both or neither');
+      expect(err.message).toBe(
+        'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN="": is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is (http://127.0.0.1:7072/crawl): set both or neither',
+      );
     });
 
     it('token without URL names the URL and never prints the token', () => {
@@ -122,7 +126,9 @@ describe('loadConfig', () => {
     });
 
     it('a blank URL with a token is still half-set', () => {
-      expect(failure(env({ CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: ' ', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 't' })).variable).toBe('CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
+      expect(failure(env({ CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: ' ', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 't' })).variable).toBe(
+        'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL',
+      );
     });
 
     it('a URL that is not one is refused', () => {
@@ -137,11 +143,19 @@ describe('loadConfig', () => {
       ['CAPTURE_LEDGER_FGA_API_URL', 'not a url', 'CAPTURE_LEDGER_FGA_API_URL="not a url": is not a URL'],
       ['CAPTURE_LEDGER_FGA_API_URL', 'ftp://127.0.0.1:8080', 'CAPTURE_LEDGER_FGA_API_URL="ftp://127.0.0.1:8080": has the scheme ftp; expected http or https'],
       ['CAPTURE_LEDGER_S3_ENDPOINT', '127.0.0.1:8333', 'CAPTURE_LEDGER_S3_ENDPOINT="127.0.0.1:8333": is not a URL'],
-      ['CAPTURE_LEDGER_DATABASE_URL', 'http://127.0.0.1:55432/x', 'CAPTURE_LEDGER_DATABASE_URL="http://127.0.0.1:55432/x": has the scheme http; expected postgres or postgresql'],
+      [
+        'CAPTURE_LEDGER_DATABASE_URL',
+        'http://127.0.0.1:55432/x',
+        'CAPTURE_LEDGER_DATABASE_URL="http://127.0.0.1:55432/x": has the scheme http; expected postgres or postgresql',
+      ],
       ['CAPTURE_LEDGER_DATABASE_URL', 'capture_ledger', 'CAPTURE_LEDGER_DATABASE_URL="capture_ledger": is not a URL'],
       ['CAPTURE_LEDGER_OPENSEARCH_URL', 'http//127.0.0.1:9200', 'CAPTURE_LEDGER_OPENSEARCH_URL="http//127.0.0.1:9200": is not a URL'],
       ['CAPTURE_LEDGER_OIDC_ISSUER', 'issuer.example', 'CAPTURE_LEDGER_OIDC_ISSUER="issuer.example": is not a URL'],
-      ['CAPTURE_LEDGER_PUBLIC_URL', 'postgres://127.0.0.1/x', 'CAPTURE_LEDGER_PUBLIC_URL="postgres://127.0.0.1/x": has the scheme postgres; expected http or https'],
+      [
+        'CAPTURE_LEDGER_PUBLIC_URL',
+        'postgres://127.0.0.1/x',
+        'CAPTURE_LEDGER_PUBLIC_URL="postgres://127.0.0.1/x": has the scheme postgres; expected http or https',
+      ],
       ['CAPTURE_LEDGER_REPLAY_URL', 'file:///tmp/replay', 'CAPTURE_LEDGER_REPLAY_URL="file:///tmp/replay": has the scheme file; expected http or https'],
     ])('%s=%s is refused', (name, value, message) => {
       const err = failure(env({ [name]: value }));
@@ -163,19 +177,25 @@ describe('loadConfig', () => {
     });
 
     it('OpenSearch is on only when its URL is set', () => {
-      expect(loadConfig(env({ CAPTURE_LEDGER_OPENSEARCH_URL: 'http://127.0.0.1:9200' })).opensearch).toEqual({ url: 'http://127.0.0.1:9200', index: 'capture-ledger-pages' });
+      expect(loadConfig(env({ CAPTURE_LEDGER_OPENSEARCH_URL: 'http://127.0.0.1:9200' })).opensearch).toEqual({
+        url: 'http://127.0.0.1:9200',
+        index: 'capture-ledger-pages',
+      });
       expect(loadConfig(env({ CAPTURE_LEDGER_OPENSEARCH_URL: '' })).opensearch).toBeUndefined();
     });
   });
 
   describe('ports and numbers', () => {
-    it.each(['CAPTURE_LEDGER_API_PORT', 'CAPTURE_LEDGER_ISSUER_PORT', 'CAPTURE_LEDGER_FLOW_PORT', 'CAPTURE_LEDGER_REPLAY_PORT'].map((n) => [n]))('%s', (name) => {
-      expect(failure(env({ [name]: 'http' })).message).toBe(`${name}="http": is not a whole number`);
-      expect(failure(env({ [name]: '-1' })).message).toBe(`${name}="-1": is not a whole number`);
-      expect(failure(env({ [name]: '80.5' })).message).toBe(`${name}="80.5": is not a whole number`);
-      expect(failure(env({ [name]: '0' })).message).toBe(`${name}="0": must be between 1 and 65535`);
-      expect(failure(env({ [name]: '65536' })).message).toBe(`${name}="65536": must be between 1 and 65535`);
-    });
+    it.each(['CAPTURE_LEDGER_API_PORT', 'CAPTURE_LEDGER_ISSUER_PORT', 'CAPTURE_LEDGER_FLOW_PORT', 'CAPTURE_LEDGER_REPLAY_PORT'].map((n) => [n]))(
+      '%s',
+      (name) => {
+        expect(failure(env({ [name]: 'http' })).message).toBe(`${name}="http": is not a whole number`);
+        expect(failure(env({ [name]: '-1' })).message).toBe(`${name}="-1": is not a whole number`);
+        expect(failure(env({ [name]: '80.5' })).message).toBe(`${name}="80.5": is not a whole number`);
+        expect(failure(env({ [name]: '0' })).message).toBe(`${name}="0": must be between 1 and 65535`);
+        expect(failure(env({ [name]: '65536' })).message).toBe(`${name}="65536": must be between 1 and 65535`);
+      },
+    );
 
     it('a good port is taken, and the API port feeds the default public URL', () => {
       const c = loadConfig(env({ CAPTURE_LEDGER_API_PORT: '9999', CAPTURE_LEDGER_PUBLIC_URL: undefined }));
@@ -185,13 +205,17 @@ describe('loadConfig', () => {
 
     it('the level timeout must be a positive whole number of seconds', () => {
       expect(loadConfig(env({ CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '60' })).crawl.levelTimeoutSeconds).toBe(60);
-      expect(failure(env({ CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '0' })).message).toBe('CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS="0": must be between 1 and 604800');
+      expect(failure(env({ CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '0' })).message).toBe(
+        'CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS="0": must be between 1 and 604800',
+      );
       expect(failure(env({ CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '30m' })).message).toBe('CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS="30m": is not a whole number');
     });
 
     it('the Temporal address must be host:port', () => {
       expect(loadConfig(env({ CAPTURE_LEDGER_TEMPORAL_ADDRESS: 'temporal:7233' })).temporal.address).toBe('temporal:7233');
-      expect(failure(env({ CAPTURE_LEDGER_TEMPORAL_ADDRESS: 'http://127.0.0.1:7233' })).message).toBe('CAPTURE_LEDGER_TEMPORAL_ADDRESS="http://127.0.0.1:7233": must be host:port (port 1-65535)');
+      expect(failure(env({ CAPTURE_LEDGER_TEMPORAL_ADDRESS: 'http://127.0.0.1:7233' })).message).toBe(
+        'CAPTURE_LEDGER_TEMPORAL_ADDRESS="http://127.0.0.1:7233": must be host:port (port 1-65535)',
+      );
       expect(failure(env({ CAPTURE_LEDGER_TEMPORAL_ADDRESS: '127.0.0.1' })).variable).toBe('CAPTURE_LEDGER_TEMPORAL_ADDRESS');
       expect(failure(env({ CAPTURE_LEDGER_TEMPORAL_ADDRESS: '127.0.0.1:99999' })).variable).toBe('CAPTURE_LEDGER_TEMPORAL_ADDRESS');
     });
@@ -217,7 +241,9 @@ describe('loadConfig', () => {
     });
 
     it('OIDC wins over dev when both are set (the weaker one must not be what runs)', () => {
-      expect(loadConfig(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'https://id.example', CAPTURE_LEDGER_OIDC_AUDIENCE: 'aud', CAPTURE_LEDGER_DEV_IDENTITY: '1' })).identity).toEqual({
+      expect(
+        loadConfig(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'https://id.example', CAPTURE_LEDGER_OIDC_AUDIENCE: 'aud', CAPTURE_LEDGER_DEV_IDENTITY: '1' })).identity,
+      ).toEqual({
         mode: 'oidc',
         issuer: 'https://id.example',
         audience: 'aud',
@@ -227,7 +253,10 @@ describe('loadConfig', () => {
 
     it('OIDC: the capture flow’s client secret, at least 32 characters, never shown in the error', () => {
       const secret = 'a-flow-secret-of-enough-characters-0123';
-      expect(loadConfig(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'http://127.0.0.1:7071', CAPTURE_LEDGER_FLOW_CLIENT_SECRET: secret })).identity).toMatchObject({ mode: 'oidc', flowClientSecret: secret });
+      expect(loadConfig(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'http://127.0.0.1:7071', CAPTURE_LEDGER_FLOW_CLIENT_SECRET: secret })).identity).toMatchObject({
+        mode: 'oidc',
+        flowClientSecret: secret,
+      });
       expect(loadConfig(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'http://127.0.0.1:7071' })).identity).not.toHaveProperty('flowClientSecret');
       const short = failure(env({ CAPTURE_LEDGER_OIDC_ISSUER: 'http://127.0.0.1:7071', CAPTURE_LEDGER_FLOW_CLIENT_SECRET: 'short-secret' }));
       expect(short.variable).toBe('CAPTURE_LEDGER_FLOW_CLIENT_SECRET');
@@ -237,7 +266,9 @@ describe('loadConfig', () => {
 
     it('a bad DEV_IDENTITY value is refused, even beside OIDC', () => {
       expect(failure(env({ CAPTURE_LEDGER_DEV_IDENTITY: 'on' })).message).toBe('CAPTURE_LEDGER_DEV_IDENTITY="on": must be 1 or 0');
-      expect(failure(env({ CAPTURE_LEDGER_DEV_IDENTITY: 'on', CAPTURE_LEDGER_OIDC_ISSUER: 'https://id.example' })).variable).toBe('CAPTURE_LEDGER_DEV_IDENTITY');
+      expect(failure(env({ CAPTURE_LEDGER_DEV_IDENTITY: 'on', CAPTURE_LEDGER_OIDC_ISSUER: 'https://id.example' })).variable).toBe(
+        'CAPTURE_LEDGER_DEV_IDENTITY',
+      );
     });
   });
 });
@@ -268,8 +299,8 @@ describe('CAPTURE_LEDGER_CAPTURE_ALLOW and the stack ports', () => {
   });
   it('a host:port entry on a stack port or the stack own address stops startup, naming it', () => {
     for (const [entry, why] of [
-      ['site.test:8080', 'port 8080 is one of the stack\'s own'],
-      ['site.test:7243', 'port 7243 is one of the stack\'s own'],
+      ['site.test:8080', "port 8080 is one of the stack's own"],
+      ['site.test:7243', "port 7243 is one of the stack's own"],
       ['127.0.0.1:3000', "the stack's own address"],
       ['[::1]:3000', "the stack's own address"],
     ] as const) {
@@ -286,8 +317,10 @@ describe('CAPTURE_LEDGER_CAPTURE_ALLOW and the stack ports', () => {
     expect(e.message).toContain('prefix length');
   });
   it('denies the stack own ports, derived from the settings, including SeaweedFS and OpenSearch neighbours', () => {
-    const ports = loadConfig(env({ CAPTURE_LEDGER_S3_PORT: '9333', CAPTURE_LEDGER_OPENSEARCH_PORT: '9201', CAPTURE_LEDGER_API_PORT: '7171' })).capture.deniedPorts;
-    for (const p of [55432, 7233, 8233, 8080, 8081, 9333, 9334, 9335, 9336, 19333, 19334, 19335, 19336, 8333, 9201, 9301, 7171, 7071, 7072, 8899]) expect(ports, String(p)).toContain(p);
+    const ports = loadConfig(env({ CAPTURE_LEDGER_S3_PORT: '9333', CAPTURE_LEDGER_OPENSEARCH_PORT: '9201', CAPTURE_LEDGER_API_PORT: '7171' })).capture
+      .deniedPorts;
+    for (const p of [55432, 7233, 8233, 8080, 8081, 9333, 9334, 9335, 9336, 19333, 19334, 19335, 19336, 8333, 9201, 9301, 7171, 7071, 7072, 8899])
+      expect(ports, String(p)).toContain(p);
     expect(ports).not.toContain(80);
     expect(ports).not.toContain(443);
   });

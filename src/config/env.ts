@@ -51,10 +51,7 @@ export interface Config {
   s3: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string };
   opensearch: { url: string; index: string } | undefined;
   api: { host: string; port: number; publicUrl: string; replayUrl: string };
-  identity:
-    | { mode: 'oidc'; issuer: string; audience: string; devIdentityAlsoSet: boolean; flowClientSecret?: string }
-    | { mode: 'dev' }
-    | { mode: 'none' };
+  identity: { mode: 'oidc'; issuer: string; audience: string; devIdentityAlsoSet: boolean; flowClientSecret?: string } | { mode: 'dev' } | { mode: 'none' };
   issuerPort: number;
   crawl: {
     webhook: { url: string; token: string } | undefined;
@@ -161,17 +158,29 @@ export function loadConfig(env: Env = process.env): Config {
   const formats = parseFormats(env);
   const signing = flag(env, 'CAPTURE_LEDGER_CAPTURE_SIGNING');
   if (signing && !formats.includes('wacz')) {
-    throw new ConfigError('CAPTURE_LEDGER_CAPTURE_SIGNING', env.CAPTURE_LEDGER_CAPTURE_SIGNING, `signing needs wacz in CAPTURE_LEDGER_CAPTURE_FORMATS (now ${formats.join(',')})`);
+    throw new ConfigError(
+      'CAPTURE_LEDGER_CAPTURE_SIGNING',
+      env.CAPTURE_LEDGER_CAPTURE_SIGNING,
+      `signing needs wacz in CAPTURE_LEDGER_CAPTURE_FORMATS (now ${formats.join(',')})`,
+    );
   }
 
   const hookUrl = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
   const hookToken = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN');
   // Half a webhook fails only after someone asks for a crawl, by which time a row is open.
   if (hookUrl === undefined && hookToken !== undefined) {
-    throw new ConfigError('CAPTURE_LEDGER_CRAWL_WEBHOOK_URL', env.CAPTURE_LEDGER_CRAWL_WEBHOOK_URL, 'is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN is: set both or neither');
+    throw new ConfigError(
+      'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL',
+      env.CAPTURE_LEDGER_CRAWL_WEBHOOK_URL,
+      'is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN is: set both or neither',
+    );
   }
   if (hookUrl !== undefined && hookToken === undefined) {
-    throw new ConfigError('CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN', env.CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN, `is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is (${hookUrl}): set both or neither`);
+    throw new ConfigError(
+      'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN',
+      env.CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN,
+      `is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is (${hookUrl}): set both or neither`,
+    );
   }
   if (hookUrl !== undefined) url(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
 
@@ -181,12 +190,22 @@ export function loadConfig(env: Env = process.env): Config {
   if (issuer !== undefined) {
     url(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
     const flowClientSecret = flowSecret(env);
-    identity = { mode: 'oidc', issuer, audience: str(env, 'CAPTURE_LEDGER_OIDC_AUDIENCE', 'capture-ledger'), devIdentityAlsoSet: dev, ...(flowClientSecret === undefined ? {} : { flowClientSecret }) };
+    identity = {
+      mode: 'oidc',
+      issuer,
+      audience: str(env, 'CAPTURE_LEDGER_OIDC_AUDIENCE', 'capture-ledger'),
+      devIdentityAlsoSet: dev,
+      ...(flowClientSecret === undefined ? {} : { flowClientSecret }),
+    };
   } else if (dev) {
     // the dev resolver believes any caller's headers: only this machine may reach it
     const host = str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1');
     if (!isLoopbackHost(host)) {
-      throw new ConfigError('CAPTURE_LEDGER_DEV_IDENTITY', env.CAPTURE_LEDGER_DEV_IDENTITY, `trusts any caller's headers, so the API must bind to loopback (127.0.0.1, ::1 or localhost), not CAPTURE_LEDGER_API_HOST=${host}`);
+      throw new ConfigError(
+        'CAPTURE_LEDGER_DEV_IDENTITY',
+        env.CAPTURE_LEDGER_DEV_IDENTITY,
+        `trusts any caller's headers, so the API must bind to loopback (127.0.0.1, ::1 or localhost), not CAPTURE_LEDGER_API_HOST=${host}`,
+      );
     }
     identity = { mode: 'dev' };
   } else {
@@ -215,7 +234,10 @@ export function loadConfig(env: Env = process.env): Config {
       secretAccessKey: str(env, 'CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY'),
       bucket: str(env, 'CAPTURE_LEDGER_S3_BUCKET'),
     },
-    opensearch: osUrl === undefined ? undefined : { url: url(env, 'CAPTURE_LEDGER_OPENSEARCH_URL'), index: str(env, 'CAPTURE_LEDGER_OPENSEARCH_INDEX', 'capture-ledger-pages') },
+    opensearch:
+      osUrl === undefined
+        ? undefined
+        : { url: url(env, 'CAPTURE_LEDGER_OPENSEARCH_URL'), index: str(env, 'CAPTURE_LEDGER_OPENSEARCH_INDEX', 'capture-ledger-pages') },
     api: {
       host: str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1'),
       port: apiPort,
@@ -241,7 +263,8 @@ export function loadConfig(env: Env = process.env): Config {
 function archiveDomain(env: Env): string | undefined {
   const name = 'CAPTURE_LEDGER_REPLAY_ARCHIVE_DOMAIN';
   const v = optional(env, name);
-  if (v !== undefined && !isArchiveDomain(v)) throw new ConfigError(name, v, 'must be a lowercase DNS name of two labels or more, such as replay.localhost (each archive replays on <digest>.<it>)');
+  if (v !== undefined && !isArchiveDomain(v))
+    throw new ConfigError(name, v, 'must be a lowercase DNS name of two labels or more, such as replay.localhost (each archive replays on <digest>.<it>)');
   return v;
 }
 
@@ -249,7 +272,8 @@ function archiveDomain(env: Env): string | undefined {
 function flowSecret(env: Env): string | undefined {
   const name = 'CAPTURE_LEDGER_FLOW_CLIENT_SECRET';
   const v = optional(env, name);
-  if (v !== undefined && v.length < MIN_FLOW_SECRET_LENGTH) throw new ConfigError(name, '***', `must be at least ${MIN_FLOW_SECRET_LENGTH} characters (npm start generates one into .env.local)`);
+  if (v !== undefined && v.length < MIN_FLOW_SECRET_LENGTH)
+    throw new ConfigError(name, '***', `must be at least ${MIN_FLOW_SECRET_LENGTH} characters (npm start generates one into .env.local)`);
   return v;
 }
 
@@ -270,7 +294,8 @@ function captureAllow(env: Env): AllowEntry[] {
   const denied = new Set(stackPorts(env));
   for (const e of entries) {
     if (e.kind !== 'host-port') continue;
-    if (denied.has(e.port)) throw new ConfigError(name, raw, `allowlist entry ${JSON.stringify(e.text)}: port ${e.port} is one of the stack's own, which no entry opens`);
+    if (denied.has(e.port))
+      throw new ConfigError(name, raw, `allowlist entry ${JSON.stringify(e.text)}: port ${e.port} is one of the stack's own, which no entry opens`);
     if (isStackAddress(e.host)) throw new ConfigError(name, raw, `allowlist entry ${JSON.stringify(e.text)}: the stack's own address, which no entry opens`);
   }
   return entries;

@@ -1,6 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AllowlistError, checkAddress, checkUrl, classifyIp, createAddressPolicy, MAX_HOST_LENGTH, MAX_URL_LENGTH, parseAllowEntry, parseAllowlist, refusedUrls, type AddressPolicy } from './address-policy.ts';
+import {
+  AllowlistError,
+  checkAddress,
+  checkUrl,
+  classifyIp,
+  createAddressPolicy,
+  MAX_HOST_LENGTH,
+  MAX_URL_LENGTH,
+  parseAllowEntry,
+  parseAllowlist,
+  refusedUrls,
+  type AddressPolicy,
+} from './address-policy.ts';
 
 const open = createAddressPolicy();
 const dev = createAddressPolicy(parseAllowlist('127.0.0.2/31, 10.1.0.0/16, fd00:1::/32, site.test:8080, [::1]:9000, 127.0.0.1:7777'), [5432, 8333]);
@@ -101,7 +113,8 @@ describe('parseAllowEntry / parseAllowlist', () => {
 
 describe('checkUrl (syntax only)', () => {
   it('passes public http(s) on 80/443 and names on 80/443', () => {
-    for (const u of ['http://example.com/', 'https://example.com/a?b', 'http://example.com:80/', 'https://8.8.8.8/', 'http://[2606:4700::1111]/']) expect(checkUrl(open, u)).toBeUndefined();
+    for (const u of ['http://example.com/', 'https://example.com/a?b', 'http://example.com:80/', 'https://8.8.8.8/', 'http://[2606:4700::1111]/'])
+      expect(checkUrl(open, u)).toBeUndefined();
   });
 
   it.each([
@@ -253,7 +266,8 @@ describe('properties', () => {
       fc.property(v4, port, (o, p) => {
         const ip = dotted(o);
         const allowed = checkAddress(dev, { ip, port: p }) === undefined;
-        const listed = (o[0] === 127 && o[1] === 0 && o[2] === 0 && (o[3] === 2 || o[3] === 3)) || (o[0] === 10 && o[1] === 1) || (ip === '127.0.0.1' && p === 7777);
+        const listed =
+          (o[0] === 127 && o[1] === 0 && o[2] === 0 && (o[3] === 2 || o[3] === 3)) || (o[0] === 10 && o[1] === 1) || (ip === '127.0.0.1' && p === 7777);
         const stack = p === 5432 || p === 8333;
         expect(allowed, `${ip}:${p}`).toBe(listed && (!stack || ip === '127.0.0.1'));
         expect(checkUrl(open, `http://${ip}:${p}/`)).toBeDefined();

@@ -238,7 +238,8 @@ function cidrAllowed(policy: AddressPolicy, ip: Ip): boolean {
   return policy.allow.some((e) => e.kind === 'cidr' && inCidr(ip, e.range));
 }
 
-const sameIp = (a: Ip, b: Ip): boolean => canonical(a).kind() === canonical(b).kind() && canonical(a).toNormalizedString() === canonical(b).toNormalizedString();
+const sameIp = (a: Ip, b: Ip): boolean =>
+  canonical(a).kind() === canonical(b).kind() && canonical(a).toNormalizedString() === canonical(b).toNormalizedString();
 
 const STACK_IPS = STACK_ADDRESSES.map((a) => parseIp(a)!);
 const METADATA_IPS = METADATA_ADDRESSES.map((a) => parseIp(a)!);
@@ -270,9 +271,11 @@ export function checkAddress(policy: AddressPolicy, target: { ip: string; port: 
   if (!byAddress && !byName) return unlisted(policy, ip, target.port, where);
   // what an entry opens, it opens short of the stack
   if (STACK_IPS.some((s) => sameIp(s, ip))) return { code: 'stack-address', message: `${where}: the stack's own address, which no allowlist entry opens` };
-  if (policy.deniedPorts.has(target.port)) return { code: 'stack-port', message: `${where}: port ${target.port} is one of the stack's own, which no allowlist entry opens` };
+  if (policy.deniedPorts.has(target.port))
+    return { code: 'stack-port', message: `${where}: port ${target.port} is one of the stack's own, which no allowlist entry opens` };
   const why = byName ? notByName(ip) : null;
-  if (why !== null) return { code: 'address', message: `${where}: ${why}, which an entry for ${short(target.host!)} does not open (only an entry of the address itself)` };
+  if (why !== null)
+    return { code: 'address', message: `${where}: ${why}, which an entry for ${short(target.host!)} does not open (only an entry of the address itself)` };
   return undefined;
 }
 
@@ -303,7 +306,8 @@ export function checkUrl(policy: AddressPolicy, url: string): Refusal | undefine
 
 /** checkUrl for a URL already parsed; `url` is the text the messages name (default its href). */
 export function checkParsedUrl(policy: AddressPolicy, u: URL, url: string = u.href): Refusal | undefined {
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { code: 'scheme', message: `${short(url)}: only http and https are crawled, not ${u.protocol.replace(/:$/, '')}` };
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return { code: 'scheme', message: `${short(url)}: only http and https are crawled, not ${u.protocol.replace(/:$/, '')}` };
   if (u.hostname.length > MAX_HOST_LENGTH) return { code: 'host-too-long', message: `${short(url)}: host name longer than ${MAX_HOST_LENGTH} characters` };
   if (u.href.length > MAX_URL_LENGTH) return { code: 'url-too-long', message: `${short(url)}: URL longer than ${MAX_URL_LENGTH} characters` };
   const port = effectivePort(u);
@@ -313,11 +317,14 @@ export function checkParsedUrl(policy: AddressPolicy, u: URL, url: string = u.hr
     return refusal === undefined ? undefined : { code: refusal.code, message: `${short(url)}: ${refusal.message}` };
   }
   if (hostPortAllowed(policy, u.hostname, port)) {
-    return policy.deniedPorts.has(port) ? { code: 'stack-port', message: `${short(url)}: port ${port} is one of the stack's own, which no allowlist entry opens` } : undefined;
+    return policy.deniedPorts.has(port)
+      ? { code: 'stack-port', message: `${short(url)}: port ${port} is one of the stack's own, which no allowlist entry opens` }
+      : undefined;
   }
   if (isLocalName(u.hostname)) return { code: 'local-name', message: `${short(url)}: ${u.hostname} names this machine` };
   // a name on another port may still resolve into an allowlisted range: the connection decides
-  if (!DEFAULT_PORTS.has(port) && !policy.allow.some((e) => e.kind === 'cidr')) return { code: 'port', message: `${short(url)}: only ports 80 and 443 are crawled unless ${u.hostname}:${port} is allowlisted` };
+  if (!DEFAULT_PORTS.has(port) && !policy.allow.some((e) => e.kind === 'cidr'))
+    return { code: 'port', message: `${short(url)}: only ports 80 and 443 are crawled unless ${u.hostname}:${port} is allowlisted` };
   return undefined;
 }
 

@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Manifest, PageReport } from './contract.ts';
 import { ERROR_TYPE_CANCELLED } from './contract.ts';
-import { ManifestShapeError, admitPage, archiveFromManifest, checkManifestTask, parseLinksArtifact, parseManifest, qaNote, thumbnailFromProvenance, type ManifestRead } from './admission.ts';
+import {
+  ManifestShapeError,
+  admitPage,
+  archiveFromManifest,
+  checkManifestTask,
+  parseLinksArtifact,
+  parseManifest,
+  qaNote,
+  thumbnailFromProvenance,
+  type ManifestRead,
+} from './admission.ts';
 
 const now = new Date('2025-03-01T00:00:00.000Z');
 
@@ -24,7 +34,15 @@ function manifest(over: Partial<Manifest> = {}): Manifest {
 }
 
 function page(over: Partial<PageReport> = {}): PageReport {
-  return { url: 'https://a.test/', status: 'captured', taskId: 't1', manifestKey: 'k/t1.result.json', submittedAt: '2025-02-01T00:00:00.000Z', finishedAt: '2025-02-01T00:00:02.500Z', ...over };
+  return {
+    url: 'https://a.test/',
+    status: 'captured',
+    taskId: 't1',
+    manifestKey: 'k/t1.result.json',
+    submittedAt: '2025-02-01T00:00:00.000Z',
+    finishedAt: '2025-02-01T00:00:02.500Z',
+    ...over,
+  };
 }
 
 describe('parseManifest', () => {
@@ -36,13 +54,25 @@ describe('parseManifest', () => {
     expect(parseManifest(JSON.stringify(rest)).artifacts).toEqual([]);
   });
   it('refuses what is not a manifest', () => {
-    for (const bad of ['nope', '[]', '{}', JSON.stringify({ taskId: 't', url: 'u', status: 'done' }), JSON.stringify({ ...manifest(), artifacts: [{ format: 'wacz' }] }), JSON.stringify({ ...manifest(), error: 'x' })]) {
+    for (const bad of [
+      'nope',
+      '[]',
+      '{}',
+      JSON.stringify({ taskId: 't', url: 'u', status: 'done' }),
+      JSON.stringify({ ...manifest(), artifacts: [{ format: 'wacz' }] }),
+      JSON.stringify({ ...manifest(), error: 'x' }),
+    ]) {
       expect(() => parseManifest(bad)).toThrow(ManifestShapeError);
     }
   });
 
   it('refuses a NUL character in any string or key, the one thing the ledger cannot store', () => {
-    for (const bad of [{ ...manifest(), software: 'a\u0000b' }, { ...manifest(), url: '\u0000' }, { ...manifest(), extra: { 'k\u0000': 1 } }, { ...manifest(), artifacts: [{ format: 'wacz', bucket: 'b', key: 'x\u0000.wacz' }] }]) {
+    for (const bad of [
+      { ...manifest(), software: 'a\u0000b' },
+      { ...manifest(), url: '\u0000' },
+      { ...manifest(), extra: { 'k\u0000': 1 } },
+      { ...manifest(), artifacts: [{ format: 'wacz', bucket: 'b', key: 'x\u0000.wacz' }] },
+    ]) {
       expect(() => parseManifest(JSON.stringify(bad))).toThrow('manifest has a NUL character in a string');
     }
     // an escaped backslash before u0000 is text, not a NUL
@@ -52,7 +82,10 @@ describe('parseManifest', () => {
 
 describe('parseLinksArtifact', () => {
   it('keeps well-formed links only', () => {
-    expect(parseLinksArtifact(JSON.stringify({ url: 'u', links: [{ href: 'a' }, { href: 'b', rel: 'nofollow' }, { nope: 1 }, 'x'] }))).toEqual({ url: 'u', links: [{ href: 'a' }, { href: 'b', rel: 'nofollow' }] });
+    expect(parseLinksArtifact(JSON.stringify({ url: 'u', links: [{ href: 'a' }, { href: 'b', rel: 'nofollow' }, { nope: 1 }, 'x'] }))).toEqual({
+      url: 'u',
+      links: [{ href: 'a' }, { href: 'b', rel: 'nofollow' }],
+    });
     expect(() => parseLinksArtifact('{}')).toThrow(ManifestShapeError);
   });
 });
@@ -71,7 +104,13 @@ describe('archiveFromManifest', () => {
         sha256: 'abc',
         size: 123,
         capturedAt: '2025-02-01T00:00:02.000Z',
-        provenance: { manifestKey: 'k/t1.result.json', formats: ['wacz', 'links'], software: 'ref-flow', startedAt: '2025-02-01T00:00:00.000Z', finishedAt: '2025-02-01T00:00:02.000Z' },
+        provenance: {
+          manifestKey: 'k/t1.result.json',
+          formats: ['wacz', 'links'],
+          software: 'ref-flow',
+          startedAt: '2025-02-01T00:00:00.000Z',
+          finishedAt: '2025-02-01T00:00:02.000Z',
+        },
       },
     });
   });
@@ -88,10 +127,15 @@ describe('archiveFromManifest', () => {
   });
   it('never admits failed, cancelled or WACZ-less captures', () => {
     expect(archiveFromManifest(manifest({ status: 'failed', artifacts: [] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'failed' });
-    expect(archiveFromManifest(manifest({ status: 'failed', error: { type: ERROR_TYPE_CANCELLED }, artifacts: [] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'cancelled' });
+    expect(archiveFromManifest(manifest({ status: 'failed', error: { type: ERROR_TYPE_CANCELLED }, artifacts: [] }), { manifestKey: 'k', now })).toEqual({
+      admit: false,
+      reason: 'cancelled',
+    });
     // even a manifest that claims success is not admitted when it says cancelled
     expect(archiveFromManifest(manifest({ error: { type: ERROR_TYPE_CANCELLED } }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'cancelled' });
-    expect(archiveFromManifest(manifest({ artifacts: [{ format: 'png', bucket: 'b', key: 'x.png', sha256: 's', size: 1 }] }), { manifestKey: 'k', now })).toEqual({ admit: false, reason: 'no-wacz' });
+    expect(
+      archiveFromManifest(manifest({ artifacts: [{ format: 'png', bucket: 'b', key: 'x.png', sha256: 's', size: 1 }] }), { manifestKey: 'k', now }),
+    ).toEqual({ admit: false, reason: 'no-wacz' });
   });
   it("keeps the capture's truncation note in provenance, and drops one it cannot read rather than the archive", () => {
     const kept = archiveFromManifest(manifest({ truncated: { text: 62_914_560 } }), { manifestKey: 'k', now });
@@ -112,7 +156,8 @@ describe('archiveFromManifest', () => {
     const none = archiveFromManifest(manifest(), { manifestKey: 'k', now });
     expect(none.admit && none.archive.provenance).not.toHaveProperty('thumbnail');
     expect(none.admit && none.archive.provenance).not.toHaveProperty('title');
-    for (const odd of [undefined, null, 'x', { format: 'gif', bucket: 'b', key: 'k' }, { format: 'png', bucket: 1, key: 'k' }]) expect(thumbnailFromProvenance({ thumbnail: odd })).toBeUndefined();
+    for (const odd of [undefined, null, 'x', { format: 'gif', bucket: 'b', key: 'k' }, { format: 'png', bucket: 1, key: 'k' }])
+      expect(thumbnailFromProvenance({ thumbnail: odd })).toBeUndefined();
   });
   it('falls back to the report, then to now, for the capture time', () => {
     const a = archiveFromManifest(manifest({ finishedAt: undefined }), { manifestKey: 'k', fallbackFinishedAt: '2025-02-02T00:00:00Z', now });
@@ -232,17 +277,38 @@ describe('admitPage', () => {
 });
 
 describe('qaNote', () => {
-  const attempt = (n: 1 | 2, verdict: 'good' | 'review') => ({ attempt: n, verdict, pixels: n === 1 ? 0.5 : 0.99, text: 1, misses: n === 1 ? 2 : 0, missed: [] });
+  const attempt = (n: 1 | 2, verdict: 'good' | 'review') => ({
+    attempt: n,
+    verdict,
+    pixels: n === 1 ? 0.5 : 0.99,
+    text: 1,
+    misses: n === 1 ? 2 : 0,
+    missed: [],
+  });
   it("keeps the last attempt's verdict and scores, and how many were made", () => {
     expect(qaNote([attempt(1, 'review'), attempt(2, 'good')])).toEqual({ verdict: 'good', attempts: 2, pixels: 0.99, text: 1, misses: 0 });
     expect(qaNote([attempt(1, 'good')])).toEqual({ verdict: 'good', attempts: 1, pixels: 0.5, text: 1, misses: 2 });
   });
   it('leaves out a check in any other shape', () => {
-    for (const bad of [undefined, [], {}, [{ verdict: 'great' }], [attempt(1, 'good'), attempt(2, 'good'), attempt(2, 'good')], [{ ...attempt(1, 'good'), pixels: 2 }]]) expect(qaNote(bad)).toBeUndefined();
+    for (const bad of [
+      undefined,
+      [],
+      {},
+      [{ verdict: 'great' }],
+      [attempt(1, 'good'), attempt(2, 'good'), attempt(2, 'good')],
+      [{ ...attempt(1, 'good'), pixels: 2 }],
+    ])
+      expect(qaNote(bad)).toBeUndefined();
   });
   it('an admitted archive carries it in its provenance', () => {
     const d = archiveFromManifest(
-      { taskId: 't', url: 'https://a.test/', status: 'succeeded', artifacts: [{ format: 'wacz', bucket: 'b', key: 'k.wacz', sha256: 'x', size: 1 }], qa: [attempt(1, 'review')] },
+      {
+        taskId: 't',
+        url: 'https://a.test/',
+        status: 'succeeded',
+        artifacts: [{ format: 'wacz', bucket: 'b', key: 'k.wacz', sha256: 'x', size: 1 }],
+        qa: [attempt(1, 'review')],
+      },
       { manifestKey: 'k.result.json', now: new Date(0) },
     );
     expect(d.admit && d.archive.provenance.qa).toEqual({ verdict: 'review', attempts: 1, pixels: 0.5, text: 1, misses: 2 });

@@ -236,7 +236,16 @@ export function admitPage(page: PageReport, read: ManifestRead, now: Date): Page
     finishedAt: validDate(page.finishedAt) ?? null,
   };
   if (read.kind === 'refused') {
-    return { ...base, state: 'failed', skipReason: null, corrected: page.status !== 'failed', archive: null, notAdmitted: 'refused', links: null, failure: read.error };
+    return {
+      ...base,
+      state: 'failed',
+      skipReason: null,
+      corrected: page.status !== 'failed',
+      archive: null,
+      notAdmitted: 'refused',
+      links: null,
+      failure: read.error,
+    };
   }
   if (read.kind !== 'ok' || page.taskId === undefined || read.manifest.taskId !== page.taskId) {
     return { ...base, state: page.status, corrected: false, archive: null, notAdmitted: null, links: null };

@@ -117,7 +117,10 @@ describe('createCoalescer', () => {
     expect(s.sent).toHaveLength(1);
     s.out.shift()!.answer(['a', 'b']);
     await flush();
-    expect(s.sent.map((b) => b.questions)).toEqual([[1, 2], [3, 4, 5]]);
+    expect(s.sent.map((b) => b.questions)).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
     s.out.shift()!.answer(['c', 'd', 'e']);
     expect(await Promise.all([...first, ...later])).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
@@ -139,7 +142,12 @@ describe('createCoalescer', () => {
     const ask = createCoalescer(s.send, { maxBatch: 2, maxInFlight: 1, endOfTurn: turns.endOfTurn });
     const first = ask(1);
     turns.end();
-    const p = [first, ask(2), ask(3), ask(4), ask(5)].map((x) => x.then((v) => v, (e: Error) => `failed: ${e.message}`));
+    const p = [first, ask(2), ask(3), ask(4), ask(5)].map((x) =>
+      x.then(
+        (v) => v,
+        (e: Error) => `failed: ${e.message}`,
+      ),
+    );
     turns.end();
     s.out.shift()!.answer(['one']);
     await flush();
@@ -159,9 +167,12 @@ describe('createCoalescer', () => {
   });
 
   it('a sender that throws at once fails its batch', async () => {
-    const ask = createCoalescer((): Promise<string[]> => {
-      throw new Error('sync');
-    }, { maxBatch: 3, maxInFlight: 1 });
+    const ask = createCoalescer(
+      (): Promise<string[]> => {
+        throw new Error('sync');
+      },
+      { maxBatch: 3, maxInFlight: 1 },
+    );
     await expect(ask(1)).rejects.toThrow('sync');
   });
 

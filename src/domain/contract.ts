@@ -33,7 +33,8 @@ export const CONTRACT_LIMITS = {
 } as const;
 
 const literals = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
-const nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...(schema as object), type: [(schema as unknown as { type: string }).type, 'null'] });
+const nullable = <T extends TSchema>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...(schema as object), type: [(schema as unknown as { type: string }).type, 'null'] });
 const DateTime = Type.String({ format: 'date-time' });
 const Depth = Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.maxDepth });
 const Url = Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.url });
@@ -75,7 +76,10 @@ export const Dispatch = Type.Object(
     /** the in-page behaviors every capture runs after load: seconds of budget (0: none) and whether
      * site-specific ones may run; absent (a ledger from before), the flow's defaults */
     behaviors: Type.Optional(
-      Type.Object({ seconds: Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.behaviorsSeconds }), siteSpecific: Type.Boolean() }, { additionalProperties: false }),
+      Type.Object(
+        { seconds: Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.behaviorsSeconds }), siteSpecific: Type.Boolean() },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -100,7 +104,13 @@ export type HostProgress = Static<typeof HostProgressSchema>;
 /** flow → ledger: POST heartbeatUrl (= /api/crawls/:id/levels/:depth/heartbeat) every few
  * seconds while the level is captured, with the level's capability. Answered 202. */
 export const Heartbeat = Type.Object(
-  { depth: Depth, pagesTotal: Count, pagesDone: Count, pagesInFlight: Count, hosts: Type.Array(HostProgressSchema, { maxItems: CONTRACT_LIMITS.heartbeatHosts }) },
+  {
+    depth: Depth,
+    pagesTotal: Count,
+    pagesDone: Count,
+    pagesInFlight: Count,
+    hosts: Type.Array(HostProgressSchema, { maxItems: CONTRACT_LIMITS.heartbeatHosts }),
+  },
   { additionalProperties: false },
 );
 export type HeartbeatBody = Static<typeof Heartbeat>;
@@ -149,13 +159,24 @@ export const LevelReport = Type.Object(
     /** per host it captured on: the delay it kept between captures (the longer of perHostDelayMs
      * and robots.txt Crawl-delay) and its last finish, so the ledger's next notBefore keeps the
      * spacing even when the flow that learnt the Crawl-delay is gone */
-    hosts: Type.Optional(Type.Array(HostReportSchema, { maxItems: CONTRACT_LIMITS.reportPages, description: 'per host: the delay the flow kept (perHostDelayMs or a longer Crawl-delay) and its last finish' })),
+    hosts: Type.Optional(
+      Type.Array(HostReportSchema, {
+        maxItems: CONTRACT_LIMITS.reportPages,
+        description: 'per host: the delay the flow kept (perHostDelayMs or a longer Crawl-delay) and its last finish',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type LevelReportBody = Static<typeof LevelReport>;
 
-export const ManifestArtifactSchema = Type.Object({ format: literals(CAPTURE_FORMATS), bucket: Type.String(), key: Type.String(), sha256: Type.String(), size: Type.Integer({ minimum: 0 }) });
+export const ManifestArtifactSchema = Type.Object({
+  format: literals(CAPTURE_FORMATS),
+  bucket: Type.String(),
+  key: Type.String(),
+  sha256: Type.String(),
+  size: Type.Integer({ minimum: 0 }),
+});
 export type ManifestArtifact = Static<typeof ManifestArtifactSchema>;
 
 export const ManifestLinkSchema = Type.Object({ href: Type.String(), rel: Type.Optional(Type.String()) });

@@ -72,10 +72,16 @@ describe('resolveLimits', () => {
 
   it('explicit values always win', () => {
     fc.assert(
-      fc.property(fc.nat(20), fc.integer({ min: 1, max: 1000 }), fc.nat(10_000), fc.integer({ min: 1, max: 64 }), (maxDepth, maxPages, perHostDelayMs, hostParallelism) => {
-        const l = resolveLimits({ seeds: ['x'], maxDepth, maxPages, perHostDelayMs, hostParallelism }, 'seeds', 1);
-        expect(l).toEqual({ maxDepth, maxPages, perHostDelayMs, hostParallelism });
-      }),
+      fc.property(
+        fc.nat(20),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.nat(10_000),
+        fc.integer({ min: 1, max: 64 }),
+        (maxDepth, maxPages, perHostDelayMs, hostParallelism) => {
+          const l = resolveLimits({ seeds: ['x'], maxDepth, maxPages, perHostDelayMs, hostParallelism }, 'seeds', 1);
+          expect(l).toEqual({ maxDepth, maxPages, perHostDelayMs, hostParallelism });
+        },
+      ),
     );
   });
 
@@ -177,7 +183,10 @@ describe('computeNotBefore', () => {
       ['b.test', 500],
       ['c.test', 99_000],
     ]);
-    expect(computeNotBefore(last, 2000, ['a.test', 'b.test', 'c.test'], reported)).toEqual({ 'a.test': '2025-01-01T00:00:10.000Z', 'b.test': '2025-01-01T00:00:02.000Z' });
+    expect(computeNotBefore(last, 2000, ['a.test', 'b.test', 'c.test'], reported)).toEqual({
+      'a.test': '2025-01-01T00:00:10.000Z',
+      'b.test': '2025-01-01T00:00:02.000Z',
+    });
   });
 
   it('is the last finish plus the longer of the two delays (property)', () => {
@@ -212,8 +221,14 @@ describe('decideAfterLevel', () => {
   });
 
   it('says max_pages when the cap cut the seeds themselves (maxDepth 0, and nothing found below)', () => {
-    expect(decideAfterLevel({ depth: 0, maxDepth: 0, nextLevelPages: 0, cutPages: 0, truncated: false, cutSoFar: 2 })).toEqual({ kind: 'stop', reason: 'max_pages' });
-    expect(decideAfterLevel({ depth: 0, maxDepth: 2, nextLevelPages: 0, cutPages: 0, truncated: false, cutSoFar: 1 })).toEqual({ kind: 'stop', reason: 'max_pages' });
+    expect(decideAfterLevel({ depth: 0, maxDepth: 0, nextLevelPages: 0, cutPages: 0, truncated: false, cutSoFar: 2 })).toEqual({
+      kind: 'stop',
+      reason: 'max_pages',
+    });
+    expect(decideAfterLevel({ depth: 0, maxDepth: 2, nextLevelPages: 0, cutPages: 0, truncated: false, cutSoFar: 1 })).toEqual({
+      kind: 'stop',
+      reason: 'max_pages',
+    });
     expect(decideAfterLevel({ depth: 0, maxDepth: 2, nextLevelPages: 1, cutPages: 0, truncated: false, cutSoFar: 1 })).toEqual({ kind: 'next', depth: 1 });
   });
 

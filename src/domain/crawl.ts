@@ -31,7 +31,18 @@ export const CRAWL_LIMITS = {
 /** Every capture runs the in-page behaviors for up to 10 s, the site-specific ones included. */
 export const BEHAVIOR_DEFAULTS = { behaviorsSeconds: 10, siteBehaviors: true } as const;
 
-export const CRAWL_BODY_KEYS = ['seeds', 'fromTargets', 'rules', 'maxDepth', 'maxPages', 'perHostDelayMs', 'hostParallelism', 'behaviorsSeconds', 'siteBehaviors', 'qa'] as const;
+export const CRAWL_BODY_KEYS = [
+  'seeds',
+  'fromTargets',
+  'rules',
+  'maxDepth',
+  'maxPages',
+  'perHostDelayMs',
+  'hostParallelism',
+  'behaviorsSeconds',
+  'siteBehaviors',
+  'qa',
+] as const;
 
 export interface CrawlRequestBody {
   seeds?: string[];
@@ -93,7 +104,10 @@ export interface CrawlBehaviors {
 }
 
 export function resolveBehaviors(body: CrawlRequestBody): CrawlBehaviors {
-  return { behaviorsSeconds: body.behaviorsSeconds ?? BEHAVIOR_DEFAULTS.behaviorsSeconds, siteBehaviors: body.siteBehaviors ?? BEHAVIOR_DEFAULTS.siteBehaviors };
+  return {
+    behaviorsSeconds: body.behaviorsSeconds ?? BEHAVIOR_DEFAULTS.behaviorsSeconds,
+    siteBehaviors: body.siteBehaviors ?? BEHAVIOR_DEFAULTS.siteBehaviors,
+  };
 }
 
 /** A URL's fragment is a position inside a page, not another page; nothing else is normalised. */

@@ -37,7 +37,6 @@ export function cursorQuerySchema(timestampName: string) {
   } as const;
 }
 
-
 function invalid(field: string, message: string): BadRequestError {
   return new BadRequestError('invalid request', { details: [{ field: `querystring.${field}`, message }] });
 }

@@ -11,7 +11,13 @@ describe('tallyDecisions', () => {
       { url: 'https://a.com/y', hostname: 'a.com', rule: 2, action: 'skip' as const },
     ];
     expect(tallyDecisions(ds)).toEqual([
-      { rule: 1, action: 'follow', hostname: 'a.com', links: 7, samples: ['https://a.com/1', 'https://a.com/x0', 'https://a.com/x1', 'https://a.com/x2', 'https://a.com/x3'] },
+      {
+        rule: 1,
+        action: 'follow',
+        hostname: 'a.com',
+        links: 7,
+        samples: ['https://a.com/1', 'https://a.com/x0', 'https://a.com/x1', 'https://a.com/x2', 'https://a.com/x3'],
+      },
       { rule: 0, action: 'skip', hostname: 'b.com', links: 1, samples: ['https://b.com/1'] },
       { rule: 2, action: 'skip', hostname: 'a.com', links: 1, samples: ['https://a.com/y'] },
     ]);
@@ -29,7 +35,9 @@ describe('tallyDecisions', () => {
 
 describe('groupRobots', () => {
   it('groups pages robots.txt kept out per host name, port dropped, distinct URLs', () => {
-    expect(groupRobots(['https://www.example.com/private', 'https://www.example.com:8443/x', 'https://other.org/a', 'https://www.example.com/private'])).toEqual([
+    expect(
+      groupRobots(['https://www.example.com/private', 'https://www.example.com:8443/x', 'https://other.org/a', 'https://www.example.com/private']),
+    ).toEqual([
       { hostname: 'www.example.com', pages: 2, samples: ['https://www.example.com/private', 'https://www.example.com:8443/x'] },
       { hostname: 'other.org', pages: 1, samples: ['https://other.org/a'] },
     ]);

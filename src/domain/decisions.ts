@@ -142,4 +142,3 @@ export class RefusalTallies {
     return [...this.groups.values()].map((g) => ({ ...g, samples: [...g.samples] }));
   }
 }
-

@@ -14,12 +14,24 @@ describe('errors that are answers', () => {
   const cases: [DomainError, string, number, Record<string, unknown>, Record<string, string>][] = [
     [new BadRequestError('bad seed', { seeds: ['x'] }), 'BadRequestError', 400, { seeds: ['x'], error: 'bad seed' }, {}],
     [new UnauthenticatedError('expired token'), 'UnauthenticatedError', 401, { error: 'unauthenticated' }, {}],
-    [new UnauthenticatedError('no org', 'token names no organization'), 'UnauthenticatedError', 401, { error: 'unauthenticated', detail: 'token names no organization' }, {}],
+    [
+      new UnauthenticatedError('no org', 'token names no organization'),
+      'UnauthenticatedError',
+      401,
+      { error: 'unauthenticated', detail: 'token names no organization' },
+      {},
+    ],
     [new ForbiddenError('capability refused'), 'ForbiddenError', 403, { error: 'capability refused' }, {}],
     [new NotFoundError('archive 1 is hidden'), 'NotFoundError', 404, { error: 'not found' }, {}],
     [new MethodNotAllowedError(['GET', 'HEAD']), 'MethodNotAllowedError', 405, { error: 'method not allowed', allow: ['GET', 'HEAD'] }, { allow: 'GET, HEAD' }],
     [new ConflictError('crawl running', { crawlId: 'c' }), 'ConflictError', 409, { crawlId: 'c', error: 'crawl running' }, {}],
-    [new ServiceUnavailableError('authorization unavailable', 'openfga: ECONNREFUSED'), 'ServiceUnavailableError', 503, { error: 'authorization unavailable' }, {}],
+    [
+      new ServiceUnavailableError('authorization unavailable', 'openfga: ECONNREFUSED'),
+      'ServiceUnavailableError',
+      503,
+      { error: 'authorization unavailable' },
+      {},
+    ],
   ];
 
   it.each(cases)('%o is named by its class and answers its status, body and headers', (err, name, status, body, headers) => {

@@ -88,7 +88,10 @@ describe('checkHost properties', () => {
     fc.assert(
       fc.property(domain, fc.option(port), port, fc.array(domain, { maxLength: 3 }), (name, headerPort, bindPort, publicNames) => {
         fc.pre(!isLoopbackName(name) && !publicNames.includes(name));
-        const allowed = allowedHosts({ host: '127.0.0.1', port: bindPort }, publicNames.map((n) => `http://${n}:${bindPort}`));
+        const allowed = allowedHosts(
+          { host: '127.0.0.1', port: bindPort },
+          publicNames.map((n) => `http://${n}:${bindPort}`),
+        );
         const header = headerPort === null ? name : `${name}:${headerPort}`;
         expect(checkHost(header, allowed)).toMatchObject({ ok: false, status: 421 });
       }),

@@ -50,7 +50,16 @@ describe('isUnderPrefix', () => {
     expect(isUnderPrefix(`${PREFIX}sub/t1.png`, PREFIX)).toBe(true);
   });
   it('refuses the prefix itself, siblings, empty and dot segments', () => {
-    for (const bad of [PREFIX, 'captures/c1/01/t1.wacz', 'captures/c1/0t1.wacz', `${PREFIX}../1/t1.wacz`, `${PREFIX}./t1.wacz`, `${PREFIX}/t1.wacz`, `${PREFIX}a//b`, 'other/t1.wacz']) {
+    for (const bad of [
+      PREFIX,
+      'captures/c1/01/t1.wacz',
+      'captures/c1/0t1.wacz',
+      `${PREFIX}../1/t1.wacz`,
+      `${PREFIX}./t1.wacz`,
+      `${PREFIX}/t1.wacz`,
+      `${PREFIX}a//b`,
+      'other/t1.wacz',
+    ]) {
       expect(isUnderPrefix(bad, PREFIX), bad).toBe(false);
     }
   });
@@ -107,12 +116,18 @@ describe('prefixOfManifestKey', () => {
 
 describe('artifactPlacementProblem', () => {
   it('passes artifacts in the bucket under the prefix', () => {
-    expect(artifactPlacementProblem(manifest([artifact(), artifact({ format: 'links', key: `${PREFIX}t1.links.json` })]), { bucket: BUCKET, prefix: PREFIX })).toBeNull();
+    expect(
+      artifactPlacementProblem(manifest([artifact(), artifact({ format: 'links', key: `${PREFIX}t1.links.json` })]), { bucket: BUCKET, prefix: PREFIX }),
+    ).toBeNull();
     expect(artifactPlacementProblem(manifest([]), { bucket: BUCKET, prefix: PREFIX })).toBeNull();
   });
   it('names an artifact in another bucket or outside the prefix', () => {
-    expect(artifactPlacementProblem(manifest([artifact(), artifact({ bucket: 'secrets' })]), { bucket: BUCKET, prefix: PREFIX })).toBe(`artifact "${PREFIX}t1.wacz" (wacz) is in bucket "secrets", not "captures"`);
-    expect(artifactPlacementProblem(manifest([artifact({ key: 'captures/c2/0/t1.wacz' })]), { bucket: BUCKET, prefix: PREFIX })).toBe('artifact "captures/c2/0/t1.wacz" (wacz) is not under "captures/c1/0/"');
+    expect(artifactPlacementProblem(manifest([artifact(), artifact({ bucket: 'secrets' })]), { bucket: BUCKET, prefix: PREFIX })).toBe(
+      `artifact "${PREFIX}t1.wacz" (wacz) is in bucket "secrets", not "captures"`,
+    );
+    expect(artifactPlacementProblem(manifest([artifact({ key: 'captures/c2/0/t1.wacz' })]), { bucket: BUCKET, prefix: PREFIX })).toBe(
+      'artifact "captures/c2/0/t1.wacz" (wacz) is not under "captures/c1/0/"',
+    );
   });
 });
 
@@ -132,7 +147,10 @@ describe('checkPlacement and admitPage', () => {
   it('refuses a foreign bucket, a foreign prefix, and a key that is not the dispatched one', () => {
     expect(checkPlacement(ok(manifest([artifact({ bucket: 'other' })])), at).kind).toBe('refused');
     expect(checkPlacement(ok(manifest([artifact({ key: 'captures/c9/0/t1.wacz' })])), at).kind).toBe('refused');
-    expect(checkPlacement(ok(manifest([artifact()])), { ...at, prefix: 'captures/c1/1/' })).toEqual({ kind: 'refused', error: `manifest key "${PREFIX}t1.result.json" is not "captures/c1/1/t1.result.json"` });
+    expect(checkPlacement(ok(manifest([artifact()])), { ...at, prefix: 'captures/c1/1/' })).toEqual({
+      kind: 'refused',
+      error: `manifest key "${PREFIX}t1.result.json" is not "captures/c1/1/t1.result.json"`,
+    });
     expect(manifestKeyProblem({ taskId: 't1', manifestKey: 'x.json' })).toBe('manifest key "x.json" is not <prefix><taskId>.result.json');
   });
   it('a refused manifest fails the page, registers nothing and reads no links, whatever was reported', () => {
@@ -182,13 +200,17 @@ describe('hostsToRecord', () => {
   });
   it('never records a delay below perHostDelayMs nor a host the level did not touch', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ host: fc.constantFrom('a.test', 'b.test:8080', 'c.test'), delayMs: fc.nat(10_000_000) })), fc.nat(100_000), (hosts, per) => {
-        for (const r of hostsToRecord({ hosts, pages: [] }, level, per, now)) {
-          expect(level.has(r.host)).toBe(true);
-          expect(r.delayMs).toBeGreaterThanOrEqual(per);
-          expect(r.delayMs).toBe(Math.max(per, ...hosts.filter((h) => h.host === r.host).map((h) => h.delayMs)));
-        }
-      }),
+      fc.property(
+        fc.array(fc.record({ host: fc.constantFrom('a.test', 'b.test:8080', 'c.test'), delayMs: fc.nat(10_000_000) })),
+        fc.nat(100_000),
+        (hosts, per) => {
+          for (const r of hostsToRecord({ hosts, pages: [] }, level, per, now)) {
+            expect(level.has(r.host)).toBe(true);
+            expect(r.delayMs).toBeGreaterThanOrEqual(per);
+            expect(r.delayMs).toBe(Math.max(per, ...hosts.filter((h) => h.host === r.host).map((h) => h.delayMs)));
+          }
+        },
+      ),
     );
   });
 });

@@ -95,7 +95,8 @@ export function crawlKeyProblem(row: { manifestKey: string; taskId: string; craw
  */
 export function artifactPlacementProblem(m: Pick<Manifest, 'artifacts'>, where: { bucket: string; prefix: string }): string | null {
   for (const a of m.artifacts) {
-    if (a.bucket !== where.bucket) return `artifact ${JSON.stringify(a.key)} (${a.format}) is in bucket ${JSON.stringify(a.bucket)}, not ${JSON.stringify(where.bucket)}`;
+    if (a.bucket !== where.bucket)
+      return `artifact ${JSON.stringify(a.key)} (${a.format}) is in bucket ${JSON.stringify(a.bucket)}, not ${JSON.stringify(where.bucket)}`;
     if (!isUnderPrefix(a.key, where.prefix)) return `artifact ${JSON.stringify(a.key)} (${a.format}) is not under ${JSON.stringify(where.prefix)}`;
   }
   return null;

@@ -56,7 +56,16 @@ describe('selectLinks', () => {
 
   it('takes only http(s) links; others and unparseable hrefs are not counted', () => {
     const res = selectLinks([{ action: 'follow', pattern: 'any' }], seeds, [
-      page('https://www.example.com/', ['mailto:a@example.com', 'javascript:void(0)', 'ftp://example.com/f', 'tel:123', 'data:text/plain,x', 'http://[::1', 'HTTP://Other.ORG/x', '//cdn.example.net/y']),
+      page('https://www.example.com/', [
+        'mailto:a@example.com',
+        'javascript:void(0)',
+        'ftp://example.com/f',
+        'tel:123',
+        'data:text/plain,x',
+        'http://[::1',
+        'HTTP://Other.ORG/x',
+        '//cdn.example.net/y',
+      ]),
     ]);
     expect(res.candidates.map((c) => c.url)).toEqual(['http://other.org/x', 'https://cdn.example.net/y']);
     expect(res.decisions.reduce((n, d) => n + d.links, 0)).toBe(2);
@@ -64,7 +73,17 @@ describe('selectLinks', () => {
 
   it('drops the fragment and normalises nothing else', () => {
     const res = selectLinks([{ action: 'follow', pattern: 'any' }], seeds, [
-      page('https://www.example.com/', ['/a#one', '/a#two', '/a#', '/a?b=2&a=1', '/a?a=1&b=2', '/a/', '/A', 'https://u:p@www.example.com/a', 'https://www.example.com:443/a']),
+      page('https://www.example.com/', [
+        '/a#one',
+        '/a#two',
+        '/a#',
+        '/a?b=2&a=1',
+        '/a?a=1&b=2',
+        '/a/',
+        '/A',
+        'https://u:p@www.example.com/a',
+        'https://www.example.com:443/a',
+      ]),
     ]);
     expect(res.candidates.map((c) => c.url)).toEqual([
       'https://www.example.com/a',
@@ -103,18 +122,44 @@ describe('selectLinks', () => {
 
   it('host names in the tallies drop the port; at most 5 samples, every distinct URL counted', () => {
     const links = Array.from({ length: 8 }, (_, i) => `https://www.example.com:${8000 + i}/p`);
-    const res = selectLinks([{ action: 'skip', pattern: 'www.example.com' }, { action: 'follow', pattern: 'any' }], seeds, [page('https://other.org/', links)]);
+    const res = selectLinks(
+      [
+        { action: 'skip', pattern: 'www.example.com' },
+        { action: 'follow', pattern: 'any' },
+      ],
+      seeds,
+      [page('https://other.org/', links)],
+    );
     expect(res.candidates).toEqual([]);
     expect(res.decisions).toEqual([{ rule: 1, action: 'skip', hostname: 'www.example.com', links: 8, samples: links.slice(0, 5) }]);
   });
 
   it('tolerates missing links', () => {
-    expect(selectLinks(rules, seeds, [{ url: 'https://www.example.com/' } as FollowPageLinks])).toEqual({ candidates: [], decisions: [], skipped: [], refused: [] });
+    expect(selectLinks(rules, seeds, [{ url: 'https://www.example.com/' } as FollowPageLinks])).toEqual({
+      candidates: [],
+      decisions: [],
+      skipped: [],
+      refused: [],
+    });
   });
 
   it('property: candidates are distinct, fragment-free http(s), never skip; tallies count exactly the decided links', () => {
     const href = fc.oneof(
-      fc.constantFrom('/a', '/a#x', 'b', '../c', '?q', '#only', 'https://ads.example.com/', 'https://blog.example.com/d', 'https://blog.example.com:8443/e', 'http://WWW.example.com./f', 'mailto:x@y', 'http://other.org', '/pdf/z'),
+      fc.constantFrom(
+        '/a',
+        '/a#x',
+        'b',
+        '../c',
+        '?q',
+        '#only',
+        'https://ads.example.com/',
+        'https://blog.example.com/d',
+        'https://blog.example.com:8443/e',
+        'http://WWW.example.com./f',
+        'mailto:x@y',
+        'http://other.org',
+        '/pdf/z',
+      ),
       fc.string(),
     );
     const link = fc.record({ href, rel: fc.option(fc.constantFrom('nofollow', 'noopener', 'NOFOLLOW x'), { nil: undefined }) });
@@ -125,7 +170,11 @@ describe('selectLinks', () => {
     });
     fc.assert(
       fc.property(fc.array(pg, { maxLength: 5 }), (pages) => {
-        const res = selectLinks(rules, seeds, pages.map((p) => (p.finalUrl === undefined ? { url: p.url, links: p.links } : p)));
+        const res = selectLinks(
+          rules,
+          seeds,
+          pages.map((p) => (p.finalUrl === undefined ? { url: p.url, links: p.links } : p)),
+        );
         const urls = res.candidates.map((c) => c.url);
         expect(new Set(urls).size).toBe(urls.length);
         for (const u of urls) {
@@ -176,11 +225,56 @@ describe('isNofollow / resolveLink', () => {
 /** hrefs as pages write them and as they are forged: pieces such as schemes, slashes, backslashes,
  * tabs and newlines, userinfo, ports, escapes, IP forms and Unicode hosts, plus any string or URL */
 const hrefPiece = fc.constantFrom(
-  'https://', 'http://', 'HTTP://', '//', '/', '../', './', '?', '#', '@', ':', 'u:p@', 'user@', ':8080', ':443', ':80', '%2e', '%2F', '%41', '%zz', '\\', '\t', '\n', ' ',
-  'EXAMPLE.com', 'www.example.com.', 'bücher.de', 'xn--bcher-kva.de', '0x7f.1', '127.0.0.1', '10.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '2130706433', 'localhost',
-  'a', 'b/c', 'q=1&r=2', '..', '.', ';x', '~', 'ä', '\u{1F600}',
+  'https://',
+  'http://',
+  'HTTP://',
+  '//',
+  '/',
+  '../',
+  './',
+  '?',
+  '#',
+  '@',
+  ':',
+  'u:p@',
+  'user@',
+  ':8080',
+  ':443',
+  ':80',
+  '%2e',
+  '%2F',
+  '%41',
+  '%zz',
+  '\\',
+  '\t',
+  '\n',
+  ' ',
+  'EXAMPLE.com',
+  'www.example.com.',
+  'bücher.de',
+  'xn--bcher-kva.de',
+  '0x7f.1',
+  '127.0.0.1',
+  '10.1.2.3',
+  '[::1]',
+  '[::ffff:127.0.0.1]',
+  '2130706433',
+  'localhost',
+  'a',
+  'b/c',
+  'q=1&r=2',
+  '..',
+  '.',
+  ';x',
+  '~',
+  'ä',
+  '\u{1F600}',
 );
-const oddHref = fc.oneof(fc.array(hrefPiece, { maxLength: 8 }).map((p) => p.join('')), fc.string({ maxLength: 40 }), fc.webUrl({ withFragments: true, withQueryParameters: true }));
+const oddHref = fc.oneof(
+  fc.array(hrefPiece, { maxLength: 8 }).map((p) => p.join('')),
+  fc.string({ maxLength: 40 }),
+  fc.webUrl({ withFragments: true, withQueryParameters: true }),
+);
 
 describe('one parse per link', () => {
   // A link is parsed once: its policy check and its rule key read the URL object resolveLinkUrl
@@ -212,14 +306,24 @@ describe('one parse per link', () => {
   });
 });
 
-describe('a site\'s navigation is resolved once a level', () => {
+describe("a site's navigation is resolved once a level", () => {
   // The selector skips an href it met before when its resolution cannot depend on the page it is
   // on: one starting with '/' reads only the base's authority, one starting with http(s):// reads
   // nothing of the base. These claims are what make the skip exact.
   const bases = [
-    'https://www.example.com/', 'https://www.example.com/dir/page?x=1#f', 'https://www.example.com/a/b/c/', 'https://www.example.com:8443/dir/',
-    'http://www.example.com/dir/', 'http://u:p@www.example.com/a/b', 'http://u:p@www.example.com/', 'http://127.0.0.1:8080/x?y', 'http://127.0.0.1:8080/',
-    'https://xn--bcher-kva.de/deep/er/', 'https://bücher.de/', 'http://[::1]/a', 'http://[::1]/b/c?d',
+    'https://www.example.com/',
+    'https://www.example.com/dir/page?x=1#f',
+    'https://www.example.com/a/b/c/',
+    'https://www.example.com:8443/dir/',
+    'http://www.example.com/dir/',
+    'http://u:p@www.example.com/a/b',
+    'http://u:p@www.example.com/',
+    'http://127.0.0.1:8080/x?y',
+    'http://127.0.0.1:8080/',
+    'https://xn--bcher-kva.de/deep/er/',
+    'https://bücher.de/',
+    'http://[::1]/a',
+    'http://[::1]/b/c?d',
   ];
   const base = fc.constantFrom(...bases);
 
@@ -254,7 +358,13 @@ describe('a site\'s navigation is resolved once a level', () => {
   // starts with neither '/' nor a scheme: the selector resolves it on every page. Both must select
   // the same.
   it('property: selecting with the skip equals selecting without it', () => {
-    const link = fc.record({ href: fc.oneof(oddHref, fc.constantFrom('/', '/nav/a', '/nav/b#top', '//www.example.com/nav/c', 'https://blog.example.com/x', 'http://', '/\\ads.example.com/')), rel: fc.option(fc.constantFrom('nofollow', 'noopener'), { nil: undefined }) });
+    const link = fc.record({
+      href: fc.oneof(
+        oddHref,
+        fc.constantFrom('/', '/nav/a', '/nav/b#top', '//www.example.com/nav/c', 'https://blog.example.com/x', 'http://', '/\\ads.example.com/'),
+      ),
+      rel: fc.option(fc.constantFrom('nofollow', 'noopener'), { nil: undefined }),
+    });
     const pg = fc.record({
       url: fc.constantFrom('https://www.example.com/', 'https://www.example.com/dir/', 'https://blog.example.com/a/b', 'http://u:p@www.example.com/'),
       finalUrl: fc.option(fc.constantFrom('https://www.example.com/moved/', 'https://blog.example.com/', 'not a url'), { nil: undefined }),
@@ -262,9 +372,14 @@ describe('a site\'s navigation is resolved once a level', () => {
     });
     fc.assert(
       fc.property(fc.array(pg, { maxLength: 6 }), (pages) => {
-        const strip = (p: (typeof pages)[number]): FollowPageLinks => (p.finalUrl === undefined ? { url: p.url, links: p.links } : { url: p.url, finalUrl: p.finalUrl, links: p.links });
+        const strip = (p: (typeof pages)[number]): FollowPageLinks =>
+          p.finalUrl === undefined ? { url: p.url, links: p.links } : { url: p.url, finalUrl: p.finalUrl, links: p.links };
         const withSkip = selectLinks(rules, seeds, pages.map(strip));
-        const without = selectLinks(rules, seeds, pages.map((p) => ({ ...strip(p), links: p.links.map((l) => ({ ...l, href: ' ' + l.href })) })));
+        const without = selectLinks(
+          rules,
+          seeds,
+          pages.map((p) => ({ ...strip(p), links: p.links.map((l) => ({ ...l, href: ' ' + l.href })) })),
+        );
         expect(withSkip).toEqual(without);
       }),
       { numRuns: 2000 },

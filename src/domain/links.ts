@@ -62,9 +62,7 @@ function lengthLimits(url: URL): Refusal | undefined {
 /** rel is a token list split on ASCII whitespace; nofollow matched ASCII case-insensitively. */
 export function isNofollow(rel: string | undefined): boolean {
   if (typeof rel !== 'string') return false;
-  return rel
-    .split(/[\t\n\f\r ]+/)
-    .some((t) => t.toLowerCase() === 'nofollow');
+  return rel.split(/[\t\n\f\r ]+/).some((t) => t.toLowerCase() === 'nofollow');
 }
 
 /** The absolute http(s) URL a link points at, fragment dropped; null when it is not one. */

@@ -30,7 +30,12 @@ describe('scanPage', () => {
     const allowed = new Set(rows.filter((_, i) => i % 37 === 0).map((r) => r.id));
     let calls = 0;
     const r = await scanPage(src.fetchChunk, async (chunk) => (calls++, filterBy(allowed)(chunk)), key, { limit: 20, maxExamined: 5000 });
-    expect(r.rows.map((x) => x.id)).toEqual(src.sorted.filter((x) => allowed.has(x.id)).slice(0, 20).map((x) => x.id));
+    expect(r.rows.map((x) => x.id)).toEqual(
+      src.sorted
+        .filter((x) => allowed.has(x.id))
+        .slice(0, 20)
+        .map((x) => x.id),
+    );
     expect(calls).toBe(r.chunks);
     expect(r.chunks).toBeLessThan(6);
     expect(r.stoppedEarly).toBe(false);
@@ -93,7 +98,7 @@ describe('scanPage', () => {
         fc.integer({ min: 1, max: 30 }),
         async (spec, limit, maxExamined, firstChunk) => {
           // many rows share a timestamp: the tie-breaker must neither skip nor repeat them
-          const rows = spec.map((s, i) => ({ id: uuid(i * 7919 % 1_000_003), at: new Date(s.t * 1000), allowed: s.allowed }));
+          const rows = spec.map((s, i) => ({ id: uuid((i * 7919) % 1_000_003), at: new Date(s.t * 1000), allowed: s.allowed }));
           const src = source(rows);
           const allowed = new Set(rows.filter((r) => r.allowed).map((r) => r.id));
           const seen: string[] = [];
@@ -101,12 +106,13 @@ describe('scanPage', () => {
           for (let requests = 0; ; requests++) {
             expect(requests).toBeLessThanOrEqual(rows.length + 1);
             let examinedHere = 0;
-            const r = await scanPage(
-              src.fetchChunk,
-              async (chunk) => ((examinedHere += chunk.length), filterBy(allowed)(chunk)),
-              key,
-              { ...(cursor ? { cursor } : {}), limit, maxExamined, firstChunk, maxChunk: 40 },
-            );
+            const r = await scanPage(src.fetchChunk, async (chunk) => ((examinedHere += chunk.length), filterBy(allowed)(chunk)), key, {
+              ...(cursor ? { cursor } : {}),
+              limit,
+              maxExamined,
+              firstChunk,
+              maxChunk: 40,
+            });
             expect(examinedHere).toBeLessThanOrEqual(maxExamined);
             expect(r.rows.length).toBeLessThanOrEqual(limit);
             if (r.stoppedEarly) expect(r.examined).toBe(maxExamined);

@@ -10,7 +10,7 @@ function simulate(p: LivenessPolicy, beatsPerDispatch: number[][]): { failure: s
   let dispatch = 0;
   const quietBeforeRedispatch: number[] = [];
   const pending = () => (beatsPerDispatch[dispatch] ?? []).map((t) => w.dispatchedAt + t).filter((t) => t > (w.lastBeatAt ?? -1));
-  for (let now = 0; ; ) {
+  for (let now = 0; ;) {
     const e = nextExpiry(w, p);
     const next = pending().find((t) => t >= now && t < e.at);
     if (next !== undefined) {
@@ -68,8 +68,15 @@ describe('liveness', () => {
   it('for any heartbeats: at most maxRedispatches, each after at least the window of silence, and never later than the level timeout of its dispatch', () => {
     fc.assert(
       fc.property(
-        fc.record({ levelTimeoutMs: fc.integer({ min: 1_000, max: 100_000 }), windowMs: fc.integer({ min: 100, max: 50_000 }), maxRedispatches: fc.integer({ min: 0, max: 5 }) }),
-        fc.array(fc.array(fc.integer({ min: 0, max: 120_000 }), { maxLength: 30 }).map((a) => [...a].sort((x, y) => x - y)), { maxLength: 7 }),
+        fc.record({
+          levelTimeoutMs: fc.integer({ min: 1_000, max: 100_000 }),
+          windowMs: fc.integer({ min: 100, max: 50_000 }),
+          maxRedispatches: fc.integer({ min: 0, max: 5 }),
+        }),
+        fc.array(
+          fc.array(fc.integer({ min: 0, max: 120_000 }), { maxLength: 30 }).map((a) => [...a].sort((x, y) => x - y)),
+          { maxLength: 7 },
+        ),
         (p, beats) => {
           const r = simulate(p, beats);
           expect(r.redispatches).toBeLessThanOrEqual(p.maxRedispatches);

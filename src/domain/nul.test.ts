@@ -21,7 +21,15 @@ describe('nulPath', () => {
   it('property: a NUL anywhere in a JSON value is found, exactly at its path; none, none found', () => {
     const noNul = fc.string().filter((s) => !s.includes('\u0000'));
     const json = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: 'small' }, noNul, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(noNul, tie('value'), { maxKeys: 4 })),
+      value: fc.oneof(
+        { depthSize: 'small' },
+        noNul,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(noNul, tie('value'), { maxKeys: 4 }),
+      ),
     })).value;
     fc.assert(
       fc.property(json, (v) => {
@@ -33,7 +41,13 @@ describe('nulPath', () => {
         let key: string | number = 'root';
         for (;;) {
           const cur: unknown = holder[key];
-          const next: string | number | undefined = Array.isArray(cur) ? (cur.length > 0 ? 0 : undefined) : typeof cur === 'object' && cur !== null ? Object.keys(cur)[0] : undefined;
+          const next: string | number | undefined = Array.isArray(cur)
+            ? cur.length > 0
+              ? 0
+              : undefined
+            : typeof cur === 'object' && cur !== null
+              ? Object.keys(cur)[0]
+              : undefined;
           if (next === undefined) break;
           holder = cur as Record<string | number, unknown>;
           key = next;

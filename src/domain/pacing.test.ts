@@ -47,7 +47,14 @@ describe('Pacer options', () => {
 
 describe('one host', () => {
   it('measures the delay from the finish of the previous capture, not its submit', () => {
-    const r = simulatePacing(pages([['a', 10], ['a', 500], ['a', 5]]), { perHostDelayMs: 100, hostParallelism: 4 });
+    const r = simulatePacing(
+      pages([
+        ['a', 10],
+        ['a', 500],
+        ['a', 5],
+      ]),
+      { perHostDelayMs: 100, hostParallelism: 4 },
+    );
     expect(r.map((x) => [x.start, x.finish])).toEqual([
       [0, 10],
       [110, 610],
@@ -65,7 +72,15 @@ describe('one host', () => {
     expect(p.take(7).map((s) => s.item)).toEqual([2]);
   });
   it('keeps the order pages were added in', () => {
-    const r = simulatePacing(pages([['a', 1], ['a', 1], ['a', 1], ['a', 1]]), { perHostDelayMs: 10, hostParallelism: 1 });
+    const r = simulatePacing(
+      pages([
+        ['a', 1],
+        ['a', 1],
+        ['a', 1],
+        ['a', 1],
+      ]),
+      { perHostDelayMs: 10, hostParallelism: 1 },
+    );
     expect(r.map((x) => x.start)).toEqual([0, 11, 22, 33]);
   });
   it('does not submit before readyAt and says when to wake', () => {
@@ -109,7 +124,15 @@ describe('one host', () => {
 describe('Crawl-delay', () => {
   it('wins when longer than perHostDelayMs, per host', () => {
     const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 4, crawlDelayMs: { a: 1000 } };
-    const r = simulatePacing(pages([['a', 10], ['a', 10], ['b', 10], ['b', 10]]), opts);
+    const r = simulatePacing(
+      pages([
+        ['a', 10],
+        ['a', 10],
+        ['b', 10],
+        ['b', 10],
+      ]),
+      opts,
+    );
     expect(r.map((x) => [x.host, x.start])).toEqual([
       ['a', 0],
       ['a', 1010],
@@ -121,7 +144,13 @@ describe('Crawl-delay', () => {
     expect(pacingViolations(r, { ...opts, crawlDelayMs: { a: 1000, b: 500 } }).map((v) => v.kind)).toEqual(['gap']);
   });
   it('does not shorten perHostDelayMs when shorter', () => {
-    const r = simulatePacing(pages([['a', 10], ['a', 10]]), { perHostDelayMs: 300, hostParallelism: 1, crawlDelayMs: { a: 50 } });
+    const r = simulatePacing(
+      pages([
+        ['a', 10],
+        ['a', 10],
+      ]),
+      { perHostDelayMs: 300, hostParallelism: 1, crawlDelayMs: { a: 50 } },
+    );
     expect(r[1]!.start).toBe(310);
   });
   it('applies from the moment it is learnt (setCrawlDelay)', () => {
@@ -139,7 +168,15 @@ describe('Crawl-delay', () => {
 describe('notBefore and earlier finishes', () => {
   it('does not submit on a host before its notBefore', () => {
     const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 4, notBefore: { a: 5000 } };
-    const r = simulatePacing(pages([['a', 10], ['b', 10], ['a', 10]]), opts, 1000);
+    const r = simulatePacing(
+      pages([
+        ['a', 10],
+        ['b', 10],
+        ['a', 10],
+      ]),
+      opts,
+      1000,
+    );
     expect(r.map((x) => [x.host, x.start])).toEqual([
       ['a', 5000],
       ['b', 1000],
@@ -173,7 +210,15 @@ describe('hostParallelism', () => {
   });
   it('uses a host’s delay to capture another host (the slot is not held through the delay)', () => {
     const opts: PacingOptions = { perHostDelayMs: 100, hostParallelism: 1 };
-    const r = simulatePacing(pages([['a', 50], ['a', 50], ['b', 50], ['b', 50]]), opts);
+    const r = simulatePacing(
+      pages([
+        ['a', 50],
+        ['a', 50],
+        ['b', 50],
+        ['b', 50],
+      ]),
+      opts,
+    );
     expect(makespan(r)).toBe(250);
     expect(r.map((x) => [x.host, x.start])).toEqual([
       ['a', 0],
@@ -220,7 +265,12 @@ describe('the choice of the next host when slots are fewer than hosts', () => {
   });
   it('says when the next host may start, whatever the slot that freed up was used for', () => {
     const p = new Pacer<string>({ perHostDelayMs: 300, hostParallelism: 1 });
-    for (const [h, n] of [['a', 3], ['b', 1], ['c', 1]] as const) for (let i = 0; i < n; i++) p.add(h, `${h}${i}`);
+    for (const [h, n] of [
+      ['a', 3],
+      ['b', 1],
+      ['c', 1],
+    ] as const)
+      for (let i = 0; i < n; i++) p.add(h, `${h}${i}`);
     expect(p.take(0).map((s) => s.host)).toEqual(['a']);
     p.finish('a', 100);
     // b starts in a's delay; when it ends, the wake is a's ready time (400), which comes before c's own
@@ -252,23 +302,70 @@ describe('pacingViolations', () => {
     expect(pacingViolations(caps, { ...opts, hostParallelism: 9 }).map((v) => v.kind)).toEqual(['overlap', 'gap']);
   });
   it('accepts a gap of exactly the delay', () => {
-    expect(pacingViolations([{ host: 'a', start: 0, finish: 50 }, { host: 'a', start: 150, finish: 160 }], opts)).toEqual([]);
+    expect(
+      pacingViolations(
+        [
+          { host: 'a', start: 0, finish: 50 },
+          { host: 'a', start: 150, finish: 160 },
+        ],
+        opts,
+      ),
+    ).toEqual([]);
   });
   it('finds too many hosts at once, but not a finish and a start at the same instant', () => {
-    expect(pacingViolations([{ host: 'a', start: 0, finish: 50 }, { host: 'b', start: 49, finish: 60 }], opts).map((v) => v.kind)).toEqual(['parallelism']);
-    expect(pacingViolations([{ host: 'a', start: 0, finish: 50 }, { host: 'b', start: 50, finish: 60 }], opts)).toEqual([]);
+    expect(
+      pacingViolations(
+        [
+          { host: 'a', start: 0, finish: 50 },
+          { host: 'b', start: 49, finish: 60 },
+        ],
+        opts,
+      ).map((v) => v.kind),
+    ).toEqual(['parallelism']);
+    expect(
+      pacingViolations(
+        [
+          { host: 'a', start: 0, finish: 50 },
+          { host: 'b', start: 50, finish: 60 },
+        ],
+        opts,
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('politenessLowerBound', () => {
   it('is the longest per-host chain when there are slots for every host', () => {
-    expect(politenessLowerBound(pages([['a', 10], ['a', 10], ['a', 10], ['b', 30]]), { perHostDelayMs: 100, hostParallelism: 2 })).toBe(230);
+    expect(
+      politenessLowerBound(
+        pages([
+          ['a', 10],
+          ['a', 10],
+          ['a', 10],
+          ['b', 30],
+        ]),
+        { perHostDelayMs: 100, hostParallelism: 2 },
+      ),
+    ).toBe(230);
   });
   it('is the total capture time over the slots when that is longer', () => {
-    expect(politenessLowerBound(pages([['a', 100], ['b', 100], ['c', 100], ['d', 100]]), { perHostDelayMs: 0, hostParallelism: 2 })).toBe(200);
+    expect(
+      politenessLowerBound(
+        pages([
+          ['a', 100],
+          ['b', 100],
+          ['c', 100],
+          ['d', 100],
+        ]),
+        { perHostDelayMs: 0, hostParallelism: 2 },
+      ),
+    ).toBe(200);
   });
   it('counts notBefore, earlier finishes and Crawl-delay', () => {
-    const ps = pages([['a', 10], ['a', 10]]);
+    const ps = pages([
+      ['a', 10],
+      ['a', 10],
+    ]);
     expect(politenessLowerBound(ps, { perHostDelayMs: 100, hostParallelism: 1, notBefore: { a: 50 } })).toBe(50 + 120);
     expect(politenessLowerBound(ps, { perHostDelayMs: 100, hostParallelism: 1, lastFinish: { a: 0 } })).toBe(100 + 120);
     expect(politenessLowerBound(ps, { perHostDelayMs: 100, hostParallelism: 1, crawlDelayMs: { a: 1000 } })).toBe(1020);
@@ -341,7 +438,12 @@ describe('pacing properties (fast-check)', () => {
         for (const x of r) {
           const prev = r.filter((y) => y.host === x.host && y.finish <= x.start).sort((a, b) => b.finish - a.finish)[0];
           const delay = Math.max(s.perHostDelayMs, s.crawlDelayMs[x.host] ?? 0);
-          const ready = Math.max(0, s.notBefore[x.host] ?? -Infinity, prev ? prev.finish + delay : -Infinity, s.lastFinish[x.host] !== undefined ? s.lastFinish[x.host]! + delay : -Infinity);
+          const ready = Math.max(
+            0,
+            s.notBefore[x.host] ?? -Infinity,
+            prev ? prev.finish + delay : -Infinity,
+            s.lastFinish[x.host] !== undefined ? s.lastFinish[x.host]! + delay : -Infinity,
+          );
           if (ready < x.start) {
             // just before x.start, every slot was taken by other hosts
             const t = x.start - 0.5;
@@ -359,7 +461,10 @@ describe('the choice of the next host (fast-check)', () => {
   // a run of the Pacer with k slots and n hosts driven by random finishes: at every take, the
   // hosts given a slot are checked against the state the pacer showed just before
   const run = fc.record({
-    hosts: fc.array(fc.record({ pages: fc.integer({ min: 0, max: 5 }), notBefore: fc.integer({ min: -50, max: 300 }), crawlDelayMs: fc.integer({ min: 0, max: 150 }) }), { minLength: 1, maxLength: 7 }),
+    hosts: fc.array(
+      fc.record({ pages: fc.integer({ min: 0, max: 5 }), notBefore: fc.integer({ min: -50, max: 300 }), crawlDelayMs: fc.integer({ min: 0, max: 150 }) }),
+      { minLength: 1, maxLength: 7 },
+    ),
     slots: fc.integer({ min: 1, max: 6 }),
     perHostDelayMs: fc.integer({ min: 0, max: 100 }),
     leadMs: fc.constantFrom(0, 0, 20, 100),
@@ -423,7 +528,24 @@ describe('pacingViolations with captures that take no time', () => {
     expect(pacingViolations(caps, { perHostDelayMs: 0, hostParallelism: 2 })).toEqual([]);
   });
   it('takes a capture that took no time and one submitted at that instant to be one after the other', () => {
-    expect(pacingViolations([{ host: 'a', start: 0, finish: 5 }, { host: 'b', start: 5, finish: 5 }, { host: 'c', start: 5, finish: 9 }], { perHostDelayMs: 0, hostParallelism: 1 })).toEqual([]);
-    expect(pacingViolations([{ host: 'a', start: 0, finish: 6 }, { host: 'b', start: 5, finish: 5 }], { perHostDelayMs: 0, hostParallelism: 1 }).map((v) => v.kind)).toEqual(['parallelism']);
+    expect(
+      pacingViolations(
+        [
+          { host: 'a', start: 0, finish: 5 },
+          { host: 'b', start: 5, finish: 5 },
+          { host: 'c', start: 5, finish: 9 },
+        ],
+        { perHostDelayMs: 0, hostParallelism: 1 },
+      ),
+    ).toEqual([]);
+    expect(
+      pacingViolations(
+        [
+          { host: 'a', start: 0, finish: 6 },
+          { host: 'b', start: 5, finish: 5 },
+        ],
+        { perHostDelayMs: 0, hostParallelism: 1 },
+      ).map((v) => v.kind),
+    ).toEqual(['parallelism']);
   });
 });

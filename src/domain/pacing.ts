@@ -73,7 +73,8 @@ export class Pacer<T> {
   constructor(opts: PacingOptions) {
     this.opts = opts;
     if (!Number.isFinite(opts.perHostDelayMs) || opts.perHostDelayMs < 0) throw new RangeError(`perHostDelayMs must be ≥ 0, got ${opts.perHostDelayMs}`);
-    if (!Number.isInteger(opts.hostParallelism) || opts.hostParallelism < 1) throw new RangeError(`hostParallelism must be an integer ≥ 1, got ${opts.hostParallelism}`);
+    if (!Number.isInteger(opts.hostParallelism) || opts.hostParallelism < 1)
+      throw new RangeError(`hostParallelism must be an integer ≥ 1, got ${opts.hostParallelism}`);
     this.perHostDelayMs = opts.perHostDelayMs;
     this.parallelism = opts.hostParallelism;
   }
@@ -284,9 +285,11 @@ export function pacingViolations(captures: Capture[], opts: PacingOptions): Paci
     list.sort((a, b) => a.start - b.start);
     const delay = effectiveDelayMs(opts.perHostDelayMs, opts.crawlDelayMs?.[host]);
     const nb = opts.notBefore?.[host];
-    if (nb !== undefined && list[0]!.start < nb) out.push({ kind: 'notBefore', host, at: list[0]!.start, detail: `submitted ${nb - list[0]!.start} ms before notBefore` });
+    if (nb !== undefined && list[0]!.start < nb)
+      out.push({ kind: 'notBefore', host, at: list[0]!.start, detail: `submitted ${nb - list[0]!.start} ms before notBefore` });
     const prior = opts.lastFinish?.[host];
-    if (prior !== undefined && list[0]!.start - prior < delay) out.push({ kind: 'gap', host, at: list[0]!.start, detail: `gap ${list[0]!.start - prior} ms after an earlier finish < ${delay} ms` });
+    if (prior !== undefined && list[0]!.start - prior < delay)
+      out.push({ kind: 'gap', host, at: list[0]!.start, detail: `gap ${list[0]!.start - prior} ms after an earlier finish < ${delay} ms` });
     for (let i = 1; i < list.length; i++) {
       const gap = list[i]!.start - list[i - 1]!.finish;
       if (gap < 0) out.push({ kind: 'overlap', host, at: list[i]!.start, detail: `overlaps the previous capture by ${-gap} ms` });

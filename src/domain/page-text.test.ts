@@ -56,6 +56,7 @@ describe('truncationNote', () => {
   it('keeps non-negative integer lengths only', () => {
     expect(truncationNote({ text: 62_914_560 })).toEqual({ text: 62_914_560 });
     expect(truncationNote({ text: 5, title: 7, other: 1 })).toEqual({ text: 5, title: 7 });
-    for (const bad of [undefined, null, 'x', [], {}, { text: -1 }, { text: 1.5 }, { text: '9' }, { title: Number.MAX_VALUE }]) expect(truncationNote(bad)).toBeUndefined();
+    for (const bad of [undefined, null, 'x', [], {}, { text: -1 }, { text: 1.5 }, { text: '9' }, { title: Number.MAX_VALUE }])
+      expect(truncationNote(bad)).toBeUndefined();
   });
 });

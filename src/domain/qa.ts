@@ -37,7 +37,11 @@ export interface QaScore {
   missed: string[];
 }
 
-const words = (s: string): string[] => s.toLowerCase().split(/\s+/u).filter((w) => w !== '');
+const words = (s: string): string[] =>
+  s
+    .toLowerCase()
+    .split(/\s+/u)
+    .filter((w) => w !== '');
 
 /** Dice coefficient of the two texts' words, repeats counted: 1 for the same words, 0 for none shared. */
 export function textSimilarity(a: string, b: string): number {

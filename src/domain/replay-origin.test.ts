@@ -31,6 +31,7 @@ describe('replay origins per archive', () => {
   });
   it('a domain is DNS labels, two at least', () => {
     for (const ok of ['replay.localhost', 'a.b.c', 'replay-1.example.org']) expect(isArchiveDomain(ok), ok).toBe(true);
-    for (const bad of ['localhost', '', '.localhost', 'replay..localhost', 'Replay.localhost', 'replay.localhost:8899', '*.replay.localhost', '-a.localhost']) expect(isArchiveDomain(bad), bad).toBe(false);
+    for (const bad of ['localhost', '', '.localhost', 'replay..localhost', 'Replay.localhost', 'replay.localhost:8899', '*.replay.localhost', '-a.localhost'])
+      expect(isArchiveDomain(bad), bad).toBe(false);
   });
 });

@@ -27,7 +27,10 @@ const unlimited = () => stepBudget(Number.MAX_SAFE_INTEGER);
 
 describe('matchesPattern', () => {
   it('agrees with the literal reading of RFC 9309 on small inputs', () => {
-    fc.assert(fc.property(pattern, path, (p, s) => matchesPattern(compilePattern(p), subject(s), unlimited()) === referenceMatch(p, s)), { numRuns: 5000 });
+    fc.assert(
+      fc.property(pattern, path, (p, s) => matchesPattern(compilePattern(p), subject(s), unlimited()) === referenceMatch(p, s)),
+      { numRuns: 5000 },
+    );
   });
   it('takes at most twice the path plus the pattern in steps, whatever the two are', () => {
     const long = fc.stringMatching(/^\/[ab*]{0,60}\$?$/);
@@ -95,9 +98,14 @@ describe('decidePath', () => {
 
 describe('parseRobotsTxt', () => {
   it('merges groups of one agent, prefers the agent’s own group to *, and ignores versions and case', () => {
-    const g = parseRobotsTxt('User-agent: *\nDisallow: /\n\nUser-agent: Capture-Ledger-Flow/2.0\nUser-agent: other\nDisallow: /x\nCrawl-delay: 2\n\nuser-agent: capture-ledger-flow\nallow: /x/y\n');
+    const g = parseRobotsTxt(
+      'User-agent: *\nDisallow: /\n\nUser-agent: Capture-Ledger-Flow/2.0\nUser-agent: other\nDisallow: /x\nCrawl-delay: 2\n\nuser-agent: capture-ledger-flow\nallow: /x/y\n',
+    );
     const own = groupFor(g, 'capture-ledger-flow');
-    expect(own?.rules.map((r) => [r.pattern, r.allow])).toEqual([['/x/y', true], ['/x', false]]);
+    expect(own?.rules.map((r) => [r.pattern, r.allow])).toEqual([
+      ['/x/y', true],
+      ['/x', false],
+    ]);
     expect(own?.crawlDelaySeconds).toBe(2);
     expect(groupFor(g, 'someone')?.rules.map((r) => r.pattern)).toEqual(['/']);
   });

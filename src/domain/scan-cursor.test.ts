@@ -8,7 +8,11 @@ const row = (ms: number, id: string): ScanRow => ({ at: new Date(ms), id });
 
 // rows with few distinct timestamps, so ties are common; distinct (at, id) pairs, newest first
 const scan = fc
-  .uniqueArray(fc.record({ ms: fc.integer({ min: 0, max: 20 }), id: fc.uuid().map((s) => s.toLowerCase()) }), { minLength: 2, maxLength: 60, selector: (r) => `${r.ms}/${r.id}` })
+  .uniqueArray(fc.record({ ms: fc.integer({ min: 0, max: 20 }), id: fc.uuid().map((s) => s.toLowerCase()) }), {
+    minLength: 2,
+    maxLength: 60,
+    selector: (r) => `${r.ms}/${r.id}`,
+  })
   .map((rs) => rs.map((r) => row(1_700_000_000_000 + r.ms * 3, r.id)).sort(compareNewestFirst));
 
 describe('continuationBetween', () => {
@@ -47,7 +51,10 @@ describe('continuationBetween', () => {
 
   it('uses the shared timestamp and the midpoint of the ids when they share a millisecond', () => {
     expect(continuationBetween(row(1000, uuid(20)), row(1000, uuid(10)))).toEqual({ before: new Date(1000), id: uuid(15) });
-    expect(continuationBetween(row(1000, 'ffffffff-ffff-ffff-ffff-ffffffffffff'), row(1000, uuid(0)))).toEqual({ before: new Date(1000), id: '80000000-0000-0000-0000-000000000000' });
+    expect(continuationBetween(row(1000, 'ffffffff-ffff-ffff-ffff-ffffffffffff'), row(1000, uuid(0)))).toEqual({
+      before: new Date(1000),
+      id: '80000000-0000-0000-0000-000000000000',
+    });
   });
 
   it('refuses rows given in the wrong order', () => {

@@ -29,7 +29,9 @@ describe('crawlKeyProblem', () => {
         const own = [artifactPrefix(A, d), artifactPrefix(A, other)];
         expect(crawlKeyProblem({ manifestKey: expectedManifestKey(artifactPrefix(A, d), t), taskId: t, crawlId: A }, own)).toBeNull();
         const foreign = expectedManifestKey(artifactPrefix(B, d), t);
-        expect(crawlKeyProblem({ manifestKey: foreign, taskId: t, crawlId: A }, own)).toBe(`manifest key ${JSON.stringify(foreign)} is not under a prefix of crawl ${A}`);
+        expect(crawlKeyProblem({ manifestKey: foreign, taskId: t, crawlId: A }, own)).toBe(
+          `manifest key ${JSON.stringify(foreign)} is not under a prefix of crawl ${A}`,
+        );
         // with no dispatch on record, the prefix must still name the crawl
         expect(crawlKeyProblem({ manifestKey: foreign, taskId: t, crawlId: A }, [])).not.toBeNull();
         expect(crawlKeyProblem({ manifestKey: expectedManifestKey(`legacy/${A}/${d}/`, t), taskId: t, crawlId: A }, [])).toBeNull();

@@ -18,6 +18,7 @@ describe('isUuid', () => {
 
   it('refuses the near misses a path, cursor or document id could carry', () => {
     const id = randomUUID();
-    for (const bad of [`urn:uuid:${id}`, `{${id}}`, `${id}\n`, id.replaceAll('-', ''), id.slice(0, -1), `${id.slice(0, -1)}g`, '']) expect(isUuid(bad), bad).toBe(false);
+    for (const bad of [`urn:uuid:${id}`, `{${id}}`, `${id}\n`, id.replaceAll('-', ''), id.slice(0, -1), `${id.slice(0, -1)}g`, ''])
+      expect(isUuid(bad), bad).toBe(false);
   });
 });

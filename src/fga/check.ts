@@ -80,7 +80,14 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
   const transport = secure ? https : http;
   const agent = new transport.Agent({ keepAlive: true, maxSockets: 64 });
   const storePath = `${base.pathname.replace(/\/+$/, '')}/stores/${encodeURIComponent(opts.storeId)}`;
-  const target = { protocol: base.protocol, hostname: base.hostname, port: base.port === '' ? (secure ? 443 : 80) : Number(base.port), method: 'POST', agent, timeout: TIMEOUT_MS };
+  const target = {
+    protocol: base.protocol,
+    hostname: base.hostname,
+    port: base.port === '' ? (secure ? 443 : 80) : Number(base.port),
+    method: 'POST',
+    agent,
+    timeout: TIMEOUT_MS,
+  };
 
   const once = (path: string, body: string): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
@@ -133,12 +140,19 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
   /** One BatchCheck: per question its decision, or undefined where OpenFGA answered that item with an error. */
   const batchRequestBody = (qs: CheckQuestion[]): string =>
     JSON.stringify({
-      checks: qs.map((q, i) => ({ tuple_key: tupleKey(q), contextual_tuples: { tuple_keys: q.contextualTuples }, context: q.context, correlation_id: String(i) })),
+      checks: qs.map((q, i) => ({
+        tuple_key: tupleKey(q),
+        contextual_tuples: { tuple_keys: q.contextualTuples },
+        context: q.context,
+        correlation_id: String(i),
+      })),
       authorization_model_id: opts.modelId,
       consistency: 'HIGHER_CONSISTENCY',
     });
   const batchCheck = async (qs: CheckQuestion[]): Promise<(boolean | undefined)[]> => {
-    const { result } = JSON.parse(await post(`${storePath}/batch-check`, batchRequestBody(qs), 'batch check')) as { result?: Record<string, { allowed?: boolean; error?: unknown }> };
+    const { result } = JSON.parse(await post(`${storePath}/batch-check`, batchRequestBody(qs), 'batch check')) as {
+      result?: Record<string, { allowed?: boolean; error?: unknown }>;
+    };
     return qs.map((_, i) => {
       const item = result?.[String(i)];
       return item === undefined || item.error !== undefined ? undefined : item.allowed === true;
@@ -197,7 +211,10 @@ export function checkEndpointOf(fga: OpenFgaClient): CheckEndpoint | null {
     // the SDK keeps its configuration protected; apiUrl and credentials are plain fields on it
     const conf = (fga as unknown as { configuration?: { apiUrl?: string; credentials?: { method?: string } } }).configuration;
     const plain = conf?.credentials?.method === undefined || conf.credentials.method === 'none';
-    endpoint = plain && conf?.apiUrl && fga.storeId && fga.authorizationModelId ? createCheckEndpoint({ apiUrl: conf.apiUrl, storeId: fga.storeId, modelId: fga.authorizationModelId }) : null;
+    endpoint =
+      plain && conf?.apiUrl && fga.storeId && fga.authorizationModelId
+        ? createCheckEndpoint({ apiUrl: conf.apiUrl, storeId: fga.storeId, modelId: fga.authorizationModelId })
+        : null;
     endpoints.set(fga, endpoint);
   }
   return endpoint;

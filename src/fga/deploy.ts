@@ -37,7 +37,8 @@ function canonical(value: unknown): unknown {
 
 /** Two models are the same when they say the same thing: comments, layout and order do not count. */
 export function sameModel(a: ModelJson, b: ModelJson): boolean {
-  const norm = (m: ModelJson): string => JSON.stringify(canonical({ schema_version: m.schema_version, type_definitions: m.type_definitions, conditions: m.conditions ?? {} }));
+  const norm = (m: ModelJson): string =>
+    JSON.stringify(canonical({ schema_version: m.schema_version, type_definitions: m.type_definitions, conditions: m.conditions ?? {} }));
   return norm(a) === norm(b);
 }
 

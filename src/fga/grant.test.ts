@@ -39,13 +39,17 @@ describe('parseGrantArgs', () => {
   });
 });
 
-describe('grantLine: the spec\'s exact sentences', () => {
+describe("grantLine: the spec's exact sentences", () => {
   it('grant', () => {
-    expect(grantLine('grant', 'alice', 'acme', 'user:alice submitter organization:acme', true)).toBe('alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)');
+    expect(grantLine('grant', 'alice', 'acme', 'user:alice submitter organization:acme', true)).toBe(
+      'alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)',
+    );
   });
 
   it('revoke', () => {
-    expect(grantLine('revoke', 'alice', 'acme', 'user:alice submitter organization:acme', false)).toBe('alice は acme のクロールを始められません (消した: user:alice submitter organization:acme)');
+    expect(grantLine('revoke', 'alice', 'acme', 'user:alice submitter organization:acme', false)).toBe(
+      'alice は acme のクロールを始められません (消した: user:alice submitter organization:acme)',
+    );
   });
 
   it('revoke while another relation still allows it', () => {
@@ -58,9 +62,13 @@ describe('grantLine: the spec\'s exact sentences', () => {
 describe('runGrantCli without a server', () => {
   it('usage errors exit 2 and never build a client (no configuration needed)', async () => {
     const err: string[] = [];
-    const code = await runGrantCli(['grant', 'member', 'alice', 'acme'], () => {
-      throw new Error('must not be called');
-    }, { out: () => {}, err: (l) => err.push(l) });
+    const code = await runGrantCli(
+      ['grant', 'member', 'alice', 'acme'],
+      () => {
+        throw new Error('must not be called');
+      },
+      { out: () => {}, err: (l) => err.push(l) },
+    );
     expect(code).toBe(2);
     expect(err).toEqual([`fga:grant: refused: ${MEMBER_REFUSED}`]);
   });

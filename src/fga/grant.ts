@@ -20,7 +20,7 @@ export const USAGE = [
 ].join('\n');
 
 export const MEMBER_REFUSED =
-  'member is not stored: membership comes from the identity provider (the organizations in the caller\'s token) and reaches OpenFGA as a contextual tuple on every request. ' +
+  "member is not stored: membership comes from the identity provider (the organizations in the caller's token) and reaches OpenFGA as a contextual tuple on every request. " +
   'Storing it too would give one fact two homes, with no answer when they disagree. Grant submitter or admin instead.';
 
 export type ParsedGrant = { ok: true; action: GrantAction; relation: GrantableRelation; user: string; org: string } | { ok: false; message: string };

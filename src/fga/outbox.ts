@@ -12,7 +12,16 @@
 // refusal; at `deadAfter` refusals the row gets dead_at. A dead row is not sent again and no
 // longer holds back later rows for the same tuple; it stays in the table, counted, until an
 // operator puts it back (reviveDeadLetters, `npm run fga:drain -- --retry-dead`) or deletes it.
-import { ClientWriteRequestOnDuplicateWrites, ClientWriteRequestOnMissingDeletes, FgaApiAuthenticationError, FgaApiError, FgaApiNotFoundError, type OpenFgaClient, type TupleKey, type TupleKeyWithoutCondition } from '@openfga/sdk';
+import {
+  ClientWriteRequestOnDuplicateWrites,
+  ClientWriteRequestOnMissingDeletes,
+  FgaApiAuthenticationError,
+  FgaApiError,
+  FgaApiNotFoundError,
+  type OpenFgaClient,
+  type TupleKey,
+  type TupleKeyWithoutCondition,
+} from '@openfga/sdk';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, OutboxRow } from '../db/types.ts';
 import type { Tuple } from './tuples.ts';
@@ -108,7 +117,12 @@ function toRequest(units: Unit[]): { writes: TupleKey[]; deletes: TupleKeyWithou
       deletes.push({ user: r.tuple_user, relation: r.relation, object: r.object });
     } else {
       const condition = r.condition ?? undefined;
-      writes.push({ user: r.tuple_user, relation: r.relation, object: r.object, ...(condition ? { condition: { name: condition.name, context: condition.context ?? {} } } : {}) });
+      writes.push({
+        user: r.tuple_user,
+        relation: r.relation,
+        object: r.object,
+        ...(condition ? { condition: { name: condition.name, context: condition.context ?? {} } } : {}),
+      });
     }
   }
   return { writes, deletes };
@@ -116,7 +130,10 @@ function toRequest(units: Unit[]): { writes: TupleKey[]; deletes: TupleKeyWithou
 
 async function send(fga: OpenFgaClient, units: Unit[]): Promise<void> {
   const { writes, deletes } = toRequest(units);
-  await fga.write({ writes, deletes }, { conflict: { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore, onMissingDeletes: ClientWriteRequestOnMissingDeletes.Ignore } });
+  await fga.write(
+    { writes, deletes },
+    { conflict: { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore, onMissingDeletes: ClientWriteRequestOnMissingDeletes.Ignore } },
+  );
 }
 
 /**
@@ -262,7 +279,14 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
       }
 
       if (accepted.length > 0) {
-        await trx.deleteFrom('fga_outbox').where('id', 'in', accepted.map((r) => r.id)).execute();
+        await trx
+          .deleteFrom('fga_outbox')
+          .where(
+            'id',
+            'in',
+            accepted.map((r) => r.id),
+          )
+          .execute();
       }
       const dead = new Set<number>();
       for (const group of groupFailures(failed)) {
@@ -274,7 +298,11 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
             last_error: error,
             ...(refusal ? { refusals: sql`refusals + 1`, dead_at: sql`CASE WHEN refusals + 1 >= ${deadAfter} THEN now() END` } : {}),
           })
-          .where('id', 'in', group.map((f) => f.row.id))
+          .where(
+            'id',
+            'in',
+            group.map((f) => f.row.id),
+          )
           .returning(['id', 'dead_at'])
           .execute();
         for (const r of rows) if (r.dead_at !== null) dead.add(r.id);
@@ -307,7 +335,10 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
 export async function outboxCounts(db: Kysely<Database>): Promise<{ remaining: number; dead: number }> {
   const r = await db
     .selectFrom('fga_outbox')
-    .select([sql<number>`count(*) FILTER (WHERE dead_at IS NULL)::int`.as('remaining'), sql<number>`count(*) FILTER (WHERE dead_at IS NOT NULL)::int`.as('dead')])
+    .select([
+      sql<number>`count(*) FILTER (WHERE dead_at IS NULL)::int`.as('remaining'),
+      sql<number>`count(*) FILTER (WHERE dead_at IS NOT NULL)::int`.as('dead'),
+    ])
     .executeTakeFirstOrThrow();
   return { remaining: r.remaining, dead: r.dead };
 }

@@ -29,7 +29,8 @@ export const ERROR_TYPES = {
 } as const;
 
 /** What visiting the page came to, before anything is packaged. `hostDoneAt`: when the host's part ended (ms). */
-export type Visit = ({ kind: 'rendered' } & PageCapture & { hostDoneAt: number }) | { kind: 'failed'; errorType: string; message: string; finalUrl?: string; hostDoneAt: number };
+export type Visit =
+  ({ kind: 'rendered' } & PageCapture & { hostDoneAt: number }) | { kind: 'failed'; errorType: string; message: string; finalUrl?: string; hostDoneAt: number };
 
 export interface VisitOptions {
   userAgent: string;
@@ -54,7 +55,8 @@ function judgeDocument(main: HttpExchange, finalUrl: string, injectFailure: bool
   const status = main.response.status;
   if (status >= 400) return { kind: 'judged', errorType: ERROR_TYPES.httpStatus, message: `${finalUrl} answered HTTP ${status}`, finalUrl };
   const contentType = headerValue(main.response.headers, 'content-type');
-  if (!isHtml(contentType)) return { kind: 'judged', errorType: ERROR_TYPES.contentType, message: `${finalUrl} is ${contentType ?? 'without a Content-Type'}, not HTML`, finalUrl };
+  if (!isHtml(contentType))
+    return { kind: 'judged', errorType: ERROR_TYPES.contentType, message: `${finalUrl} is ${contentType ?? 'without a Content-Type'}, not HTML`, finalUrl };
   if (injectFailure) return { kind: 'judged', errorType: ERROR_TYPES.injected, message: 'capture failed on purpose (test knob "fail")', finalUrl };
   return undefined;
 }
@@ -77,7 +79,21 @@ function failureType(f: PageCaptureFailure): string {
 
 /** Loads the page in the browser, lingers, reads and renders it; the deadline covers all of it. */
 export async function visitPage(browser: CaptureBrowser, url: string, opts: VisitOptions): Promise<Visit> {
-  const r = await capturePage(browser, url, { userAgent: opts.userAgent, fetcher: opts.fetcher, formats: opts.formats, extraMs: opts.extraMs, deadlineMs: opts.deadlineMs, ...(opts.limits ? { limits: opts.limits } : {}), ...(opts.behaviors ? { behaviors: opts.behaviors } : {}), ...(opts.liveShot === true ? { liveShot: true } : {}) }, (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure));
+  const r = await capturePage(
+    browser,
+    url,
+    {
+      userAgent: opts.userAgent,
+      fetcher: opts.fetcher,
+      formats: opts.formats,
+      extraMs: opts.extraMs,
+      deadlineMs: opts.deadlineMs,
+      ...(opts.limits ? { limits: opts.limits } : {}),
+      ...(opts.behaviors ? { behaviors: opts.behaviors } : {}),
+      ...(opts.liveShot === true ? { liveShot: true } : {}),
+    },
+    (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure),
+  );
   if (r.ok) {
     const { ok: _ok, ...capture } = r;
     return { kind: 'rendered', ...capture };
@@ -155,7 +171,10 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
   }
 
   const { finalUrl, page } = visit;
-  const withheld = page.noArchive || headerNoArchive(headerValues(visit.main.response.headers, 'x-robots-tag'), input.userAgent.split('/')[0]!) ? ('no-archive' as const) : undefined;
+  const withheld =
+    page.noArchive || headerNoArchive(headerValues(visit.main.response.headers, 'x-robots-tag'), input.userAgent.split('/')[0]!)
+      ? ('no-archive' as const)
+      : undefined;
 
   const objects: StoredObject[] = [];
   let dedup: Packaged['dedup'];
@@ -187,7 +206,8 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
   if (page.title !== undefined && page.title !== '') manifest.title = page.title;
   manifest.artifacts = objects.map((o): ManifestArtifact => ({ format: o.format!, bucket, key: o.key, sha256: sha256(o.body), size: o.body.length }));
   if (withheld) manifest.documentWithheld = withheld;
-  if (visit.dropped > 0 || visit.refused > 0 || page.linksDropped > 0) manifest.dropped = { resources: visit.dropped, refused: visit.refused, links: page.linksDropped };
+  if (visit.dropped > 0 || visit.refused > 0 || page.linksDropped > 0)
+    manifest.dropped = { resources: visit.dropped, refused: visit.refused, links: page.linksDropped };
   if (page.truncated !== undefined) manifest.truncated = page.truncated;
   return { manifest, manifestKey, objects, finalUrl, ...(page.title !== undefined ? { title: page.title } : {}), ...(dedup !== undefined ? { dedup } : {}) };
 }

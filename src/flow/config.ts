@@ -36,7 +36,9 @@ export interface CaptureWorkerConfig {
 }
 
 /** The stack's default ports (.env.example), denied to captures when the worker is told none. */
-export const DEFAULT_DENIED_PORTS = [7070, 7071, 7072, 7233, 7243, 8080, 8081, 8233, 8333, 8334, 8335, 8336, 8899, 9200, 9300, 18333, 18334, 18335, 18336, 55432];
+export const DEFAULT_DENIED_PORTS = [
+  7070, 7071, 7072, 7233, 7243, 8080, 8081, 8233, 8333, 8334, 8335, 8336, 8899, 9200, 9300, 18333, 18334, 18335, 18336, 55432,
+];
 
 const value = (env: Env, name: string): string | undefined => {
   const v = env[name]?.trim();
@@ -71,7 +73,12 @@ function httpUrl(env: Env, name: string, fallback?: string): string {
 export function loadFlowConfig(env: Env): FlowConfig {
   const issuer = value(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
   const secret = value(env, 'CAPTURE_LEDGER_FLOW_CLIENT_SECRET');
-  const identity: FlowIdentity = issuer !== undefined ? { mode: 'oidc', issuer: httpUrl(env, 'CAPTURE_LEDGER_OIDC_ISSUER'), ...(secret !== undefined ? { flowClientSecret: secret } : {}) } : value(env, 'CAPTURE_LEDGER_DEV_IDENTITY') === '1' ? { mode: 'dev' } : { mode: 'none' };
+  const identity: FlowIdentity =
+    issuer !== undefined
+      ? { mode: 'oidc', issuer: httpUrl(env, 'CAPTURE_LEDGER_OIDC_ISSUER'), ...(secret !== undefined ? { flowClientSecret: secret } : {}) }
+      : value(env, 'CAPTURE_LEDGER_DEV_IDENTITY') === '1'
+        ? { mode: 'dev' }
+        : { mode: 'none' };
   return {
     port: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 0, 65535),
     webhookToken: required(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN', 'the capture flow checks it on every dispatch and cannot run without it'),
@@ -99,7 +106,8 @@ function ports(env: Env): number[] {
   const raw = value(env, 'CAPTURE_WORKER_DENIED_PORTS');
   if (raw === undefined) return DEFAULT_DENIED_PORTS;
   const list = raw.split(',').map((p) => p.trim());
-  if (!list.every((p) => /^\d+$/.test(p) && Number(p) >= 1 && Number(p) <= 65535)) throw new FlowConfigError('CAPTURE_WORKER_DENIED_PORTS', raw, 'must be ports (1–65535), comma separated');
+  if (!list.every((p) => /^\d+$/.test(p) && Number(p) >= 1 && Number(p) <= 65535))
+    throw new FlowConfigError('CAPTURE_WORKER_DENIED_PORTS', raw, 'must be ports (1–65535), comma separated');
   return [...new Set(list.map(Number))].sort((a, b) => a - b);
 }
 

@@ -28,10 +28,50 @@ let caDer: Buffer;
 function makeChain(): { caPem: string; leafPem: string; leafKey: string } {
   const at = (f: string): string => join(dir, f);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  execFileSync('openssl', ['req', '-x509', ...ec, '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '1', '-subj', '/CN=capture-ledger test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign'], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      at('ca.key'),
+      '-out',
+      at('ca.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=capture-ledger test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+    ],
+    { stdio: 'pipe' },
+  );
   execFileSync('openssl', ['req', ...ec, '-keyout', at('leaf.key'), '-out', at('leaf.csr'), '-subj', '/CN=127.0.0.2'], { stdio: 'pipe' });
   writeFileSync(at('leaf.ext'), 'subjectAltName=IP:127.0.0.2\nbasicConstraints=CA:FALSE\n');
-  execFileSync('openssl', ['x509', '-req', '-in', at('leaf.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('leaf.pem'), '-days', '1', '-extfile', at('leaf.ext')], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'x509',
+      '-req',
+      '-in',
+      at('leaf.csr'),
+      '-CA',
+      at('ca.pem'),
+      '-CAkey',
+      at('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      at('leaf.pem'),
+      '-days',
+      '1',
+      '-extfile',
+      at('leaf.ext'),
+    ],
+    { stdio: 'pipe' },
+  );
   return { caPem: readFileSync(at('ca.pem'), 'utf8'), leafPem: readFileSync(at('leaf.pem'), 'utf8'), leafKey: readFileSync(at('leaf.key'), 'utf8') };
 }
 
@@ -41,7 +81,9 @@ beforeAll(async () => {
   caPem = chain.caPem;
   caDer = new X509Certificate(chain.caPem).raw;
   leafDer = new X509Certificate(chain.leafPem).raw;
-  server = createServer({ key: chain.leafKey, cert: chain.leafPem + chain.caPem }, (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>secure</title>'));
+  server = createServer({ key: chain.leafKey, cert: chain.leafPem + chain.caPem }, (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<title>secure</title>'),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
   url = `https://127.0.0.2:${(server.address() as AddressInfo).port}/page`;
 });
@@ -77,7 +119,9 @@ describe('the guarded fetcher over https', () => {
     expect(response.header('WARC-IP-Address')).toBe('127.0.0.2');
     const meta = records.find((r) => r.type === 'metadata')!;
     expect(meta.header('WARC-Concurrent-To')).toBe(response.header('WARC-Record-ID'));
-    const certs = warcFieldsOf(meta.content).filter(([k]) => k === 'peer-certificate').map(([, v]) => new X509Certificate(Buffer.from(v, 'base64')));
+    const certs = warcFieldsOf(meta.content)
+      .filter(([k]) => k === 'peer-certificate')
+      .map(([, v]) => new X509Certificate(Buffer.from(v, 'base64')));
     expect(certs.map((c) => c.subject)).toEqual(['CN=127.0.0.2', 'CN=capture-ledger test CA']);
     expect(certs[0]!.checkIssued(certs[1]!)).toBe(true);
   });

@@ -68,7 +68,10 @@ describe('createGuardedFetcher', () => {
     expect(err.message).toContain('inside.example → 127.0.0.1');
     // port 80 on a name: only the allowlisted 127.0.0.2 may be used (nothing listens there on 80)
     const mixed = createGuardedFetcher(createAddressPolicy(parseAllowlist(`127.0.0.2/32`)), { resolve: async () => ['127.0.0.1', '127.0.0.2'] });
-    const e2 = await mixed(get('http://mixed.example/')).then(() => undefined, (e: unknown) => e as FetchError);
+    const e2 = await mixed(get('http://mixed.example/')).then(
+      () => undefined,
+      (e: unknown) => e as FetchError,
+    );
     expect(e2?.type).toBe('network');
     expect(listener.connections).toEqual([]);
   });
@@ -89,7 +92,17 @@ describe('createGuardedFetcher', () => {
 
   it('sends the method, headers and body, and records the exchange as it went', async () => {
     const fetcher = createGuardedFetcher(policy);
-    const x = await fetcher({ url: `${siteUrl}/post?q=1#frag`, method: 'POST', headers: [['User-Agent', 'ua'], ['Content-Type', 'text/plain'], ['X-Multi', 'a'], ['X-Multi', 'b']], body: Buffer.from('payload') });
+    const x = await fetcher({
+      url: `${siteUrl}/post?q=1#frag`,
+      method: 'POST',
+      headers: [
+        ['User-Agent', 'ua'],
+        ['Content-Type', 'text/plain'],
+        ['X-Multi', 'a'],
+        ['X-Multi', 'b'],
+      ],
+      body: Buffer.from('payload'),
+    });
     const got = seen.at(-1)!;
     expect(got).toMatchObject({ method: 'POST', url: '/post?q=1', body: 'payload' });
     expect(got.headers['x-multi']).toBe('a, b');
@@ -107,10 +120,16 @@ describe('createGuardedFetcher', () => {
 
   it('bounds the body and the whole exchange', async () => {
     const fetcher = createGuardedFetcher(policy);
-    const big = await fetcher(get(`${siteUrl}/big`), { maxBytes: 1000 }).then(() => undefined, (e: unknown) => e as FetchError);
+    const big = await fetcher(get(`${siteUrl}/big`), { maxBytes: 1000 }).then(
+      () => undefined,
+      (e: unknown) => e as FetchError,
+    );
     expect(big?.type).toBe('too-large');
     const started = Date.now();
-    const drip = await fetcher(get(`${siteUrl}/drip`), { timeoutMs: 800 }).then(() => undefined, (e: unknown) => e as FetchError);
+    const drip = await fetcher(get(`${siteUrl}/drip`), { timeoutMs: 800 }).then(
+      () => undefined,
+      (e: unknown) => e as FetchError,
+    );
     expect(drip?.type).toBe('network');
     expect(drip?.message).toContain('within 800 ms');
     expect(Date.now() - started).toBeLessThan(5000);

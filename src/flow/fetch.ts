@@ -175,7 +175,13 @@ export function createGuardedFetcher(policy: AddressPolicy, opts: GuardedFetcher
       ip = socket.remoteAddress;
       if (u.protocol === 'https:') {
         // host: what the certificate is checked against; servername: SNI (never an IP)
-        const tls = tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'], ...(opts.ca !== undefined ? { ca: opts.ca } : {}) });
+        const tls = tlsConnect({
+          socket,
+          host,
+          servername: isIP(host) === 0 ? host : undefined,
+          ALPNProtocols: ['http/1.1'],
+          ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
+        });
         await once(tls, 'secureConnect', signal);
         session = tlsSession(tls);
         socket = tls;
@@ -221,7 +227,13 @@ export function createGuardedFetcher(policy: AddressPolicy, opts: GuardedFetcher
               ...(ip !== undefined ? { ip } : {}),
               ...(session !== undefined ? { tls: session } : {}),
               request: { method: req.method, target, httpVersion: '1.1', headers: requestHeaders },
-              response: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', httpVersion: res.httpVersion || '1.1', headers, body: Buffer.concat(chunks) },
+              response: {
+                status: res.statusCode ?? 0,
+                statusText: res.statusMessage ?? '',
+                httpVersion: res.httpVersion || '1.1',
+                headers,
+                body: Buffer.concat(chunks),
+              },
             });
             connected.destroy();
           });
@@ -267,7 +279,11 @@ export async function fetchFollowing(fetcher: Fetcher, url: string, opts: Follow
     ['Accept-Encoding', 'identity'],
     ['Connection', 'close'],
   ];
-  const limits: FetchLimits = { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}), ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) };
+  const limits: FetchLimits = {
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}),
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+  };
   for (;;) {
     if (seen.has(current)) throw new FetchError('redirects', `redirect loop at ${current}`);
     seen.add(current);

@@ -14,12 +14,19 @@ describe('X-Robots-Tag noarchive', () => {
   it('an unscoped noarchive among any other values and directives always withholds', () => {
     const directive = fc.constantFrom('noindex', 'nofollow', 'all', 'nosnippet', 'notranslate', 'max-snippet: 10');
     fc.assert(
-      fc.property(fc.array(fc.array(directive, { maxLength: 3 }).map((d) => d.join(', ')), { maxLength: 3 }), fc.nat(), (others, at) => {
-        const values = [...others];
-        values.splice(at % (values.length + 1), 0, others.length > 0 ? `${others[0]}, NOARCHIVE` : 'noarchive');
-        expect(headerNoArchive(values, 'capture-ledger-flow')).toBe(true);
-        expect(headerNoArchive(others, 'capture-ledger-flow')).toBe(false);
-      }),
+      fc.property(
+        fc.array(
+          fc.array(directive, { maxLength: 3 }).map((d) => d.join(', ')),
+          { maxLength: 3 },
+        ),
+        fc.nat(),
+        (others, at) => {
+          const values = [...others];
+          values.splice(at % (values.length + 1), 0, others.length > 0 ? `${others[0]}, NOARCHIVE` : 'noarchive');
+          expect(headerNoArchive(values, 'capture-ledger-flow')).toBe(true);
+          expect(headerNoArchive(others, 'capture-ledger-flow')).toBe(false);
+        },
+      ),
     );
   });
 });

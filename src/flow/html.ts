@@ -13,7 +13,24 @@ export function headerNoArchive(values: string[], userAgent: string): boolean {
   for (const v of values) {
     let directives = v.toLowerCase();
     const m = /^\s*([a-z0-9_-]+)\s*:(.*)$/.exec(directives);
-    if (m && !['noarchive', 'none', 'noindex', 'nofollow', 'all', 'unavailable_after', 'nosnippet', 'max-snippet', 'max-image-preview', 'max-video-preview', 'noimageindex', 'notranslate', 'indexifembedded'].includes(m[1]!)) {
+    if (
+      m &&
+      ![
+        'noarchive',
+        'none',
+        'noindex',
+        'nofollow',
+        'all',
+        'unavailable_after',
+        'nosnippet',
+        'max-snippet',
+        'max-image-preview',
+        'max-video-preview',
+        'noimageindex',
+        'notranslate',
+        'indexifembedded',
+      ].includes(m[1]!)
+    ) {
       if (m[1] !== userAgent.toLowerCase()) continue;
       directives = m[2]!;
     }

@@ -3,7 +3,17 @@ import { extraDelayMs, KnobError, matches, mergeKnobs, parseKnobs } from './knob
 
 describe('knobs', () => {
   it('parses a query string’s values (strings, repeated keys as arrays)', () => {
-    expect(parseKnobs({ captureDelayMs: '200', fail: ['/a', '/b'], deadlineMs: '1000', slow: '/slow:5000', reportFailed: '/lie', manifestError: '/lost', dropReportDepth: '2' })).toEqual({
+    expect(
+      parseKnobs({
+        captureDelayMs: '200',
+        fail: ['/a', '/b'],
+        deadlineMs: '1000',
+        slow: '/slow:5000',
+        reportFailed: '/lie',
+        manifestError: '/lost',
+        dropReportDepth: '2',
+      }),
+    ).toEqual({
       captureDelayMs: 200,
       fail: ['/a', '/b'],
       deadlineMs: 1000,
@@ -14,7 +24,10 @@ describe('knobs', () => {
     });
   });
   it('parses JSON values', () => {
-    expect(parseKnobs({ slow: [{ pattern: 'http://x:1/a', ms: 5 }], dropReportDepths: [0, 1] })).toEqual({ slow: [{ pattern: 'http://x:1/a', ms: 5 }], dropReportDepths: [0, 1] });
+    expect(parseKnobs({ slow: [{ pattern: 'http://x:1/a', ms: 5 }], dropReportDepths: [0, 1] })).toEqual({
+      slow: [{ pattern: 'http://x:1/a', ms: 5 }],
+      dropReportDepths: [0, 1],
+    });
     expect(parseKnobs({ slow: 'http://127.0.0.2:80/x:10' })).toEqual({ slow: [{ pattern: 'http://127.0.0.2:80/x', ms: 10 }] });
   });
   it('refuses unknown knobs and bad values, naming them', () => {
@@ -32,7 +45,18 @@ describe('knobs', () => {
     expect(matches(undefined, 'http://h/')).toBe(false);
   });
   it('adds the capture delay and every matching slow rule', () => {
-    expect(extraDelayMs({ captureDelayMs: 10, slow: [{ pattern: '/s', ms: 100 }, { pattern: '/slow', ms: 5 }] }, 'http://h/slow')).toBe(115);
+    expect(
+      extraDelayMs(
+        {
+          captureDelayMs: 10,
+          slow: [
+            { pattern: '/s', ms: 100 },
+            { pattern: '/slow', ms: 5 },
+          ],
+        },
+        'http://h/slow',
+      ),
+    ).toBe(115);
     expect(extraDelayMs({}, 'http://h/')).toBe(0);
   });
   it('lets per-dispatch knobs win key by key', () => {

@@ -66,7 +66,8 @@ function slowRule(v: unknown): SlowRule {
     if (i <= 0) throw new KnobError(`slow must be "pattern:ms", got ${JSON.stringify(v)}`);
     return { pattern: v.slice(0, i), ms: nonNegInt('slow ms', v.slice(i + 1)) };
   }
-  if (typeof v === 'object' && v !== null && typeof (v as SlowRule).pattern === 'string') return { pattern: (v as SlowRule).pattern, ms: nonNegInt('slow ms', (v as SlowRule).ms) };
+  if (typeof v === 'object' && v !== null && typeof (v as SlowRule).pattern === 'string')
+    return { pattern: (v as SlowRule).pattern, ms: nonNegInt('slow ms', (v as SlowRule).ms) };
   throw new KnobError(`slow must be "pattern:ms" or {pattern, ms}, got ${JSON.stringify(v)}`);
 }
 

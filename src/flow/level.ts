@@ -82,7 +82,8 @@ export const REPORT_LIMITS = { manifestError: 4096, finalUrl: 8192 } as const;
 
 export function withinLimits(p: PageReport): PageReport {
   const out = { ...p };
-  if (out.manifestError !== undefined && out.manifestError.length > REPORT_LIMITS.manifestError) out.manifestError = `${out.manifestError.slice(0, REPORT_LIMITS.manifestError - 1)}…`;
+  if (out.manifestError !== undefined && out.manifestError.length > REPORT_LIMITS.manifestError)
+    out.manifestError = `${out.manifestError.slice(0, REPORT_LIMITS.manifestError - 1)}…`;
   if (out.finalUrl !== undefined && out.finalUrl.length > REPORT_LIMITS.finalUrl) delete out.finalUrl;
   return out;
 }

@@ -8,9 +8,16 @@ import { startFlow } from './server.ts';
 async function main(): Promise<void> {
   const config = orExit('capture flow', () => loadFlowConfig(process.env));
   const flow = await startFlow({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
-  const auth = config.identity.mode === 'oidc' ? `JWTs from ${config.identity.issuer}/token` : config.identity.mode === 'dev' ? 'dev identity headers' : 'no credentials (every report will be 401)';
+  const auth =
+    config.identity.mode === 'oidc'
+      ? `JWTs from ${config.identity.issuer}/token`
+      : config.identity.mode === 'dev'
+        ? 'dev identity headers'
+        : 'no credentials (every report will be 401)';
   const { temporal } = config;
-  console.log(`capture flow listening on ${flow.webhookUrl}; level workflows on ${temporal.address} namespace ${temporal.namespace} queue ${temporal.flowQueue}; pages on queue ${temporal.captureQueue}; reporting with ${auth}; node ${process.version}`);
+  console.log(
+    `capture flow listening on ${flow.webhookUrl}; level workflows on ${temporal.address} namespace ${temporal.namespace} queue ${temporal.flowQueue}; pages on queue ${temporal.captureQueue}; reporting with ${auth}; node ${process.version}`,
+  );
   const stop = (): void => {
     console.log('capture flow: stopping (the levels go on in Temporal)');
     flow.close().then(

@@ -26,7 +26,10 @@ export function clientCredentialsAuth(issuer: string, secret: string): ReportAut
       body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
       signal: AbortSignal.timeout(10_000),
     });
-    if (!res.ok) throw new Error(`the issuer at ${issuer} answered ${res.status} to the flow's client-credentials grant (is CAPTURE_LEDGER_FLOW_CLIENT_SECRET the issuer's?)`);
+    if (!res.ok)
+      throw new Error(
+        `the issuer at ${issuer} answered ${res.status} to the flow's client-credentials grant (is CAPTURE_LEDGER_FLOW_CLIENT_SECRET the issuer's?)`,
+      );
     const body = (await res.json()) as { access_token?: unknown };
     if (typeof body.access_token !== 'string') throw new Error(`the issuer at ${issuer} gave no access_token`);
     return { authorization: `Bearer ${body.access_token}` };
@@ -41,7 +44,10 @@ export function devHeaderAuth(subject = REPORT_SUBJECT): ReportAuth {
 /** What the configuration says the API will accept: the flow's JWT when an issuer is set, else the dev headers. */
 export function authFromConfig(identity: FlowIdentity): ReportAuth {
   if (identity.mode === 'oidc') {
-    if (identity.flowClientSecret === undefined) throw new Error(`CAPTURE_LEDGER_FLOW_CLIENT_SECRET is not set: the flow cannot get its token from ${identity.issuer} (npm start generates one into .env.local; the issuer needs the same)`);
+    if (identity.flowClientSecret === undefined)
+      throw new Error(
+        `CAPTURE_LEDGER_FLOW_CLIENT_SECRET is not set: the flow cannot get its token from ${identity.issuer} (npm start generates one into .env.local; the issuer needs the same)`,
+      );
     return clientCredentialsAuth(identity.issuer, identity.flowClientSecret);
   }
   if (identity.mode === 'dev') return devHeaderAuth();

@@ -97,4 +97,3 @@ describe('fetchRobotsTxt under the address policy and its deadline', () => {
     expect(took).toBeLessThan(10_000);
   });
 });
-

@@ -20,7 +20,14 @@ export const ROBOTS_DEADLINE_MS = 15_000;
 export async function fetchRobotsTxt(fetcher: Fetcher, pageUrl: string, userAgent: string, deadlineMs = ROBOTS_DEADLINE_MS): Promise<RobotsFetch> {
   const deadline = AbortSignal.timeout(deadlineMs);
   try {
-    const r = await fetchFollowing(fetcher, robotsUrl(pageUrl), { userAgent, maxRedirects: 5, timeoutMs: deadlineMs, signal: deadline, accept: 'text/plain,*/*;q=0.5', maxBytes: 4 * MAX_ROBOTS_BYTES });
+    const r = await fetchFollowing(fetcher, robotsUrl(pageUrl), {
+      userAgent,
+      maxRedirects: 5,
+      timeoutMs: deadlineMs,
+      signal: deadline,
+      accept: 'text/plain,*/*;q=0.5',
+      maxBytes: 4 * MAX_ROBOTS_BYTES,
+    });
     const status = r.final.response.status;
     if (status >= 200 && status < 300) return { kind: 'ok', body: r.final.response.body.subarray(0, MAX_ROBOTS_BYTES).toString('utf8') };
     if (status >= 400 && status < 500) return { kind: 'unavailable', status };

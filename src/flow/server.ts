@@ -172,7 +172,12 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
         run.outcome = s.outcome ?? run.outcome;
         if (s.error !== undefined) run.error = s.error;
         if (SETTLED.includes(s.phase)) {
-          if (s.phase !== 'failed') run.report = await buildLevelReport(client, { crawlId: run.crawlId, depth: run.depth, orgId: run.dispatch.orgId, prefix: levelPrefix(run.dispatch) }, s.slices).catch(() => undefined);
+          if (s.phase !== 'failed')
+            run.report = await buildLevelReport(
+              client,
+              { crawlId: run.crawlId, depth: run.depth, orgId: run.dispatch.orgId, prefix: levelPrefix(run.dispatch) },
+              s.slices,
+            ).catch(() => undefined);
           run.state = s.phase;
           return;
         }
@@ -183,7 +188,14 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
   };
 
   const track = (dispatch: DispatchBody, runKnobs: FlowKnobs): LevelRun => {
-    const run = { crawlId: dispatch.crawlId, depth: dispatch.depth, dispatch, knobs: runKnobs, state: 'queued', receivedAt: new Date().toISOString() } as LevelRun;
+    const run = {
+      crawlId: dispatch.crawlId,
+      depth: dispatch.depth,
+      dispatch,
+      knobs: runKnobs,
+      state: 'queued',
+      receivedAt: new Date().toISOString(),
+    } as LevelRun;
     levels.push(run);
     run.done = watch(run).finally(() => {
       const settled = levels.filter((l) => SETTLED.includes(l.state));
@@ -192,7 +204,11 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     return run;
   };
 
-  const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } } });
+  const app: FastifyInstance = Fastify({
+    logger: false,
+    bodyLimit: 16 * 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
+  });
 
   // DNS rebinding: only the names the receiver listens on (421 for any other Host, before anything)
   let allowed: Set<string> | undefined;
@@ -231,9 +247,30 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
       .catch(() => undefined);
     const running = status === 'RUNNING';
     // a run of this level that closed: what it captured is reused, not captured again
-    const prior = status === 'COMPLETED' ? await client.workflow.getHandle(workflowId).result().then((r: { slices: string[] }) => r.slices).catch(() => []) : [];
-    const input: LevelInput = { dispatch: d, knobs: runKnobs, captureQueue: opts.config.temporal.captureQueue, heartbeatIntervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, receivedAt: Date.now(), ...(prior.length > 0 ? { priorSlices: prior } : {}), ...(opts.reportRetry ? { reportRetry: opts.reportRetry } : {}) };
-    await client.workflow.signalWithStart(LEVEL_WORKFLOW, { workflowId, taskQueue: opts.config.temporal.flowQueue, args: [input], signal: redispatchSignal, signalArgs: [input] });
+    const prior =
+      status === 'COMPLETED'
+        ? await client.workflow
+            .getHandle(workflowId)
+            .result()
+            .then((r: { slices: string[] }) => r.slices)
+            .catch(() => [])
+        : [];
+    const input: LevelInput = {
+      dispatch: d,
+      knobs: runKnobs,
+      captureQueue: opts.config.temporal.captureQueue,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+      receivedAt: Date.now(),
+      ...(prior.length > 0 ? { priorSlices: prior } : {}),
+      ...(opts.reportRetry ? { reportRetry: opts.reportRetry } : {}),
+    };
+    await client.workflow.signalWithStart(LEVEL_WORKFLOW, {
+      workflowId,
+      taskQueue: opts.config.temporal.flowQueue,
+      args: [input],
+      signal: redispatchSignal,
+      signalArgs: [input],
+    });
     const known = latest(d.crawlId, d.depth);
     if (known === undefined || SETTLED.includes(known.state)) track(d, runKnobs);
     log(`level ${d.crawlId}/${d.depth}: ${d.pages.length} pages${running ? ' (dispatched again: the running level takes it)' : ''}`);
@@ -247,10 +284,26 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
   });
 
   app.get('/hosts', async () =>
-    Object.fromEntries(Object.entries(hostLog.all()).map(([h, list]) => [h, list.map((c) => ({ ...c, submittedAt: new Date(c.submittedAt).toISOString(), finishedAt: new Date(c.finishedAt).toISOString() }))])),
+    Object.fromEntries(
+      Object.entries(hostLog.all()).map(([h, list]) => [
+        h,
+        list.map((c) => ({ ...c, submittedAt: new Date(c.submittedAt).toISOString(), finishedAt: new Date(c.finishedAt).toISOString() })),
+      ]),
+    ),
   );
 
-  app.get('/levels', async () => levels.map((l) => ({ crawlId: l.crawlId, depth: l.depth, state: l.state, receivedAt: l.receivedAt, pages: l.dispatch.pages.length, report: l.report, outcome: l.outcome, error: l.error })));
+  app.get('/levels', async () =>
+    levels.map((l) => ({
+      crawlId: l.crawlId,
+      depth: l.depth,
+      state: l.state,
+      receivedAt: l.receivedAt,
+      pages: l.dispatch.pages.length,
+      report: l.report,
+      outcome: l.outcome,
+      error: l.error,
+    })),
+  );
 
   await app.listen({ port: opts.port ?? opts.config.port, host: opts.host ?? '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
@@ -286,7 +339,13 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
         const run = latest(crawlId, depth) ?? (await attach(crawlId, depth));
         if (run !== undefined) {
           let timer: NodeJS.Timeout | undefined;
-          const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`level ${crawlId}/${depth} did not settle within ${timeoutMs} ms (state ${run.state})`)), Math.max(0, until - Date.now()))));
+          const late = new Promise(
+            (_, reject) =>
+              (timer = setTimeout(
+                () => reject(new Error(`level ${crawlId}/${depth} did not settle within ${timeoutMs} ms (state ${run.state})`)),
+                Math.max(0, until - Date.now()),
+              )),
+          );
           await Promise.race([run.done, late]).finally(() => clearTimeout(timer));
           return run;
         }

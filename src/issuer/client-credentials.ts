@@ -42,16 +42,20 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 function credentialsOf(form: TokenForm, authorization: string | undefined): ClientCredentials | GrantOutcome {
   const basic = parseBasicAuthorization(authorization);
   const inForm = form.client_id !== undefined || form.client_secret !== undefined;
-  if (basic === null) return { ok: false, status: 401, error: 'invalid_client', description: 'the Basic credentials are not base64 of client_id:client_secret' };
-  if (basic !== undefined && inForm) return { ok: false, status: 400, error: 'invalid_request', description: 'client credentials both in the Authorization header and in the form: use one' };
+  if (basic === null)
+    return { ok: false, status: 401, error: 'invalid_client', description: 'the Basic credentials are not base64 of client_id:client_secret' };
+  if (basic !== undefined && inForm)
+    return { ok: false, status: 400, error: 'invalid_request', description: 'client credentials both in the Authorization header and in the form: use one' };
   if (basic !== undefined) return basic;
-  if (form.client_id === undefined || form.client_secret === undefined) return { ok: false, status: 401, error: 'invalid_client', description: 'client_id and client_secret are required (in the form, or as Basic credentials)' };
+  if (form.client_id === undefined || form.client_secret === undefined)
+    return { ok: false, status: 401, error: 'invalid_client', description: 'client_id and client_secret are required (in the form, or as Basic credentials)' };
   return { id: form.client_id, secret: form.client_secret };
 }
 
 /** Whether this request may have the flow's token, given the secret the issuer holds. */
 export function checkFlowGrant(form: TokenForm, authorization: string | undefined, flowSecret: string | undefined): GrantOutcome {
-  if (form.grant_type !== 'client_credentials') return { ok: false, status: 400, error: 'unsupported_grant_type', description: 'the dev issuer grants client_credentials only' };
+  if (form.grant_type !== 'client_credentials')
+    return { ok: false, status: 400, error: 'unsupported_grant_type', description: 'the dev issuer grants client_credentials only' };
   const creds = credentialsOf(form, authorization);
   if ('ok' in creds) return creds;
   const refused = { ok: false, status: 401, error: 'invalid_client', description: `unknown client, or a wrong secret` } as const;

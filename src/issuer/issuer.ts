@@ -55,7 +55,13 @@ export function isLoopback(host: string): boolean {
   return host === '::1';
 }
 
-export async function signIssuerToken(key: IssuerKey, issuer: string, audience: string, req: MintRequest, now = Math.floor(Date.now() / 1000)): Promise<string> {
+export async function signIssuerToken(
+  key: IssuerKey,
+  issuer: string,
+  audience: string,
+  req: MintRequest,
+  now = Math.floor(Date.now() / 1000),
+): Promise<string> {
   const ttl = req.ttlSeconds ?? DEFAULT_TTL_SECONDS;
   return new SignJWT({ organizations: req.organizations ?? [] })
     .setProtectedHeader({ alg: ISSUER_ALG, kid: key.kid, typ: 'JWT' })
@@ -118,7 +124,9 @@ export async function startIssuer(opts: IssuerOptions): Promise<RunningIssuer> {
       reply.header('cache-control', 'no-store');
       const body = request.body as MintRequest | TokenForm | undefined;
       if (typeof body !== 'object' || body === null) {
-        return reply.code(400).send({ error: 'invalid_request', error_description: `a body is required: JSON {"subject": …}, or a ${FORM} grant_type=client_credentials form` });
+        return reply
+          .code(400)
+          .send({ error: 'invalid_request', error_description: `a body is required: JSON {"subject": …}, or a ${FORM} grant_type=client_credentials form` });
       }
       if ('grant_type' in body) {
         const grant = checkFlowGrant(body, request.headers.authorization, opts.flowClientSecret);
@@ -129,7 +137,9 @@ export async function startIssuer(opts: IssuerOptions): Promise<RunningIssuer> {
         return tokenAnswer({ subject: FLOW_SUBJECT });
       }
       if (body.subject === FLOW_SUBJECT) {
-        return reply.code(403).send({ error: `${FLOW_SUBJECT} is the capture flow's reporter: its token needs the flow's client secret (grant_type=client_credentials)` });
+        return reply
+          .code(403)
+          .send({ error: `${FLOW_SUBJECT} is the capture flow's reporter: its token needs the flow's client secret (grant_type=client_credentials)` });
       }
       return tokenAnswer(body);
     },

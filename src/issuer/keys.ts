@@ -32,6 +32,10 @@ export async function loadOrCreateIssuerKey(dir: string): Promise<IssuerKey> {
   }
   const key = await generateIssuerKey();
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(file, JSON.stringify({ kid: key.kid, privateJwk: { ...(await exportJWK(key.privateKey)), kid: key.kid, alg: ISSUER_ALG }, publicJwk: key.publicJwk }), { mode: 0o600 });
+  await writeFile(
+    file,
+    JSON.stringify({ kid: key.kid, privateJwk: { ...(await exportJWK(key.privateKey)), kid: key.kid, alg: ISSUER_ALG }, publicJwk: key.publicJwk }),
+    { mode: 0o600 },
+  );
   return key;
 }

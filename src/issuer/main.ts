@@ -19,9 +19,14 @@ if (config.identity.mode === 'oidc' && config.identity.issuer !== issuerUrl) {
 const key = await loadOrCreateIssuerKey(fileURLToPath(new URL('../../.stack/issuer/', import.meta.url)));
 // the capture flow's token needs the secret the flow holds (CAPTURE_LEDGER_FLOW_CLIENT_SECRET)
 const flowClientSecret = config.identity.mode === 'oidc' ? config.identity.flowClientSecret : undefined;
-if (flowClientSecret === undefined) console.warn('capture-ledger issuer: CAPTURE_LEDGER_FLOW_CLIENT_SECRET is not set: the capture flow can get no token (npm start generates one into .env.local)');
+if (flowClientSecret === undefined)
+  console.warn(
+    'capture-ledger issuer: CAPTURE_LEDGER_FLOW_CLIENT_SECRET is not set: the capture flow can get no token (npm start generates one into .env.local)',
+  );
 const issuer = await startIssuer({ port, host: '127.0.0.1', issuerUrl, audience, key, ...(flowClientSecret === undefined ? {} : { flowClientSecret }) });
-console.log(`capture-ledger dev issuer on http://127.0.0.1:${port} (iss ${issuer.url}, aud ${audience}) — mints a token for anyone: loopback only; node ${process.version}`);
+console.log(
+  `capture-ledger dev issuer on http://127.0.0.1:${port} (iss ${issuer.url}, aud ${audience}) — mints a token for anyone: loopback only; node ${process.version}`,
+);
 console.log(`  curl -s -X POST http://127.0.0.1:${port}/token -H 'content-type: application/json' -d '{"subject":"alice","organizations":["acme"]}'`);
 
 closeWithGrace({ delay: 5000 }, async () => {

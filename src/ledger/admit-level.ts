@@ -11,7 +11,16 @@
 // repeated admission leaves the same rows, archives and tuples.
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../db/connect.ts';
-import { admitPage, checkManifestTask, checkPlacement, manifestKeyProblem, parseLinksArtifact, parseManifest, type ManifestRead, type PageAdmission } from '../domain/admission.ts';
+import {
+  admitPage,
+  checkManifestTask,
+  checkPlacement,
+  manifestKeyProblem,
+  parseLinksArtifact,
+  parseManifest,
+  type ManifestRead,
+  type PageAdmission,
+} from '../domain/admission.ts';
 import type { LevelReportBody, ManifestLink } from '../domain/contract.ts';
 import { levelSlots, readsLinks } from '../domain/crawl.ts';
 import { foreignTaskProblem, hostsToRecord } from '../domain/level-dispatch.ts';
@@ -23,7 +32,17 @@ import { checkParsedUrl, type AddressPolicy } from '../domain/address-policy.ts'
 import { ERROR_TYPE_ADDRESS_REFUSED } from '../domain/contract.ts';
 import { RefusalTallies } from '../domain/decisions.ts';
 import { getCrawl, getLevelReport, markDepthReached, markReportAdmitted } from '../store/crawls.ts';
-import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelHasPages, levelPages, pagesCut, pagesTaken, resetFrontier } from '../store/pages.ts';
+import {
+  applyPageAdmissions,
+  cutLevel,
+  failUnreported,
+  insertCandidates,
+  levelHasPages,
+  levelPages,
+  pagesCut,
+  pagesTaken,
+  resetFrontier,
+} from '../store/pages.ts';
 import { getDispatch, recordHosts } from '../store/level-dispatches.ts';
 import { foreignTaskIds } from '../store/task-owners.ts';
 import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
@@ -158,7 +177,8 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   const prefix = (await getDispatch(db, crawlId, depth))?.artifactPrefix;
 
   const expand = input.expand && depth < crawl.max_depth;
-  const readText = (bucket: string, key: string): Promise<ObjectRead> => (deps.reader !== undefined ? deps.reader.read(bucket, key) : readObjectText(deps.s3, bucket, key));
+  const readText = (bucket: string, key: string): Promise<ObjectRead> =>
+    deps.reader !== undefined ? deps.reader.read(bucket, key) : readObjectText(deps.s3, bucket, key);
 
   // Pages whose task the report names more than once are written last, together, so the last
   // report of a task wins as it would in one INSERT; every other page's rows can go on their own.
@@ -192,7 +212,9 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     // Links are chosen while the level is still being read: each follow page's as soon as every
     // page before it in the report has been read (the choice depends on the order; LinkSelector).
     const policy = deps.policy;
-    const selector = expand ? new LinkSelector(rulesFromFixed(crawl.rules), crawl.seeds, policy !== undefined ? { refuse: (u) => checkParsedUrl(policy, u) } : {}) : null;
+    const selector = expand
+      ? new LinkSelector(rulesFromFixed(crawl.rules), crawl.seeds, policy !== undefined ? { refuse: (u) => checkParsedUrl(policy, u) } : {})
+      : null;
     // Only as many candidates as the page budget can still take (plus a margin, so the cap's cut
     // is recorded row by row) are inserted; the rest are counted as cut. The budget is known
     // before the reads (nothing admission writes changes what this level and those before took),
@@ -239,7 +261,12 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     // One pass per page: its manifest, then (a captured follow page below maxDepth) its links.
     const t0 = performance.now();
     const perPage = await mapLimit(reported, concurrency, async (p, i) => {
-      const read: ManifestRead = p.taskId !== undefined && foreign.has(p.taskId) ? { kind: 'refused', error: foreignTaskProblem(p.taskId) } : p.taskId !== undefined && p.manifestKey !== undefined ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) }) : { kind: 'absent' };
+      const read: ManifestRead =
+        p.taskId !== undefined && foreign.has(p.taskId)
+          ? { kind: 'refused', error: foreignTaskProblem(p.taskId) }
+          : p.taskId !== undefined && p.manifestKey !== undefined
+            ? await placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(prefix !== undefined ? { prefix } : {}) })
+            : { kind: 'absent' };
       const admission = withoutForeignTask(admitPage(p, read, now), foreign);
       if (!sharesTask(p)) {
         pending.push({ page: p, admission });
@@ -268,7 +295,13 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     const unreadable = perPage.filter((x) => x.read.kind === 'unreadable').length;
     if (unreadable > 0) deps.log?.warn('manifests unreadable, left to reconcile', { crawlId, depth, unreadable });
     const refusedPages = admissions.filter((a) => a.notAdmitted === 'refused');
-    if (refusedPages.length > 0) deps.log?.warn('manifests outside the level prefix or bucket: pages failed, nothing registered', { crawlId, depth, refused: refusedPages.length, first: refusedPages[0]!.failure });
+    if (refusedPages.length > 0)
+      deps.log?.warn('manifests outside the level prefix or bucket: pages failed, nothing registered', {
+        crawlId,
+        depth,
+        refused: refusedPages.length,
+        first: refusedPages[0]!.failure,
+      });
     let linksRead = 0;
     for (const x of perPage) {
       if (x.links !== undefined) linksRead++;
@@ -279,11 +312,14 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
     const selection = selector?.result() ?? null;
     // pages the flow refused to fetch (the address they resolved to, a redirect hop, robots.txt's host)
     const refusals = new RefusalTallies();
-    for (const x of perPage) if (x.read.kind === 'ok' && x.read.manifest.error?.type === ERROR_TYPE_ADDRESS_REFUSED) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'fetch-refused');
+    for (const x of perPage)
+      if (x.read.kind === 'ok' && x.read.manifest.error?.type === ERROR_TYPE_ADDRESS_REFUSED)
+        refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'fetch-refused');
     // links the capturer itself left out past its own cap (manifest.dropped.links) are counted too
     for (const x of perPage) {
       const dropped = x.read.kind === 'ok' ? (x.read.manifest as { dropped?: { links?: unknown } }).dropped?.links : undefined;
-      if (typeof dropped === 'number' && Number.isInteger(dropped) && dropped > 0) refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'too-many-links', dropped);
+      if (typeof dropped === 'number' && Number.isInteger(dropped) && dropped > 0)
+        refusals.add(x.admission.url, new URL(x.admission.url).hostname, 'too-many-links', dropped);
     }
     for (const t of selection?.refused ?? []) refusals.addTally(t);
     const t3 = performance.now();
@@ -300,7 +336,12 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
       const kept = selection.candidates.slice(0, insertLimit);
       let cut = landed;
       if (nextLevelHadPages) {
-        frontierRemoved = await resetFrontier(trx, crawlId, depth + 1, kept.map((c) => c.url));
+        frontierRemoved = await resetFrontier(
+          trx,
+          crawlId,
+          depth + 1,
+          kept.map((c) => c.url),
+        );
         cut = await cutLevel(trx, crawlId, depth + 1, slots);
       }
       nextLevelPages = cut.kept;
@@ -347,7 +388,13 @@ interface Admitted {
  * report of a task wins), archives with their tuples for succeeded captures, and the pages' state.
  * In INSERTs of at most ROWS_PER_INSERT rows.
  */
-async function writePageRows(trx: Parameters<typeof recordSubmissions>[0], crawl: { org_id: string; submitted_by: string }, crawlId: string, depth: number, rows: Admitted[]): Promise<Registration[]> {
+async function writePageRows(
+  trx: Parameters<typeof recordSubmissions>[0],
+  crawl: { org_id: string; submitted_by: string },
+  crawlId: string,
+  depth: number,
+  rows: Admitted[],
+): Promise<Registration[]> {
   const submissions = lastPerTask(
     rows
       .filter(({ admission: a }) => a.taskId !== null)
@@ -358,7 +405,8 @@ async function writePageRows(trx: Parameters<typeof recordSubmissions>[0], crawl
         crawlId,
         url: p.url,
         manifestKey: p.manifestKey ?? null,
-        manifestError: (a.notAdmitted === 'refused' ? a.failure : undefined) ?? p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
+        manifestError:
+          (a.notAdmitted === 'refused' ? a.failure : undefined) ?? p.manifestError ?? (p.manifestKey === undefined ? 'no manifest key reported' : null),
       })),
     (s) => s.taskId,
   );
@@ -385,7 +433,11 @@ function withoutForeignTask(a: PageAdmission, foreign: ReadonlySet<string>): Pag
 
 /** A page's manifest, read only when its key is where the level's must be, and refused when it
  * names artifacts anywhere else. Never throws. */
-async function placedManifest(source: S3Client | ObjectReader, bucket: string, at: { taskId: string; manifestKey: string; prefix?: string }): Promise<ManifestRead> {
+async function placedManifest(
+  source: S3Client | ObjectReader,
+  bucket: string,
+  at: { taskId: string; manifestKey: string; prefix?: string },
+): Promise<ManifestRead> {
   const keyProblem = manifestKeyProblem(at);
   if (keyProblem !== null) return { kind: 'refused', error: keyProblem };
   return checkPlacement(checkManifestTask(await readManifest(source, bucket, at.manifestKey), at.taskId), { ...at, bucket });

@@ -38,32 +38,35 @@ export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number;
   const get = (bucket: string, key: string, path: string, headers: Record<string, string>, maxBytes: number): Promise<ObjectRead> =>
     new Promise<ObjectRead>((resolve) => {
       let tooLarge = false;
-      const req = transport.request({ protocol: endpoint.protocol, hostname: endpoint.hostname, port, path, method: 'GET', agent, headers, timeout: timeoutMs }, (res) => {
-        if (res.statusCode === 200 && Number(res.headers['content-length'] ?? 0) > maxBytes) {
-          resolve({ kind: 'too-large', error: `S3 GET ${bucket}/${key}: object of ${res.headers['content-length']} bytes, larger than ${maxBytes}` });
-          req.destroy();
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > maxBytes) {
-            tooLarge = true;
-            resolve({ kind: 'too-large', error: `S3 GET ${bucket}/${key}: object larger than ${maxBytes} bytes` });
+      const req = transport.request(
+        { protocol: endpoint.protocol, hostname: endpoint.hostname, port, path, method: 'GET', agent, headers, timeout: timeoutMs },
+        (res) => {
+          if (res.statusCode === 200 && Number(res.headers['content-length'] ?? 0) > maxBytes) {
+            resolve({ kind: 'too-large', error: `S3 GET ${bucket}/${key}: object of ${res.headers['content-length']} bytes, larger than ${maxBytes}` });
             req.destroy();
-          } else chunks.push(c);
-        });
-        res.on('end', () => {
-          if (tooLarge) return;
-          const body = Buffer.concat(chunks).toString('utf8');
-          const status = res.statusCode ?? 0;
-          if (status === 200) resolve({ kind: 'ok', text: body });
-          else if (status === 404) resolve({ kind: 'missing' });
-          else resolve({ kind: 'unreadable', error: `S3 GET ${bucket}/${key} answered ${status}: ${body.slice(0, 200)}` });
-        });
-        res.on('error', (err) => resolve({ kind: 'unreadable', error: `S3 GET ${bucket}/${key}: ${err.message}` }));
-      });
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > maxBytes) {
+              tooLarge = true;
+              resolve({ kind: 'too-large', error: `S3 GET ${bucket}/${key}: object larger than ${maxBytes} bytes` });
+              req.destroy();
+            } else chunks.push(c);
+          });
+          res.on('end', () => {
+            if (tooLarge) return;
+            const body = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status === 200) resolve({ kind: 'ok', text: body });
+            else if (status === 404) resolve({ kind: 'missing' });
+            else resolve({ kind: 'unreadable', error: `S3 GET ${bucket}/${key} answered ${status}: ${body.slice(0, 200)}` });
+          });
+          res.on('error', (err) => resolve({ kind: 'unreadable', error: `S3 GET ${bucket}/${key}: ${err.message}` }));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.on('error', (err) => resolve({ kind: 'unreadable', error: `S3 GET ${bucket}/${key}: ${err.message}` }));
       req.end();

@@ -146,7 +146,16 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
       .selectFrom('capture_submissions as s')
       .select(['s.task_id', 's.crawl_id', 's.url', 's.manifest_key', 's.reported_at'])
       .where('s.manifest_key', 'is not', null)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('archives as a').select(sql`1`.as('one')).whereRef('a.task_id', '=', 's.task_id'))))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('archives as a')
+              .select(sql`1`.as('one'))
+              .whereRef('a.task_id', '=', 's.task_id'),
+          ),
+        ),
+      )
       .orderBy('s.task_id')
       .limit(batchSize);
     if (since !== undefined) q = q.where('s.reported_at', '>=', since);
@@ -156,13 +165,28 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
     cursor = rows[rows.length - 1]!.task_id;
     result.pending += rows.length;
 
-    const prefixes = await dispatchedPrefixes(db, rows.flatMap((r) => (r.crawl_id !== null ? [r.crawl_id] : [])));
-    // a key under another crawl's prefix is never read: its row's crawl would take that capture in
-    const foreign = rows.map((row) => (row.crawl_id === null ? null : crawlKeyProblem({ manifestKey: row.manifest_key, taskId: row.task_id, crawlId: row.crawl_id }, prefixes.get(row.crawl_id) ?? [])));
-    const reads = await mapLimit(rows, concurrency, async (row, i): Promise<ManifestRead | null> =>
-      foreign[i] !== null ? null : checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), { taskId: row.task_id, manifestKey: row.manifest_key, bucket }),
+    const prefixes = await dispatchedPrefixes(
+      db,
+      rows.flatMap((r) => (r.crawl_id !== null ? [r.crawl_id] : [])),
     );
-    const outcomes = rows.map((row, i): Outcome => (reads[i] === null ? { kind: 'skip', row, reason: 'other-crawl', page: null } : decideReconcile(row, reads[i]!, now)));
+    // a key under another crawl's prefix is never read: its row's crawl would take that capture in
+    const foreign = rows.map((row) =>
+      row.crawl_id === null
+        ? null
+        : crawlKeyProblem({ manifestKey: row.manifest_key, taskId: row.task_id, crawlId: row.crawl_id }, prefixes.get(row.crawl_id) ?? []),
+    );
+    const reads = await mapLimit(rows, concurrency, async (row, i): Promise<ManifestRead | null> =>
+      foreign[i] !== null
+        ? null
+        : checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), {
+            taskId: row.task_id,
+            manifestKey: row.manifest_key,
+            bucket,
+          }),
+    );
+    const outcomes = rows.map((row, i): Outcome =>
+      reads[i] === null ? { kind: 'skip', row, reason: 'other-crawl', page: null } : decideReconcile(row, reads[i]!, now),
+    );
     const otherCrawl = foreign.filter((f) => f !== null);
     if (otherCrawl.length > 0) deps.log?.warn('manifest keys outside their own crawl: nothing registered', { count: otherCrawl.length, first: otherCrawl[0] });
 
@@ -175,7 +199,14 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
       const inLedger = new Set(regs.filter((r) => r.archiveId !== '').map((r) => r.taskId));
       // the manifest wins: a registered capture's page is captured, a failed or cancelled one's failed
       const pages: PageCorrection[] = [
-        ...toRegister.map((o) => ({ task_id: o.row.task_id, crawl_id: o.row.crawl_id!, url: o.row.url, state: 'captured' as const, final_url: o.finalUrl, finished_at: o.finishedAt })),
+        ...toRegister.map((o) => ({
+          task_id: o.row.task_id,
+          crawl_id: o.row.crawl_id!,
+          url: o.row.url,
+          state: 'captured' as const,
+          final_url: o.finalUrl,
+          finished_at: o.finishedAt,
+        })),
         ...outcomes
           .filter((o): o is Extract<Outcome, { kind: 'skip' }> => o.kind === 'skip' && o.page !== null && o.row.crawl_id !== null)
           .map((o) => ({ task_id: o.row.task_id, crawl_id: o.row.crawl_id!, url: o.row.url, state: o.page!, final_url: null, finished_at: null })),
@@ -214,7 +245,11 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}
 async function dispatchedPrefixes(db: Kysely<Database>, crawlIds: readonly string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (crawlIds.length === 0) return out;
-  const rows = await db.selectFrom('crawl_level_dispatches').select(['crawl_id', 'artifact_prefix']).where('crawl_id', 'in', [...new Set(crawlIds)]).execute();
+  const rows = await db
+    .selectFrom('crawl_level_dispatches')
+    .select(['crawl_id', 'artifact_prefix'])
+    .where('crawl_id', 'in', [...new Set(crawlIds)])
+    .execute();
   for (const r of rows) out.set(r.crawl_id, [...(out.get(r.crawl_id) ?? []), r.artifact_prefix]);
   return out;
 }

@@ -57,10 +57,12 @@ export async function registerCaptures(trx: Q, items: { archive: ArchiveRecord; 
     tuples.push(...archiveTuples(row.id, byTask.get(row.task_id)!.crawlId));
   }
   await enqueueTuples(trx, tuples);
-  await recordRequires(trx, inserted.map((row) => ({ archiveId: row.id, item: byTask.get(row.task_id)! })));
+  await recordRequires(
+    trx,
+    inserted.map((row) => ({ archiveId: row.id, item: byTask.get(row.task_id)! })),
+  );
   const missing = unique.filter((i) => !created.has(i.archive.taskId)).map((i) => i.archive.taskId);
-  const existing =
-    missing.length === 0 ? [] : await trx.selectFrom('archives').select(['id', 'task_id']).where('task_id', 'in', missing).execute();
+  const existing = missing.length === 0 ? [] : await trx.selectFrom('archives').select(['id', 'task_id']).where('task_id', 'in', missing).execute();
   const existingIds = new Map(existing.map((r) => [r.task_id, r.id]));
   return unique.map((i) => {
     const id = created.get(i.archive.taskId);
@@ -78,7 +80,11 @@ export async function registerCaptures(trx: Q, items: { archive: ArchiveRecord; 
  */
 async function recordRequires(trx: Q, created: { archiveId: string; item: { archive: ArchiveRecord; crawlId: string } }[]): Promise<void> {
   if (created.length === 0) return;
-  const edges = created.flatMap(({ archiveId, item }) => (item.archive.requires ?? []).filter((key) => key !== item.archive.objectKey).map((key) => ({ archive_id: archiveId, bucket: item.archive.bucket, object_key: key, crawl_id: item.crawlId })));
+  const edges = created.flatMap(({ archiveId, item }) =>
+    (item.archive.requires ?? [])
+      .filter((key) => key !== item.archive.objectKey)
+      .map((key) => ({ archive_id: archiveId, bucket: item.archive.bucket, object_key: key, crawl_id: item.crawlId })),
+  );
   if (edges.length > 0) {
     await sql`
       INSERT INTO archive_requires (archive_id, bucket, object_key, required_id)

@@ -15,7 +15,8 @@ export interface ErrorBody {
 }
 
 /** status 0: the API did not answer at all */
-export type Answer<T> = { ok: true; status: number; body: T; headers: Headers } | { ok: false; status: number; body: ErrorBody; headers: Headers | null; message?: string };
+export type Answer<T> =
+  { ok: true; status: number; body: T; headers: Headers } | { ok: false; status: number; body: ErrorBody; headers: Headers | null; message?: string };
 
 let mode: Mode = 'none';
 

@@ -33,14 +33,17 @@ async function loadThumbnail(a: Archive, img: HTMLImageElement): Promise<void> {
   if (r.ok) {
     img.addEventListener('error', () => img.replaceWith(el('span', { className: 'thumb-missing', text: 'preview did not load' })), { once: true });
     img.src = r.body.url;
-  }
-  else img.replaceWith(el('span', { className: 'thumb-missing', text: r.status === 404 ? '' : `no preview (${r.status})` }));
+  } else img.replaceWith(el('span', { className: 'thumb-missing', text: r.status === 404 ? '' : `no preview (${r.status})` }));
 }
 
 /** The capture's quality check in words: good, or needs review (and whether it was captured again). */
 function qaMark(qa: NonNullable<Archive['qa']>): HTMLElement {
   const text = qa.verdict === 'good' ? 'QA: good' : `QA: needs review${qa.attempts > 1 ? ' (captured twice)' : ''}`;
-  return el('span', { className: `qa qa-${qa.verdict}`, text, attrs: { title: 'compared with its own replay: how it looked, what it said, what it asked for' } });
+  return el('span', {
+    className: `qa qa-${qa.verdict}`,
+    text,
+    attrs: { title: 'compared with its own replay: how it looked, what it said, what it asked for' },
+  });
 }
 
 function archiveRow(a: Archive): HTMLTableRowElement {

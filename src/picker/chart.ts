@@ -16,7 +16,12 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
 
 /** The chart for these hosts' gaps, with a legend; an empty <svg> when no host has a gap yet. */
 export function pacingChart(series: readonly GapSeries[]): SVGSVGElement {
-  const root = svg('svg', { id: 'pacing-chart', viewBox: `0 0 ${BOX.width} ${BOX.height + 20 * series.length}`, role: 'img', 'aria-labelledby': 'pacing-chart-title' });
+  const root = svg('svg', {
+    id: 'pacing-chart',
+    viewBox: `0 0 ${BOX.width} ${BOX.height + 20 * series.length}`,
+    role: 'img',
+    'aria-labelledby': 'pacing-chart-title',
+  });
   root.append(svg('title', { id: 'pacing-chart-title' }, 'Gaps between captures per host, against the delay each host was owed'));
   const plotted = plotGaps(series, BOX);
   root.append(
@@ -36,7 +41,14 @@ export function pacingChart(series: readonly GapSeries[]): SVGSVGElement {
       g.append(dot);
     }
     const y = BOX.height + 14 + 20 * i;
-    g.append(svg('rect', { x: BOX.pad, y: y - 9, width: 10, height: 10 }), svg('text', { x: BOX.pad + 16, y, class: 'legend', stroke: 'none', fill: '#222' }, `${s.host}: ${s.points.length} gap${s.points.length === 1 ? '' : 's'}, owed ${owed} ms (dashed)`));
+    g.append(
+      svg('rect', { x: BOX.pad, y: y - 9, width: 10, height: 10 }),
+      svg(
+        'text',
+        { x: BOX.pad + 16, y, class: 'legend', stroke: 'none', fill: '#222' },
+        `${s.host}: ${s.points.length} gap${s.points.length === 1 ? '' : 's'}, owed ${owed} ms (dashed)`,
+      ),
+    );
     root.append(g);
   });
   return root;

@@ -131,7 +131,10 @@ function summary(c: Crawl): void {
     ['WACZ', c.waczCount],
   ];
   byId('crawl-summary').replaceChildren(
-    ...items.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v), dataset: { field: k }, ...(k === 'State' ? { className: `state-${v}` } : {}) })]),
+    ...items.flatMap(([k, v]) => [
+      el('dt', { text: k }),
+      el('dd', { text: String(v), dataset: { field: k }, ...(k === 'State' ? { className: `state-${v}` } : {}) }),
+    ]),
   );
   byId('crawl-title').textContent = `Crawl ${c.id}`;
   // the crawl's row in the list above follows what its page shows
@@ -140,9 +143,13 @@ function summary(c: Crawl): void {
 }
 
 function progress(p: Progress): void {
-  byId('progress-note').textContent = `${p.source === 'workflow' ? 'live' : 'from the ledger'}${p.phase ? `, ${p.phase}` : ''}${p.depth !== null ? `, depth ${p.depth}` : ''}`;
+  byId('progress-note').textContent =
+    `${p.source === 'workflow' ? 'live' : 'from the ledger'}${p.phase ? `, ${p.phase}` : ''}${p.depth !== null ? `, depth ${p.depth}` : ''}`;
   const flow = (l: Level): string => (l.heartbeat ? `${l.heartbeat.pagesDone} of ${l.heartbeat.pagesTotal} done, ${l.heartbeat.pagesInFlight} in flight` : '');
-  fill('progress-levels', p.levels.map((l) => row([l.depth, l.pages, l.dispatched, l.captured, l.failed, l.skipped, l.pending, l.cut, flow(l)], 'level')));
+  fill(
+    'progress-levels',
+    p.levels.map((l) => row([l.depth, l.pages, l.dispatched, l.captured, l.failed, l.skipped, l.pending, l.cut, flow(l)], 'level')),
+  );
   const hosts = p.hosts.map((h) => {
     const tr = row([h.host, h.queued, h.inFlight, null], 'host');
     tr.children[3]!.append(time(h.nextAllowedAt ?? null));
@@ -150,17 +157,25 @@ function progress(p: Progress): void {
     return tr;
   });
   fill('progress-hosts', hosts);
-  byId('hosts-note').textContent = p.hosts.length === 0 ? 'no level in flight' : `${p.hosts.filter((h) => h.inFlight > 0).length} capturing now, of ${p.hosts.length}`;
+  byId('hosts-note').textContent =
+    p.hosts.length === 0 ? 'no level in flight' : `${p.hosts.filter((h) => h.inFlight > 0).length} capturing now, of ${p.hosts.length}`;
 }
 
 function pacing(a: Pacing): void {
-  byId('pacing-note').textContent = a.violations === 0 ? 'no host was visited sooner than it was owed' : `${a.violations} gap${a.violations === 1 ? '' : 's'} shorter than owed`;
-  fill('pacing', a.hosts.map((h) => row([h.host, h.pages, h.minGapMs === null ? '' : `${h.minGapMs} ms`, `${h.effectiveDelayMs} ms`, h.violations], 'pacing-host')));
+  byId('pacing-note').textContent =
+    a.violations === 0 ? 'no host was visited sooner than it was owed' : `${a.violations} gap${a.violations === 1 ? '' : 's'} shorter than owed`;
+  fill(
+    'pacing',
+    a.hosts.map((h) => row([h.host, h.pages, h.minGapMs === null ? '' : `${h.minGapMs} ms`, `${h.effectiveDelayMs} ms`, h.violations], 'pacing-host')),
+  );
   byId('pacing-chart-slot').replaceChildren(pacingChart(a.hosts.map((h) => ({ host: h.host, gapsMs: h.gapsMs ?? [], owedMs: h.effectiveDelayMs }))));
 }
 
 function decisions(d: Decisions): void {
-  fill('decisions', d.decisions.map((x) => row([x.depth, x.rule, x.action, x.hostname, x.links, x.samples.join(' ')], 'decision')));
+  fill(
+    'decisions',
+    d.decisions.map((x) => row([x.depth, x.rule, x.action, x.hostname, x.links, x.samples.join(' ')], 'decision')),
+  );
   byId('robots').textContent = d.robots.length === 0 ? '' : `robots.txt kept out: ${d.robots.map((r) => `${r.hostname} (${r.pages})`).join(', ')}`;
 }
 
@@ -175,7 +190,12 @@ export async function showCrawl(id: string, focus = true): Promise<void> {
   const detail = byId('crawl-detail');
   detail.hidden = false;
   setStatus(`Loading crawl ${id}…`);
-  const [c, p, a, d] = await Promise.all([call<Crawl>(crawlPath(id)), call<Progress>(crawlPath(id, '/progress')), call<Pacing>(crawlPath(id, '/pacing')), call<Decisions>(crawlPath(id, '/decisions'))]);
+  const [c, p, a, d] = await Promise.all([
+    call<Crawl>(crawlPath(id)),
+    call<Progress>(crawlPath(id, '/progress')),
+    call<Pacing>(crawlPath(id, '/pacing')),
+    call<Decisions>(crawlPath(id, '/decisions')),
+  ]);
   if (shown !== id) return;
   if (!c.ok) {
     detail.hidden = true;
@@ -190,7 +210,9 @@ export async function showCrawl(id: string, focus = true): Promise<void> {
   if (d.ok) decisions(d.body);
   else unavailable('decisions-note', d);
   const running = c.body.state === 'running';
-  setStatus(`Crawl ${c.body.state}${c.body.stopReason ? ` (${c.body.stopReason})` : ''}${running ? `: progress refreshes every ${Math.max(1, Math.round(pollMs / 1000))} s.` : '.'}`);
+  setStatus(
+    `Crawl ${c.body.state}${c.body.stopReason ? ` (${c.body.stopReason})` : ''}${running ? `: progress refreshes every ${Math.max(1, Math.round(pollMs / 1000))} s.` : '.'}`,
+  );
   if (running) timer = setTimeout(() => void poll(id), pollMs);
   // the person who asked is taken to it; a refresh at the end of polling leaves focus alone
   if (focus) detail.focus();

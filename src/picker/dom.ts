@@ -26,7 +26,11 @@ export function tbody(tableId: string): HTMLTableSectionElement {
 
 /** A row of text cells. */
 export function row(values: readonly (string | number | null | undefined)[], className?: string): HTMLTableRowElement {
-  return el('tr', className === undefined ? {} : { className }, values.map((v) => el('td', { text: v === null || v === undefined ? '' : String(v) })));
+  return el(
+    'tr',
+    className === undefined ? {} : { className },
+    values.map((v) => el('td', { text: v === null || v === undefined ? '' : String(v) })),
+  );
 }
 
 export function fill(tableId: string, rows: readonly HTMLTableRowElement[]): void {

@@ -10,7 +10,8 @@
 export function replayLink(replayUrl: string, objectKey: string, signedUrl: string, requires: readonly { objectKey: string; url: string }[] = []): string {
   const source = (key: string, signed: string): string => `/wacz/${key.split('/').map(encodeURIComponent).join('/')}${new URL(signed).search}`;
   const own = source(objectKey, signedUrl);
-  const whole = requires.length === 0 ? own : `/collection/${[own, ...requires.map((r) => source(r.objectKey, r.url))].map(encodeURIComponent).join('/')}/collection.json`;
+  const whole =
+    requires.length === 0 ? own : `/collection/${[own, ...requires.map((r) => source(r.objectKey, r.url))].map(encodeURIComponent).join('/')}/collection.json`;
   return `${replayUrl.replace(/\/+$/, '')}/?source=${encodeURIComponent(whole)}`;
 }
 
@@ -28,7 +29,14 @@ export interface Segment {
 
 /** The query's words (2+ characters, case-insensitive) marked in `text`; the segments join back to `text`. */
 export function highlight(text: string, query: string): Segment[] {
-  const words = [...new Set(query.toLowerCase().split(/[\s"'()+\-|*~]+/).filter((w) => w.length >= 2))];
+  const words = [
+    ...new Set(
+      query
+        .toLowerCase()
+        .split(/[\s"'()+\-|*~]+/)
+        .filter((w) => w.length >= 2),
+    ),
+  ];
   if (words.length === 0 || text === '') return text === '' ? [] : [{ text, mark: false }];
   const escaped = words.sort((a, b) => b.length - a.length).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   const re = new RegExp(escaped.join('|'), 'gi');

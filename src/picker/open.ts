@@ -39,5 +39,7 @@ export async function openArchive(a: Openable): Promise<void> {
   if (tab) tab.location.href = href;
   else window.location.href = href;
   const withheld = r.body.withheld ?? 0;
-  setStatus(`Opened in replay; the link is valid for ${r.body.expiresIn} s.${withheld > 0 ? ` ${withheld} archive(s) it requires could not be signed for you: what they hold is missing from the replay.` : ''}`);
+  setStatus(
+    `Opened in replay; the link is valid for ${r.body.expiresIn} s.${withheld > 0 ? ` ${withheld} archive(s) it requires could not be signed for you: what they hold is missing from the replay.` : ''}`,
+  );
 }

@@ -81,7 +81,11 @@ export async function runSearch(append: boolean): Promise<void> {
   body.append(...r.body.hits.map(hitRow));
   const n = body.children.length;
   nextOffset = r.body.nextOffset;
-  setStatus(n === 0 ? `Nothing you may see matches “${query}”.` : `${n === 1 ? '1 page matches' : `${n} pages match`} “${query}”${nextOffset !== undefined ? ', more may follow' : ''}.`);
+  setStatus(
+    n === 0
+      ? `Nothing you may see matches “${query}”.`
+      : `${n === 1 ? '1 page matches' : `${n} pages match`} “${query}”${nextOffset !== undefined ? ', more may follow' : ''}.`,
+  );
   more.hidden = nextOffset === undefined;
 }
 

@@ -9,7 +9,12 @@ describe('withAppForms', () => {
     const index = readFileSync(`${replayWebPageDir()}/index.html`, 'utf8');
     const out = withAppForms(index);
     const head = /<head[^>]*>/i.exec(out)!;
-    expect(out.slice(head.index + head[0].length).trimStart().startsWith('<script>')).toBe(true);
+    expect(
+      out
+        .slice(head.index + head[0].length)
+        .trimStart()
+        .startsWith('<script>'),
+    ).toBe(true);
     expect(out.replace(/<script>\ndocument\.addEventListener\('keydown'[\s\S]*?<\/script>/, '')).toBe(index);
   });
   it('refuses a page without a head rather than serving the app without its forms', () => {
@@ -19,7 +24,10 @@ describe('withAppForms', () => {
 
 describe('the sandbox', () => {
   it('lets no form be submitted, and no popup or top navigation', () => {
-    const sandbox = DOCUMENT_POLICY.split('; ').find((d) => d.startsWith('sandbox '))!.split(' ').slice(1);
+    const sandbox = DOCUMENT_POLICY.split('; ')
+      .find((d) => d.startsWith('sandbox '))!
+      .split(' ')
+      .slice(1);
     expect(sandbox).toEqual(['allow-scripts', 'allow-same-origin', 'allow-modals', 'allow-downloads', 'allow-pointer-lock']);
   });
 });

@@ -16,7 +16,13 @@
 /** What a replayed page keeps: scripts, dialogs, downloads. */
 const SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-modals', 'allow-downloads', 'allow-pointer-lock'];
 
-const FETCH_POLICY = ["default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:", "form-action 'self'", "object-src 'none'", "base-uri 'self'", "frame-ancestors 'self'"];
+const FETCH_POLICY = [
+  "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:",
+  "form-action 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "frame-ancestors 'self'",
+];
 
 /** For documents: the app's page, replayed pages, and every answer that could be shown as one. */
 export const DOCUMENT_POLICY = [...FETCH_POLICY, `sandbox ${SANDBOX.join(' ')}`].join('; ');

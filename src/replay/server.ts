@@ -80,11 +80,18 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
   app.get('/', sendIndex);
   app.get('/sw.js', async (req, reply) => {
     const q = req.url.indexOf('?');
-    if (!isRegistrationQuery(q === -1 ? '' : req.url.slice(q + 1))) return reply.code(400).send({ error: 'replay registers its service worker with its own parameters only' });
+    if (!isRegistrationQuery(q === -1 ? '' : req.url.slice(q + 1)))
+      return reply.code(400).send({ error: 'replay registers its service worker with its own parameters only' });
     return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('service-worker-allowed', '/').send(serviceWorkerScript());
   });
   app.get(WABAC_SW_PATH, async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(wabacWorker));
-  await app.register(fastifyStatic, { root: dir, serve: true, index: false, wildcard: true, allowedPath: (path) => /^\/(ui\.js|adblock\/.*|ruffle\/.*)$/.test(path) });
+  await app.register(fastifyStatic, {
+    root: dir,
+    serve: true,
+    index: false,
+    wildcard: true,
+    allowedPath: (path) => /^\/(ui\.js|adblock\/.*|ruffle\/.*)$/.test(path),
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     // Every answer, JSON and scripts too: any of them could be opened as a page of this origin.
@@ -99,7 +106,11 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
     // A presigned GET cannot answer HEAD (the method is signed): ask for one byte and read the size.
     let upstream: Response;
     try {
-      upstream = await fetch(target, { method: 'GET', headers: method === 'HEAD' ? { range: 'bytes=0-0' } : range !== undefined ? { range } : {}, redirect: 'error' });
+      upstream = await fetch(target, {
+        method: 'GET',
+        headers: method === 'HEAD' ? { range: 'bytes=0-0' } : range !== undefined ? { range } : {},
+        redirect: 'error',
+      });
     } catch (err) {
       reply.log.warn({ err }, 'bucket unreachable');
       return reply.code(502).send({ error: 'the bucket could not be reached' });
@@ -108,11 +119,15 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
       void upstream.body?.cancel();
       return reply.code(status).header('cache-control', 'no-store').send({ error });
     };
-    if (upstream.status === 403 || upstream.status === 400) return refuse(403, 'the bucket refused the signed source (expired, or not signed for this archive): open the archive from the picker again');
+    if (upstream.status === 403 || upstream.status === 400)
+      return refuse(403, 'the bucket refused the signed source (expired, or not signed for this archive): open the archive from the picker again');
     if (upstream.status === 404) return refuse(404, 'not found');
     if (upstream.status === 416) {
       void upstream.body?.cancel();
-      return reply.code(416).header('content-range', upstream.headers.get('content-range') ?? '').send();
+      return reply
+        .code(416)
+        .header('content-range', upstream.headers.get('content-range') ?? '')
+        .send();
     }
     if (upstream.status !== 200 && upstream.status !== 206) return refuse(502, `the bucket answered ${upstream.status}`);
     reply.header('accept-ranges', 'bytes').header('content-type', 'application/wacz').header('cache-control', 'no-store');
@@ -137,7 +152,10 @@ export async function buildReplayServer(opts: ReplayServerOptions): Promise<Fast
     const checked = checkCollection(raw.slice(COLLECTION_PREFIX.length));
     if (!checked.ok) return reply.code(checked.status).header('cache-control', 'no-store').send({ error: checked.error });
     const resources = checked.sources.map((s) => ({ name: s.key, path: s.source }));
-    return reply.type('application/json').header('cache-control', 'no-store').send(JSON.stringify({ profile: 'multi-wacz-package', resources }));
+    return reply
+      .type('application/json')
+      .header('cache-control', 'no-store')
+      .send(JSON.stringify({ profile: 'multi-wacz-package', resources }));
   });
   app.route({
     method: ['GET', 'HEAD'],

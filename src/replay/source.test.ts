@@ -5,7 +5,10 @@ import { isRegistrationQuery } from './service-worker.ts';
 
 /** sources made of the characters that change how a URL is read, most of them under /wacz/ */
 const sources = fc
-  .tuple(fc.constantFrom('/wacz/', '/wacz', '//', '/', 'http://a.test/', ''), fc.string({ unit: fc.constantFrom('a', '.', '/', '\\', '%', '2', 'e', 'f', '5', 'c', '?', '#', ':', '@', '.wacz'), maxLength: 12 }))
+  .tuple(
+    fc.constantFrom('/wacz/', '/wacz', '//', '/', 'http://a.test/', ''),
+    fc.string({ unit: fc.constantFrom('a', '.', '/', '\\', '%', '2', 'e', 'f', '5', 'c', '?', '#', ':', '@', '.wacz'), maxLength: 12 }),
+  )
   .map(([head, tail]) => head + tail);
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -20,7 +23,20 @@ describe('checkAppQuery', () => {
   });
 
   it('refuses another host, another path, and every other parameter of ReplayWeb.page, naming the problem', () => {
-    for (const source of ['https://attacker.test/x.wacz', '//attacker.test/wacz/x.wacz', '/\\attacker.test/wacz/x.wacz', '/wacz/\\..\\x.wacz', 'wacz/x.wacz', '/w/x.wacz', '/wacz/a/../b.wacz', '/wacz/%2e%2e/b.wacz', '/wacz/a.html?X-Amz-Signature=1', '/wacz/a.wacz#x', 'googledrive://x', 'file:///x.wacz']) {
+    for (const source of [
+      'https://attacker.test/x.wacz',
+      '//attacker.test/wacz/x.wacz',
+      '/\\attacker.test/wacz/x.wacz',
+      '/wacz/\\..\\x.wacz',
+      'wacz/x.wacz',
+      '/w/x.wacz',
+      '/wacz/a/../b.wacz',
+      '/wacz/%2e%2e/b.wacz',
+      '/wacz/a.html?X-Amz-Signature=1',
+      '/wacz/a.wacz#x',
+      'googledrive://x',
+      'file:///x.wacz',
+    ]) {
       const checked = checkAppQuery(query({ source }));
       expect(checked, source).toMatchObject({ ok: false, status: 400 });
     }
@@ -28,7 +44,11 @@ describe('checkAppQuery', () => {
     for (const name of ['config', 'swName', 'adblockUrl', 'customColl', 'state', 'embed', 'baseUrlSourcePrefix']) {
       expect(checkAppQuery(`source=%2Fwacz%2Fa.wacz&${name}=x`)).toEqual({ ok: false, status: 400, error: expect.stringContaining(`"${name}"`) });
     }
-    expect(checkAppQuery('source=%2Fwacz%2Fa.wacz&source=https%3A%2F%2Fattacker.test%2Fx.wacz')).toMatchObject({ ok: false, status: 400, error: 'replay takes exactly one source' });
+    expect(checkAppQuery('source=%2Fwacz%2Fa.wacz&source=https%3A%2F%2Fattacker.test%2Fx.wacz')).toMatchObject({
+      ok: false,
+      status: 400,
+      error: 'replay takes exactly one source',
+    });
   });
 
   it('accepts a source only if a browser resolves it to this server under /wacz/', () => {
@@ -53,14 +73,30 @@ describe('checkCollection', () => {
   it('takes an archive and those it requires, each a signed /wacz/ source of replay, as the picker links them', () => {
     const path = collection([signed('c/a%20page.wacz'), signed('c/b.wacz')]);
     expect(checkAppQuery(query({ source: path }))).toEqual({ ok: true, source: path, key: 'c/a page.wacz' });
-    expect(checkCollection(path.slice('/collection/'.length))).toEqual({ ok: true, sources: [{ key: 'c/a page.wacz', source: signed('c/a%20page.wacz') }, { key: 'c/b.wacz', source: signed('c/b.wacz') }] });
+    expect(checkCollection(path.slice('/collection/'.length))).toEqual({
+      ok: true,
+      sources: [
+        { key: 'c/a page.wacz', source: signed('c/a%20page.wacz') },
+        { key: 'c/b.wacz', source: signed('c/b.wacz') },
+      ],
+    });
   });
 
   it('refuses a member that is not a signed .wacz of replay, too many members, or another name', () => {
-    for (const member of ['https://attacker.test/x.wacz', '//attacker.test/wacz/x.wacz', '/wacz/a/../b.wacz', '/wacz/a.html?X-Amz-Signature=1', '/wacz/a.wacz', '/wacz/a.wacz#x', '/collection/x/collection.json']) {
+    for (const member of [
+      'https://attacker.test/x.wacz',
+      '//attacker.test/wacz/x.wacz',
+      '/wacz/a/../b.wacz',
+      '/wacz/a.html?X-Amz-Signature=1',
+      '/wacz/a.wacz',
+      '/wacz/a.wacz#x',
+      '/collection/x/collection.json',
+    ]) {
       expect(checkAppQuery(query({ source: collection([signed('ok.wacz'), member]) })), member).toMatchObject({ ok: false, status: 400 });
     }
-    expect(checkCollection(`${collection(Array.from({ length: MAX_COLLECTION_SOURCES + 1 }, (_, i) => signed(`${i}.wacz`))).slice('/collection/'.length)}`)).toMatchObject({ ok: false, status: 400 });
+    expect(
+      checkCollection(`${collection(Array.from({ length: MAX_COLLECTION_SOURCES + 1 }, (_, i) => signed(`${i}.wacz`))).slice('/collection/'.length)}`),
+    ).toMatchObject({ ok: false, status: 400 });
     expect(checkCollection(`${encodeURIComponent(signed('a.wacz'))}/other.json`)).toMatchObject({ ok: false, status: 404 });
     expect(checkAppQuery(query({ source: `${collection([signed('a.wacz')])}?x=1` }))).toMatchObject({ ok: false, status: 400 });
   });

@@ -6,7 +6,17 @@
 import { extendedEncodeURIComponent } from '@smithy/core/protocols';
 
 /** The presigned GET's query parameters; anything else in the query is dropped. */
-const SIGNATURE_PARAMS = new Set(['X-Amz-Algorithm', 'X-Amz-Content-Sha256', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'x-id']);
+const SIGNATURE_PARAMS = new Set([
+  'X-Amz-Algorithm',
+  'X-Amz-Content-Sha256',
+  'X-Amz-Credential',
+  'X-Amz-Date',
+  'X-Amz-Expires',
+  'X-Amz-SignedHeaders',
+  'X-Amz-Signature',
+  'X-Amz-Security-Token',
+  'x-id',
+]);
 
 export type SourceCheck = { ok: true; key: string; query: string } | { ok: false; status: 400 | 403 | 404; error: string };
 
@@ -55,7 +65,8 @@ export type CollectionCheck = { ok: true; sources: { key: string; source: string
  */
 export function checkCollection(rawPath: string): CollectionCheck {
   const segs = rawPath.split('/');
-  if (segs.pop() !== COLLECTION_NAME || segs.length === 0) return { ok: false, status: 404, error: `a collection is ${COLLECTION_PREFIX}<source>/…/${COLLECTION_NAME}` };
+  if (segs.pop() !== COLLECTION_NAME || segs.length === 0)
+    return { ok: false, status: 404, error: `a collection is ${COLLECTION_PREFIX}<source>/…/${COLLECTION_NAME}` };
   if (segs.length > MAX_COLLECTION_SOURCES) return { ok: false, status: 400, error: `a collection holds at most ${MAX_COLLECTION_SOURCES} sources` };
   const sources: { key: string; source: string }[] = [];
   for (const seg of segs) {
@@ -65,7 +76,8 @@ export function checkCollection(rawPath: string): CollectionCheck {
     } catch {
       return { ok: false, status: 400, error: 'a collection source is not valid percent-encoding' };
     }
-    if (!source.startsWith(WACZ_PREFIX) || /[#\\]/.test(source)) return { ok: false, status: 400, error: 'a collection holds only replay\'s own /wacz/ sources' };
+    if (!source.startsWith(WACZ_PREFIX) || /[#\\]/.test(source))
+      return { ok: false, status: 400, error: "a collection holds only replay's own /wacz/ sources" };
     const q = source.indexOf('?');
     const checked = checkSource(source.slice(WACZ_PREFIX.length, q === -1 ? undefined : q), q === -1 ? '' : source.slice(q + 1));
     if (!checked.ok) return checked;

@@ -13,7 +13,10 @@ const creds = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MD
 function sdkSign(region: string, host: string, path: string, signingDate: Date) {
   const signer = new SignatureV4({ service: 's3', region, credentials: creds, sha256: Sha256, uriEscapePath: false, applyChecksum: true });
   const [hostname, port] = host.split(':');
-  return signer.sign(new HttpRequest({ method: 'GET', protocol: 'http:', hostname: hostname!, ...(port ? { port: Number(port) } : {}), path, headers: { host } }), { signingDate });
+  return signer.sign(
+    new HttpRequest({ method: 'GET', protocol: 'http:', hostname: hostname!, ...(port ? { port: Number(port) } : {}), path, headers: { host } }),
+    { signingDate },
+  );
 }
 
 describe('createGetSigner', () => {
@@ -27,7 +30,12 @@ describe('createGetSigner', () => {
         const path = objectPath('/', 'captures', k);
         const ours = createGetSigner({ region: r, ...creds })(h, path, when);
         const sdk = await sdkSign(r, h, path, when);
-        expect(ours).toEqual({ host: h, 'x-amz-content-sha256': sdk.headers['x-amz-content-sha256'], 'x-amz-date': sdk.headers['x-amz-date'], authorization: sdk.headers.authorization });
+        expect(ours).toEqual({
+          host: h,
+          'x-amz-content-sha256': sdk.headers['x-amz-content-sha256'],
+          'x-amz-date': sdk.headers['x-amz-date'],
+          authorization: sdk.headers.authorization,
+        });
       }),
       { numRuns: 300 },
     );
@@ -59,9 +67,16 @@ describe('createGetPresigner', () => {
       fc.asyncProperty(key, at, host, accessKeyId, fc.integer({ min: 1, max: 604_800 }), async (k, when, h, id, expiresIn) => {
         const path = objectPath('/', 'captures', k);
         const ours = createGetPresigner({ region: 'eu-west-3', accessKeyId: id, secretAccessKey: creds.secretAccessKey })(h, path, expiresIn, when);
-        const presigner = new S3RequestPresigner({ credentials: { accessKeyId: id, secretAccessKey: creds.secretAccessKey }, region: 'eu-west-3', sha256: Sha256 });
+        const presigner = new S3RequestPresigner({
+          credentials: { accessKeyId: id, secretAccessKey: creds.secretAccessKey },
+          region: 'eu-west-3',
+          sha256: Sha256,
+        });
         const [hostname, port] = h.split(':');
-        const signed = await presigner.presign({ method: 'GET', protocol: 'http:', hostname: hostname!, ...(port ? { port: Number(port) } : {}), path, query: {}, headers: { host: h } } as never, { expiresIn, signingDate: when });
+        const signed = await presigner.presign(
+          { method: 'GET', protocol: 'http:', hostname: hostname!, ...(port ? { port: Number(port) } : {}), path, query: {}, headers: { host: h } } as never,
+          { expiresIn, signingDate: when },
+        );
         const sdk = Object.entries(signed.query as Record<string, string>)
           .map(([name, v]) => `${extendedEncodeURIComponent(name)}=${extendedEncodeURIComponent(v)}`)
           .join('&');

@@ -44,7 +44,10 @@ let amzDate = '';
 const amzDateOf = (now: Date): string => {
   const second = Math.floor(now.getTime() / 1000);
   if (second !== amzSecond) {
-    amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    amzDate = now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}/, '');
     amzSecond = second;
   }
   return amzDate;

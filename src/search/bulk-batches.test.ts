@@ -45,7 +45,10 @@ describe('splitForBulk', () => {
   });
 
   it('250 archives of a 1 MB page go out in requests of at most 8 MiB, never one of 250 MB', () => {
-    const { full, rest } = splitForBulk(Array.from({ length: 250 }, (_, i) => item(i, 1_000_100)), { maxBytes: MAX_BULK_BYTES, maxDocs: 1000 });
+    const { full, rest } = splitForBulk(
+      Array.from({ length: 250 }, (_, i) => item(i, 1_000_100)),
+      { maxBytes: MAX_BULK_BYTES, maxDocs: 1000 },
+    );
     expect(full.every((b) => sum(b) <= MAX_BULK_BYTES && b.length === 8)).toBe(true);
     expect(full.length * 8 + rest.length).toBe(250);
   });
@@ -53,7 +56,14 @@ describe('splitForBulk', () => {
 
 describe('bulkEntry', () => {
   it('measures the bytes it sends, and a page at both caps fits one request even when every character is escaped', () => {
-    const doc = { archiveId: 'a', position: 0, url: 'https://x.test/', title: '\u0001'.repeat(MAX_PAGE_TITLE_BYTES), text: '\u0001'.repeat(MAX_PAGE_TEXT_BYTES), capturedAt: '2024-05-01T00:00:00.000Z' };
+    const doc = {
+      archiveId: 'a',
+      position: 0,
+      url: 'https://x.test/',
+      title: '\u0001'.repeat(MAX_PAGE_TITLE_BYTES),
+      text: '\u0001'.repeat(MAX_PAGE_TEXT_BYTES),
+      capturedAt: '2024-05-01T00:00:00.000Z',
+    };
     const e = bulkEntry('idx', 'a:0', doc);
     expect(e.bytes).toBe(Buffer.byteLength(e.ndjson));
     expect(e.ndjson.split('\n').map((l) => (l === '' ? l : JSON.parse(l)))).toEqual([{ index: { _index: 'idx', _id: 'a:0' } }, doc, '']);
@@ -74,7 +84,10 @@ describe('index failures', () => {
   });
 
   it('a document OpenSearch refuses is the archive, unless OpenSearch was busy (429) or failed (5xx)', () => {
-    expect(bulkItemFailure(3, 400, { type: 'mapper_parsing_exception', reason: 'bad' })).toEqual({ permanent: true, error: new Error('OpenSearch refused page 3: mapper_parsing_exception: bad') });
+    expect(bulkItemFailure(3, 400, { type: 'mapper_parsing_exception', reason: 'bad' })).toEqual({
+      permanent: true,
+      error: new Error('OpenSearch refused page 3: mapper_parsing_exception: bad'),
+    });
     for (const status of [429, 500, 503, undefined]) expect(bulkItemFailure(0, status, { type: 't', reason: 'r' }).permanent, String(status)).toBe(false);
   });
 

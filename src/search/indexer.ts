@@ -106,7 +106,10 @@ async function prepare(deps: IndexDeps, a: ArchiveToIndex, limits: BulkLimits): 
   const entries = docs.map((d) => bulkEntry(deps.search.index, documentId(d.archiveId, d.position), d));
   const big = entries.find((e) => oversized(e, limits));
   if (big === undefined) return { archive: a, entries };
-  return { archive: a, failure: { error: new Error(`page ${big.position}'s document is ${big.bytes} bytes, more than the ${limits.maxBytes} of a bulk request`), permanent: true } };
+  return {
+    archive: a,
+    failure: { error: new Error(`page ${big.position}'s document is ${big.bytes} bytes, more than the ${limits.maxBytes} of a bulk request`), permanent: true },
+  };
 }
 
 /**
@@ -164,7 +167,12 @@ export async function indexArchives(deps: IndexDeps, archives: ArchiveToIndex[])
 /** Sets index_error on the archives that are the cause of their failure, and tells onFailure of every one. */
 async function recordFailures(deps: IndexDeps, failures: Map<string, IndexFailure>): Promise<void> {
   for (const [id, f] of failures) {
-    if (f.permanent) await deps.db.updateTable('archives').set({ index_error: storedReason(f.error.message) }).where('id', '=', id).execute();
+    if (f.permanent)
+      await deps.db
+        .updateTable('archives')
+        .set({ index_error: storedReason(f.error.message) })
+        .where('id', '=', id)
+        .execute();
     deps.onFailure?.(id, f.error, f.permanent);
   }
 }
@@ -178,7 +186,15 @@ export async function unindexedArchivesOfCrawl(db: Db, crawlId: string): Promise
     .select(archiveColumns)
     .where('archives.indexed_at', 'is', null)
     .where('archives.index_error', 'is', null)
-    .where((eb) => eb.exists(eb.selectFrom('crawl_pages').select(sql`1`.as('one')).whereRef('crawl_pages.task_id', '=', 'archives.task_id').where('crawl_pages.crawl_id', '=', crawlId)))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('crawl_pages')
+          .select(sql`1`.as('one'))
+          .whereRef('crawl_pages.task_id', '=', 'archives.task_id')
+          .where('crawl_pages.crawl_id', '=', crawlId),
+      ),
+    )
     .orderBy('archives.captured_at')
     .orderBy('archives.id')
     .execute();

@@ -115,7 +115,11 @@ interface RawHit {
 const indexMissing = (err: unknown): boolean => (err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception';
 
 /** Asks OpenSearch only, for the ranking. Nothing here decides who may see what. */
-export async function queryIndex(search: SearchIndex, q: string, opts: SearchOptions): Promise<{ matches: IndexMatch[]; total: number; read: number; lastSort?: unknown[] }> {
+export async function queryIndex(
+  search: SearchIndex,
+  q: string,
+  opts: SearchOptions,
+): Promise<{ matches: IndexMatch[]; total: number; read: number; lastSort?: unknown[] }> {
   let res;
   try {
     res = await search.client.search({
@@ -148,7 +152,10 @@ export async function fetchHits(search: SearchIndex, q: string, matches: readonl
   try {
     res = await search.client.search({
       index: search.index,
-      body: buildFetchQuery(q, matches.map((m) => m.documentId)) as never,
+      body: buildFetchQuery(
+        q,
+        matches.map((m) => m.documentId),
+      ) as never,
       filter_path: ['hits.hits._id', 'hits.hits._source', 'hits.hits.highlight'],
     });
   } catch (err) {
@@ -235,7 +242,14 @@ const MIN_FIRST_READ = 200;
 /** Checks one BatchCheck round asks at least (one request of the SDK's batch size). */
 const MIN_CHECKS = 50;
 
-async function answer(deps: SearchDeps, q: string, page: IndexMatch[], ledger: Map<string, LedgerRow | null>, total: number, nextOffset: number | undefined): Promise<SearchAnswer> {
+async function answer(
+  deps: SearchDeps,
+  q: string,
+  page: IndexMatch[],
+  ledger: Map<string, LedgerRow | null>,
+  total: number,
+  nextOffset: number | undefined,
+): Promise<SearchAnswer> {
   const hits = (await fetchHits(deps.search, q, page)).map((h) => {
     const row = ledger.get(h.archiveId)!;
     return { ...h, capturedAt: row.captured_at.toISOString(), objectKey: row.object_key };
@@ -279,4 +293,3 @@ async function learnViewable(
   const allowed = await viewableArchives(deps.fga, identity, [...ids]);
   for (const id of ids) viewable.set(id, allowed.has(id));
 }
-

@@ -114,7 +114,7 @@ export function parseCentralDirectory(buf: Buffer, expectedEntries?: number): Ce
     const name = nameBytes.toString(flags & 0x800 ? 'utf8' : 'latin1');
     // ZIP64 extended information: only the saturated fields are present, in this order.
     const extra = buf.subarray(p + CENTRAL_SIZE + nameLength, p + CENTRAL_SIZE + nameLength + extraLength);
-    for (let e = 0; e + 4 <= extra.length; ) {
+    for (let e = 0; e + 4 <= extra.length;) {
       const id = extra.readUInt16LE(e);
       const size = extra.readUInt16LE(e + 2);
       if (id === 0x0001) {

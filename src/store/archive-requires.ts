@@ -19,7 +19,9 @@ export async function requiredArchives(db: Db, id: string): Promise<{ found: Req
     .where('e.archive_id', '=', id)
     .orderBy('e.object_key')
     .execute();
-  const found = rows.flatMap((r) => (r.id === null || r.bucket === null || r.object_key === null ? [] : [{ id: r.id, bucket: r.bucket, objectKey: r.object_key }]));
+  const found = rows.flatMap((r) =>
+    r.id === null || r.bucket === null || r.object_key === null ? [] : [{ id: r.id, bucket: r.bucket, objectKey: r.object_key }],
+  );
   return { found, unresolved: rows.length - found.length };
 }
 

@@ -15,7 +15,11 @@ export async function findArchive(db: Db, id: string): Promise<Archive | undefin
  * several ids in one query; ids not in the ledger are absent from the map.
  */
 export async function archiveLocations(db: Db, ids: readonly string[]): Promise<Map<string, Pick<Archive, 'bucket' | 'object_key'>>> {
-  const rows = await db.selectFrom('archives').select(['id', 'bucket', 'object_key']).where('id', '=', sql<string>`any(${[...ids]}::uuid[])`).execute();
+  const rows = await db
+    .selectFrom('archives')
+    .select(['id', 'bucket', 'object_key'])
+    .where('id', '=', sql<string>`any(${[...ids]}::uuid[])`)
+    .execute();
   return new Map(rows.map((r) => [r.id, { bucket: r.bucket, object_key: r.object_key }]));
 }
 
@@ -53,7 +57,10 @@ function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) 
 /** Which of these archives are in the ledger and within the scope: their id, object key and capturedAt. */
 export async function archivesWithin(db: Db, ids: readonly string[], scope: CandidateScope): Promise<Pick<Archive, 'id' | 'object_key' | 'captured_at'>[]> {
   if (ids.length === 0 || (scope.kind === 'reachable' && scope.jobs.length === 0 && scope.shared.length === 0)) return [];
-  let q = db.selectFrom('archives').select(['id', 'object_key', 'captured_at']).where('id', '=', sql<string>`any(${[...ids]}::uuid[])`);
+  let q = db
+    .selectFrom('archives')
+    .select(['id', 'object_key', 'captured_at'])
+    .where('id', '=', sql<string>`any(${[...ids]}::uuid[])`);
   if (scope.kind === 'reachable') q = q.where(reachableClause(scope));
   return q.execute();
 }
@@ -97,6 +104,10 @@ export function archiveView(a: Archive): ArchiveView {
 
 /** Where this archive's screenshot is, read fresh (as for signing); undefined when it has none or is not in the ledger. */
 export async function archiveThumbnail(db: Db, id: string): Promise<ThumbnailRef | undefined> {
-  const row = await db.selectFrom('archives').select(sql<Record<string, unknown>>`provenance -> 'thumbnail'`.as('t')).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('archives')
+    .select(sql<Record<string, unknown>>`provenance -> 'thumbnail'`.as('t'))
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row === undefined ? undefined : thumbnailFromProvenance({ thumbnail: row.t });
 }

@@ -71,7 +71,15 @@ export async function insertCrawl(db: Db, c: NewCrawlInput): Promise<{ id: strin
       .executeTakeFirstOrThrow();
     const pages = [
       ...c.seedLevel.take.map((url) => ({ crawl_id: row.id, url, depth: 0, host: hostOf(url), action: 'follow' as const })),
-      ...c.seedLevel.cut.map((url) => ({ crawl_id: row.id, url, depth: 0, host: hostOf(url), action: 'follow' as const, state: 'skipped' as const, skip_reason: 'max_pages' })),
+      ...c.seedLevel.cut.map((url) => ({
+        crawl_id: row.id,
+        url,
+        depth: 0,
+        host: hostOf(url),
+        action: 'follow' as const,
+        state: 'skipped' as const,
+        skip_reason: 'max_pages',
+      })),
     ];
     // in chunks: 5 parameters a row, and Postgres takes at most 65535 in one statement
     for (let i = 0; i < pages.length; i += SEED_INSERT_CHUNK) {
@@ -98,7 +106,11 @@ export async function findRunningCrawl(db: Q): Promise<Crawl | undefined> {
  * Ends a running crawl. Only a running row changes, so finishing twice (a retried activity) is a
  * no-op, and a finished crawl is never reopened or relabelled. Returns whether this call ended it.
  */
-export async function finishCrawlRow(db: Q, id: string, outcome: { state: Exclude<CrawlState, 'running'>; stopReason: StopReason; failure?: string | null }): Promise<boolean> {
+export async function finishCrawlRow(
+  db: Q,
+  id: string,
+  outcome: { state: Exclude<CrawlState, 'running'>; stopReason: StopReason; failure?: string | null },
+): Promise<boolean> {
   const res = await db
     .updateTable('crawls')
     .set({ state: outcome.state, stop_reason: outcome.stopReason, failure: outcome.failure ?? null, finished_at: sql<Date>`now()` })
@@ -181,24 +193,25 @@ export const CRAWL_PAGE_SIZE = 50;
  * precision callers see, so the SQL agrees with isPastCursor row for row.
  */
 export async function listCrawls(db: Q, opts: { state?: CrawlState; cursor?: PageCursor; limit?: number }): Promise<CrawlListRow[]> {
-  let q = db
-    .selectFrom('crawls as c')
-    .select([
-      'c.id',
-      'c.org_id',
-      'c.state',
-      'c.stop_reason',
-      'c.seeds',
-      'c.started_at',
-      'c.finished_at',
-      // archives has no crawl_id: the count goes through crawl_pages.task_id
-      sql<number>`(SELECT count(*)::int FROM crawl_pages p JOIN archives a ON a.task_id = p.task_id WHERE p.crawl_id = c.id)`.as('wacz_count'),
-    ]);
+  let q = db.selectFrom('crawls as c').select([
+    'c.id',
+    'c.org_id',
+    'c.state',
+    'c.stop_reason',
+    'c.seeds',
+    'c.started_at',
+    'c.finished_at',
+    // archives has no crawl_id: the count goes through crawl_pages.task_id
+    sql<number>`(SELECT count(*)::int FROM crawl_pages p JOIN archives a ON a.task_id = p.task_id WHERE p.crawl_id = c.id)`.as('wacz_count'),
+  ]);
   if (opts.state !== undefined) q = q.where('c.state', '=', opts.state);
   const startedMs = sql`date_trunc('milliseconds', c.started_at)`;
   const c = opts.cursor;
   if (c !== undefined) {
-    q = c.id === undefined ? q.where(sql<boolean>`${startedMs} < ${c.before}`) : q.where(sql<boolean>`(${startedMs}, c.id) < (${c.before}::timestamptz, ${c.id}::uuid)`);
+    q =
+      c.id === undefined
+        ? q.where(sql<boolean>`${startedMs} < ${c.before}`)
+        : q.where(sql<boolean>`(${startedMs}, c.id) < (${c.before}::timestamptz, ${c.id}::uuid)`);
   }
   const rows = await q
     .orderBy(startedMs, 'desc')
@@ -244,5 +257,12 @@ export async function crawlCounts(db: Q, crawlId: string): Promise<CrawlCounts> 
     ])
     .executeTakeFirstOrThrow();
   const skipped = await skippedLinksCount(db, crawlId);
-  return { pagesDiscovered: r.discovered + skipped, pagesCaptured: r.captured, pagesFailed: r.failed, pagesSkipped: r.skipped, pagesPending: r.pending, waczCount: r.wacz };
+  return {
+    pagesDiscovered: r.discovered + skipped,
+    pagesCaptured: r.captured,
+    pagesFailed: r.failed,
+    pagesSkipped: r.skipped,
+    pagesPending: r.pending,
+    waczCount: r.wacz,
+  };
 }

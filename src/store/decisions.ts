@@ -76,7 +76,15 @@ export interface CrawlRefusalRow {
 
 /** A crawl's refusals by depth, most URLs first. */
 export async function crawlRefusals(db: Q, crawlId: string): Promise<CrawlRefusalRow[]> {
-  return db.selectFrom('crawl_refusals').select(['depth', 'hostname', 'code', 'urls', 'samples']).where('crawl_id', '=', crawlId).orderBy('depth').orderBy('urls', 'desc').orderBy('hostname').orderBy('code').execute();
+  return db
+    .selectFrom('crawl_refusals')
+    .select(['depth', 'hostname', 'code', 'urls', 'samples'])
+    .where('crawl_id', '=', crawlId)
+    .orderBy('depth')
+    .orderBy('urls', 'desc')
+    .orderBy('hostname')
+    .orderBy('code')
+    .execute();
 }
 
 export interface CrawlDecisionRow {
@@ -103,13 +111,7 @@ export async function crawlDecisions(db: Q, crawlId: string): Promise<CrawlDecis
 
 /** URLs of the pages robots.txt kept the crawl from taking, in the order they were discovered. */
 export async function robotsSkippedUrls(db: Q, crawlId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('crawl_pages')
-    .select('url')
-    .where('crawl_id', '=', crawlId)
-    .where('skip_reason', '=', 'robots')
-    .orderBy('id')
-    .execute();
+  const rows = await db.selectFrom('crawl_pages').select('url').where('crawl_id', '=', crawlId).where('skip_reason', '=', 'robots').orderBy('id').execute();
   return rows.map((r) => r.url);
 }
 

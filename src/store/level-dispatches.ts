@@ -23,7 +23,10 @@ export interface LevelDispatch {
  * flow may be working on an earlier one, whose answer was lost), the newest few kept; the prefix
  * and deadline are the latest.
  */
-export async function recordDispatch(db: Q, d: { crawlId: string; depth: number; capabilityHash: Buffer; artifactPrefix: string; deadline: Date }): Promise<void> {
+export async function recordDispatch(
+  db: Q,
+  d: { crawlId: string; depth: number; capabilityHash: Buffer; artifactPrefix: string; deadline: Date },
+): Promise<void> {
   await sql`
     INSERT INTO crawl_level_dispatches (crawl_id, depth, capability_hashes, artifact_prefix, deadline)
     VALUES (${d.crawlId}, ${d.depth}, ARRAY[${d.capabilityHash}::bytea], ${d.artifactPrefix}, ${d.deadline})
@@ -40,7 +43,14 @@ export async function recordDispatch(db: Q, d: { crawlId: string; depth: number;
 export async function getDispatch(db: Q, crawlId: string, depth: number): Promise<LevelDispatch | undefined> {
   const r = await db.selectFrom('crawl_level_dispatches').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', depth).executeTakeFirst();
   if (r === undefined) return undefined;
-  return { crawlId: r.crawl_id, depth: r.depth, capabilityHashes: r.capability_hashes, artifactPrefix: r.artifact_prefix, deadline: new Date(r.deadline), reports: r.reports };
+  return {
+    crawlId: r.crawl_id,
+    depth: r.depth,
+    capabilityHashes: r.capability_hashes,
+    artifactPrefix: r.artifact_prefix,
+    deadline: new Date(r.deadline),
+    reports: r.reports,
+  };
 }
 
 /** Counts one more report of the level, unless it already took `max`. Returns the new count, or null. */
@@ -67,7 +77,9 @@ export async function takeHeartbeatTurn(db: Q, crawlId: string, depth: number, m
     .set({ heartbeat_signalled_at: sql<Date>`now()` })
     .where('crawl_id', '=', crawlId)
     .where('depth', '=', depth)
-    .where((eb) => eb.or([eb('heartbeat_signalled_at', 'is', null), eb('heartbeat_signalled_at', '<=', sql<Date>`now() - make_interval(secs => ${minGapMs / 1000})`)]))
+    .where((eb) =>
+      eb.or([eb('heartbeat_signalled_at', 'is', null), eb('heartbeat_signalled_at', '<=', sql<Date>`now() - make_interval(secs => ${minGapMs / 1000})`)]),
+    )
     .returning('depth')
     .executeTakeFirst();
   return r !== undefined;
@@ -101,6 +113,16 @@ export async function recordHosts(db: Q, crawlId: string, hosts: HostPacing[]): 
 export async function hostPacing(db: Q, crawlId: string, hosts: string[]): Promise<Map<string, HostPacing>> {
   if (hosts.length === 0) return new Map();
   // one array parameter: a level may touch more hosts than a statement may have parameters
-  const rows = await db.selectFrom('crawl_hosts').selectAll().where('crawl_id', '=', crawlId).where(sql<boolean>`host = ANY(${hosts}::text[])`).execute();
-  return new Map(rows.map((r) => [r.host, { host: r.host, delayMs: r.effective_delay_ms, lastFinishedAt: r.last_finished_at === null ? null : new Date(r.last_finished_at) }]));
+  const rows = await db
+    .selectFrom('crawl_hosts')
+    .selectAll()
+    .where('crawl_id', '=', crawlId)
+    .where(sql<boolean>`host = ANY(${hosts}::text[])`)
+    .execute();
+  return new Map(
+    rows.map((r) => [
+      r.host,
+      { host: r.host, delayMs: r.effective_delay_ms, lastFinishedAt: r.last_finished_at === null ? null : new Date(r.last_finished_at) },
+    ]),
+  );
 }

@@ -125,7 +125,13 @@ export interface LevelBudget {
  * order) the rows past `slots` land already cut, as cutLevel would leave them: a URL already a
  * page of the crawl takes no place, the same test the unique index makes.
  */
-export async function insertCandidates(db: Q, crawlId: string, depth: number, candidates: Candidate[], budget?: LevelBudget): Promise<{ kept: number; cut: number }> {
+export async function insertCandidates(
+  db: Q,
+  crawlId: string,
+  depth: number,
+  candidates: Candidate[],
+  budget?: LevelBudget,
+): Promise<{ kept: number; cut: number }> {
   if (candidates.length === 0) return { kept: 0, cut: 0 };
   const rows = JSON.stringify(candidates.map((c, i) => ({ ...c, ord: i })));
   if (budget === undefined) {

@@ -38,7 +38,13 @@ export async function addTarget(db: Db, orgId: string, url: string): Promise<{ t
 }
 
 export async function listTargets(db: Db, orgId: string): Promise<Target[]> {
-  const rows = await db.selectFrom('capture_targets').select(['id', 'org_id', 'url', 'enabled', 'created_at']).where('org_id', '=', orgId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('capture_targets')
+    .select(['id', 'org_id', 'url', 'enabled', 'created_at'])
+    .where('org_id', '=', orgId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map(view);
 }
 

@@ -30,7 +30,13 @@ export function reconcileSchedule(taskQueue: string): ScheduleOptions {
   return {
     scheduleId: SCHEDULES.reconcile.id,
     spec: { cronExpressions: [SCHEDULES.reconcile.cron] },
-    action: { type: 'startWorkflow', workflowType: RECONCILE_WORKFLOW, workflowId: SCHEDULES.reconcile.id, taskQueue, args: [{ sinceDays: RECONCILE_SINCE_DAYS }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: RECONCILE_WORKFLOW,
+      workflowId: SCHEDULES.reconcile.id,
+      taskQueue,
+      args: [{ sinceDays: RECONCILE_SINCE_DAYS }],
+    },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };
 }
@@ -47,7 +53,9 @@ export async function ensureSchedules(client: Client, schedules: ScheduleOptions
       out.push({ id: s.scheduleId, action: 'created' });
     } catch (err) {
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-      await client.schedule.getHandle(s.scheduleId).update((prev) => ({ ...prev, spec: s.spec, action: s.action as never, policies: { ...prev.policies, ...s.policies } }));
+      await client.schedule
+        .getHandle(s.scheduleId)
+        .update((prev) => ({ ...prev, spec: s.spec, action: s.action as never, policies: { ...prev.policies, ...s.policies } }));
       out.push({ id: s.scheduleId, action: 'updated' });
     }
   }

@@ -13,7 +13,13 @@ import { createWorker } from './create.ts';
 
 const config = loadConfigOrExit('capture-ledger worker');
 const db = createDb(config.databaseUrl);
-const deps = { config, db, s3: createS3(config.s3), fga: createFgaClient(config.fga), search: config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch) };
+const deps = {
+  config,
+  db,
+  s3: createS3(config.s3),
+  fga: createFgaClient(config.fga),
+  search: config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch),
+};
 
 const connection = await NativeConnection.connect({ address: config.temporal.address });
 const temporal = await createTemporalClient(config.temporal, { lazy: false });
@@ -28,7 +34,9 @@ try {
 }
 
 const worker = await createWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, deps });
-console.log(`worker on task queue ${config.temporal.taskQueue} at ${config.temporal.address} (namespace ${config.temporal.namespace}), node ${process.version}`);
+console.log(
+  `worker on task queue ${config.temporal.taskQueue} at ${config.temporal.address} (namespace ${config.temporal.namespace}), node ${process.version}`,
+);
 try {
   // The worker shuts down gracefully on SIGINT/SIGTERM by itself.
   await worker.run();

@@ -89,11 +89,23 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
   });
   const { dispatchLevel } = proxyActivities<Activities>({
     startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: input.dispatchAttempts ?? 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: input.dispatchAttempts ?? 5,
+      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    },
   });
   const { admitLevel } = proxyActivities<Activities>({
     startToCloseTimeout: '10 minutes',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 10,
+      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    },
   });
   const { deliverTuples } = proxyActivities<Activities>({
     startToCloseTimeout: '2 minutes',
@@ -181,7 +193,10 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
       if (heard !== undefined) watch = beat(watch, heard);
       const { at } = nextExpiry(watch, liveness);
       // before the first heartbeat the timer is the level timeout: the first one shortens it
-      const woke = await condition(() => progress.cancelRequested || hasReport(depth) || (heard === undefined && beatAt() !== undefined), Math.max(1, at - Date.now()));
+      const woke = await condition(
+        () => progress.cancelRequested || hasReport(depth) || (heard === undefined && beatAt() !== undefined),
+        Math.max(1, at - Date.now()),
+      );
       if (progress.cancelRequested || hasReport(depth)) return undefined;
       if (woke) continue;
       const latest = beatAt();
@@ -263,7 +278,14 @@ export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowRes
         break;
       }
 
-      const step = decideAfterLevel({ depth, maxDepth: begin.maxDepth, nextLevelPages: result!.nextLevelPages, cutPages: result!.cutPages, truncated, cutSoFar: result!.cutSoFar });
+      const step = decideAfterLevel({
+        depth,
+        maxDepth: begin.maxDepth,
+        nextLevelPages: result!.nextLevelPages,
+        cutPages: result!.cutPages,
+        truncated,
+        cutSoFar: result!.cutSoFar,
+      });
       truncated = truncated || result!.cutPages > 0;
       if (step.kind === 'stop') {
         outcome = { state: 'succeeded', stopReason: step.reason, failure: null };

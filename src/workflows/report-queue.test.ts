@@ -26,24 +26,34 @@ describe('ReportQueue', () => {
 
   it('lists earlier levels once each, in arrival order', () => {
     const q = new ReportQueue();
-    for (const [depth, reportId] of [[1, 'a'], [0, 'b'], [1, 'c'], [3, 'd'], [2, 'e']] as const) q.offer({ depth, reportId });
+    for (const [depth, reportId] of [
+      [1, 'a'],
+      [0, 'b'],
+      [1, 'c'],
+      [3, 'd'],
+      [2, 'e'],
+    ] as const)
+      q.offer({ depth, reportId });
     expect(q.earlierDepths(2)).toEqual([1, 0]);
     expect(q.earlierDepths(0)).toEqual([]);
   });
 
   it('for any signals: each distinct reportId is admitted at most once, and what a take returns is the last offered of its level', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ depth: fc.integer({ min: 0, max: 3 }), reportId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f') }), { maxLength: 40 }), (signals) => {
-        const q = new ReportQueue();
-        const accepted: { depth: number; reportId: string }[] = [];
-        for (const s of signals) if (q.offer(s)) accepted.push(s);
-        expect(new Set(accepted.map((s) => s.reportId)).size).toBe(accepted.length);
-        for (let depth = 0; depth <= 3; depth += 1) {
-          const want = accepted.filter((s) => s.depth === depth).at(-1);
-          expect(q.take(depth)).toEqual(want);
-        }
-        expect(q.size).toBe(0);
-      }),
+      fc.property(
+        fc.array(fc.record({ depth: fc.integer({ min: 0, max: 3 }), reportId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f') }), { maxLength: 40 }),
+        (signals) => {
+          const q = new ReportQueue();
+          const accepted: { depth: number; reportId: string }[] = [];
+          for (const s of signals) if (q.offer(s)) accepted.push(s);
+          expect(new Set(accepted.map((s) => s.reportId)).size).toBe(accepted.length);
+          for (let depth = 0; depth <= 3; depth += 1) {
+            const want = accepted.filter((s) => s.depth === depth).at(-1);
+            expect(q.take(depth)).toEqual(want);
+          }
+          expect(q.size).toBe(0);
+        },
+      ),
     );
   });
 });

@@ -28,7 +28,7 @@ export class ReportQueue {
   /** Removes every queued report of `depth` and returns the newest, or undefined when there is none. */
   take(depth: number): LevelReported | undefined {
     let last: LevelReported | undefined;
-    for (let i = 0; i < this.queued.length; ) {
+    for (let i = 0; i < this.queued.length;) {
       if (this.queued[i]!.depth === depth) last = this.queued.splice(i, 1)[0];
       else i += 1;
     }

@@ -53,11 +53,22 @@ async function crawlWith(seeds: string[], limits: { maxDepth: number; maxPages: 
 }
 
 const snapshot = async (crawlId: string) => ({
-  pages: await tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state', 'skip_reason', 'task_id', 'action', 'submitted_at', 'finished_at']).where('crawl_id', '=', crawlId).orderBy('id').execute(),
+  pages: await tdb.db
+    .selectFrom('crawl_pages')
+    .select(['url', 'depth', 'state', 'skip_reason', 'task_id', 'action', 'submitted_at', 'finished_at'])
+    .where('crawl_id', '=', crawlId)
+    .orderBy('id')
+    .execute(),
   archives: await tdb.db.selectFrom('archives').select(['id', 'task_id', 'object_key']).orderBy('task_id').execute(),
   outbox: await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).orderBy('id').execute(),
   submissions: await tdb.db.selectFrom('capture_submissions').selectAll().orderBy('task_id').execute(),
-  decisions: await tdb.db.selectFrom('crawl_decisions').select(['depth', 'rule', 'action', 'hostname', 'links', 'samples']).where('crawl_id', '=', crawlId).orderBy('rule').orderBy('hostname').execute(),
+  decisions: await tdb.db
+    .selectFrom('crawl_decisions')
+    .select(['depth', 'rule', 'action', 'hostname', 'links', 'samples'])
+    .where('crawl_id', '=', crawlId)
+    .orderBy('rule')
+    .orderBy('hostname')
+    .execute(),
 });
 
 describe('admitLevel', () => {
@@ -80,7 +91,17 @@ describe('admitLevel', () => {
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [seed, stray] }, 'capture-flow');
 
     const first = await admitLevel(deps, { crawlId, depth: 0, expand: true });
-    expect(first).toMatchObject({ pages: 1, captured: 1, failed: 0, archivesCreated: 1, archives: 1, linksRead: 1, nextLevelPages: 3, cutPages: 2, expanded: true });
+    expect(first).toMatchObject({
+      pages: 1,
+      captured: 1,
+      failed: 0,
+      archivesCreated: 1,
+      archives: 1,
+      linksRead: 1,
+      nextLevelPages: 3,
+      cutPages: 2,
+      expanded: true,
+    });
     const after = await snapshot(crawlId);
     // candidates in the order found; the cap (4 pages, 1 taken) keeps the first three
     expect(after.pages.map((p) => [p.url, p.depth, p.state, p.skip_reason, p.action])).toEqual([
@@ -104,7 +125,14 @@ describe('admitLevel', () => {
     expect(after.decisions).toEqual([
       { depth: 0, rule: 0, action: 'skip', hostname: 'c.test', links: 1, samples: ['https://c.test/'] },
       { depth: 0, rule: 1, action: 'skip', hostname: 'a.test', links: 1, samples: ['https://a.test/ads/banner'] },
-      { depth: 0, rule: 2, action: 'follow', hostname: 'a.test', links: 5, samples: ['https://a.test/one', 'https://a.test/two', 'https://a.test/three', 'https://a.test/four', 'https://a.test/'] },
+      {
+        depth: 0,
+        rule: 2,
+        action: 'follow',
+        hostname: 'a.test',
+        links: 5,
+        samples: ['https://a.test/one', 'https://a.test/two', 'https://a.test/three', 'https://a.test/four', 'https://a.test/'],
+      },
       { depth: 0, rule: 3, action: 'capture', hostname: 'b.test', links: 1, samples: ['https://b.test/page'] },
     ]);
     const report = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).executeTakeFirstOrThrow();
@@ -124,7 +152,8 @@ describe('admitLevel', () => {
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [p1] }, 'capture-flow');
     const r = await admitLevel(deps, { crawlId, depth: 0, expand: true });
     expect(r).toMatchObject({ captured: 1, unreported: 2, failed: 2, expanded: false, nextLevelPages: 0 });
-    const states = async () => (await tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).orderBy('id').execute()).map((p) => p.state);
+    const states = async () =>
+      (await tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).orderBy('id').execute()).map((p) => p.state);
     expect(await states()).toEqual(['captured', 'failed', 'failed']);
 
     const p2 = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url: seeds[1]! });
@@ -140,11 +169,21 @@ describe('admitLevel', () => {
     // submission row, 7 parameters each, 70,000 in one INSERT, which Postgres refused
     const seeds = Array.from({ length: 10_000 }, (_, i) => `https://a.test/big/${i}`);
     const crawlId = await crawlWith(seeds, { maxDepth: 0, maxPages: 10_000 });
-    const pages: PageReport[] = seeds.map((url, i) => ({ url, status: 'captured', taskId: `big-${crawlId}-${i}`, manifestKey: `adm/${crawlId}/big-${crawlId}-${i}.result.json` }));
+    const pages: PageReport[] = seeds.map((url, i) => ({
+      url,
+      status: 'captured',
+      taskId: `big-${crawlId}-${i}`,
+      manifestKey: `adm/${crawlId}/big-${crawlId}-${i}.result.json`,
+    }));
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages }, 'capture-flow');
     const r = await admitLevel({ ...deps, readConcurrency: 64 }, { crawlId, depth: 0, expand: true });
     expect(r).toMatchObject({ pages: 10_000, archivesCreated: 0 });
-    const rows = await tdb.db.selectFrom('capture_submissions').select(['task_id', 'manifest_key']).where('crawl_id', '=', crawlId).orderBy('task_id').execute();
+    const rows = await tdb.db
+      .selectFrom('capture_submissions')
+      .select(['task_id', 'manifest_key'])
+      .where('crawl_id', '=', crawlId)
+      .orderBy('task_id')
+      .execute();
     expect(rows).toHaveLength(10_000);
     expect(new Set(rows.map((x) => x.task_id)).size).toBe(10_000);
     expect(rows.every((x) => x.manifest_key === `adm/${crawlId}/${x.task_id}.result.json`)).toBe(true);
@@ -163,10 +202,19 @@ describe('admitLevel', () => {
   it('links that are already pages of the crawl take no place under the budget', async () => {
     // the next level is cut as it lands (it had no rows): only the rows that land are counted
     const crawlId = await crawlWith(['https://a.test/', 'https://a.test/two'], { maxDepth: 1, maxPages: 4 });
-    const seed = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url: 'https://a.test/', links: [{ href: '/two' }, { href: '/' }, { href: '/n1' }, { href: '/n2' }, { href: '/n3' }] });
+    const seed = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, {
+      url: 'https://a.test/',
+      links: [{ href: '/two' }, { href: '/' }, { href: '/n1' }, { href: '/n2' }, { href: '/n3' }],
+    });
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [seed] }, 'capture-flow');
     expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 2, cutPages: 1, unreported: 1 });
-    const next = await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute();
+    const next = await tdb.db
+      .selectFrom('crawl_pages')
+      .select(['url', 'state', 'skip_reason'])
+      .where('crawl_id', '=', crawlId)
+      .where('depth', '=', 1)
+      .orderBy('id')
+      .execute();
     expect(next).toEqual([
       { url: 'https://a.test/n1', state: 'pending', skip_reason: null },
       { url: 'https://a.test/n2', state: 'pending', skip_reason: null },
@@ -194,7 +242,15 @@ describe('admitLevel', () => {
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: reports }, 'capture-flow');
 
     expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ pages: 4, archivesCreated: 3 });
-    const archives = await tdb.db.selectFrom('archives').select(['task_id', 'size', 'captured_at']).where('task_id', 'in', reports.map((r) => r.taskId)).execute();
+    const archives = await tdb.db
+      .selectFrom('archives')
+      .select(['task_id', 'size', 'captured_at'])
+      .where(
+        'task_id',
+        'in',
+        reports.map((r) => r.taskId),
+      )
+      .execute();
     const byTask = new Map(archives.map((a) => [a.task_id, a]));
     expect(byTask.get(reports[0]!.taskId)?.size).toBe(1234);
     // the manifest with a NUL is not admitted: no archive, nothing written from it
@@ -206,7 +262,17 @@ describe('admitLevel', () => {
 
   it('registerCapture: archive and tuple together, once', async () => {
     const crawlId = await crawlWith(['https://a.test/r'], { maxDepth: 0, maxPages: 1 });
-    const archive = { taskId: `reg-${crawlId}`, bucket: 'captures', objectKey: `reg/${crawlId}.wacz`, url: 'https://a.test/r', finalUrl: null, sha256: null, size: null, capturedAt: new Date().toISOString(), provenance: {} };
+    const archive = {
+      taskId: `reg-${crawlId}`,
+      bucket: 'captures',
+      objectKey: `reg/${crawlId}.wacz`,
+      url: 'https://a.test/r',
+      finalUrl: null,
+      sha256: null,
+      size: null,
+      capturedAt: new Date().toISOString(),
+      provenance: {},
+    };
     const outboxBefore = (await tdb.db.selectFrom('fga_outbox').select('id').execute()).length;
     const one = await tdb.db.transaction().execute((trx) => registerCapture(trx, archive, crawlId));
     const two = await tdb.db.transaction().execute((trx) => registerCapture(trx, archive, crawlId));
@@ -246,7 +312,11 @@ describe('admitLevel with its page rows written while reading', () => {
     const shared = reported[0] as PageReport & { taskId: string };
     reported[PAGES - 2] = { url: urls[PAGES - 2]!, status: 'failed', taskId: shared.taskId, manifestError: 'reported again under another page' };
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
-    await tdb.db.insertInto('level_dispatches' as never).values({ crawl_id: crawlId, depth: 0, artifact_prefix: prefix } as never).execute().catch(() => undefined);
+    await tdb.db
+      .insertInto('level_dispatches' as never)
+      .values({ crawl_id: crawlId, depth: 0, artifact_prefix: prefix } as never)
+      .execute()
+      .catch(() => undefined);
 
     const result = await admitLevel(deps, { crawlId, depth: 0, expand: true });
 
@@ -257,10 +327,19 @@ describe('admitLevel with its page rows written while reading', () => {
     const stateOf = new Map(pages.map((p) => [p.url, p.state]));
     urls.forEach((url, i) => expect(stateOf.get(url), url).toBe(i === PAGES - 2 || i % 7 === 3 ? 'failed' : 'captured'));
 
-    const submissions = await tdb.db.selectFrom('capture_submissions').select(['task_id', 'url', 'manifest_key', 'manifest_error']).where('crawl_id', '=', crawlId).execute();
+    const submissions = await tdb.db
+      .selectFrom('capture_submissions')
+      .select(['task_id', 'url', 'manifest_key', 'manifest_error'])
+      .where('crawl_id', '=', crawlId)
+      .execute();
     // one per task: PAGES reported, two of them under one task
     expect(submissions).toHaveLength(PAGES - 1);
-    expect(submissions.find((s) => s.task_id === shared.taskId)).toEqual({ task_id: shared.taskId, url: urls[PAGES - 2], manifest_key: null, manifest_error: 'reported again under another page' });
+    expect(submissions.find((s) => s.task_id === shared.taskId)).toEqual({
+      task_id: shared.taskId,
+      url: urls[PAGES - 2],
+      manifest_key: null,
+      manifest_error: 'reported again under another page',
+    });
 
     const archives = await tdb.db.selectFrom('archives').select(['id', 'task_id']).where('object_key', 'like', `${prefix}/%`).execute();
     // the shared task's first page was captured: its archive stands (its submission row says what was reported last)
@@ -307,7 +386,14 @@ describe('admitLevel choosing links while reading', () => {
     const result = await admitLevel({ ...deps, reader: slowFirst, readConcurrency: 16 }, { crawlId, depth: 0, expand: true });
     expect(othersRead).toBe(n - 10);
     expect(result).toMatchObject({ captured: n, linksRead: n, nextLevelPages: 10 });
-    const next = await tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).where('depth', '=', 1).where('state', '=', 'pending').orderBy('id').execute();
+    const next = await tdb.db
+      .selectFrom('crawl_pages')
+      .select(['url', 'state'])
+      .where('crawl_id', '=', crawlId)
+      .where('depth', '=', 1)
+      .where('state', '=', 'pending')
+      .orderBy('id')
+      .execute();
     expect(next.map((p) => p.url)).toEqual(Array.from({ length: 10 }, (_, i) => `https://a.test/next/${i}`));
   });
 });
@@ -327,7 +413,13 @@ describe('admitLevel inserting the next level while reading', () => {
     const first = await mapLimit(urls, 16, (url, i) => writeCapture(s3, config.s3.bucket, prefix, { url, links: linksOf(i, 'n') }));
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: first }, 'capture-flow');
     const nextLevel = async (): Promise<{ pending: string[]; cut: string[] }> => {
-      const rows = await tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute();
+      const rows = await tdb.db
+        .selectFrom('crawl_pages')
+        .select(['url', 'state', 'skip_reason'])
+        .where('crawl_id', '=', crawlId)
+        .where('depth', '=', 1)
+        .orderBy('id')
+        .execute();
       return { pending: rows.filter((r) => r.state === 'pending').map((r) => r.url), cut: rows.filter((r) => r.skip_reason === 'max_pages').map((r) => r.url) };
     };
     const link = (dir: string, k: number): string => `https://a.test/${dir}/${k}`;
@@ -337,7 +429,10 @@ describe('admitLevel inserting the next level while reading', () => {
     expect(await nextLevel()).toEqual({ pending: range(0, 700, 'n'), cut: range(700, 1200, 'n') });
 
     // reported again before the next level went out: the first 100 pages now link elsewhere
-    const second = [...(await mapLimit(urls.slice(0, 100), 16, (url, i) => writeCapture(s3, config.s3.bucket, prefix, { url, links: linksOf(i, 'm') }))), ...first.slice(100)];
+    const second = [
+      ...(await mapLimit(urls.slice(0, 100), 16, (url, i) => writeCapture(s3, config.s3.bucket, prefix, { url, links: linksOf(i, 'm') }))),
+      ...first.slice(100),
+    ];
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: second }, 'capture-flow');
     // n/0–399 are named no more and go; n/400–1199 keep their rows and order, m/0–399 come after
     expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 700, cutPages: 500, frontierRemoved: 400 });

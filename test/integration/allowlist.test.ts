@@ -40,7 +40,12 @@ afterAll(async () => {
 });
 
 async function manifestOf(crawlId: string, url: string): Promise<Manifest> {
-  const sub = await live.tdb.db.selectFrom('capture_submissions').select('manifest_key').where('crawl_id', '=', crawlId).where('url', '=', url).executeTakeFirstOrThrow();
+  const sub = await live.tdb.db
+    .selectFrom('capture_submissions')
+    .select('manifest_key')
+    .where('crawl_id', '=', crawlId)
+    .where('url', '=', url)
+    .executeTakeFirstOrThrow();
   const res = await live.s3.send(new GetObjectCommand({ Bucket: live.bucket, Key: sub.manifest_key! }));
   return JSON.parse(await res.Body!.transformToString()) as Manifest;
 }
@@ -48,7 +53,11 @@ async function manifestOf(crawlId: string, url: string): Promise<Manifest> {
 describe('an allowlisted host:port', () => {
   it('resolving to the stack’s address or to cloud metadata is refused before any connection; an ordinary one is fetched', async () => {
     const seeds = [`http://stack.test:${stack.port}/`, `http://meta.test:${stack.port}/latest/meta-data/`, `http://ok.test:${ordinary.port}/`];
-    const res = await fetch(`${live.api.url}/api/crawls`, { method: 'POST', headers: await live.as('alice', [ORG]), body: JSON.stringify({ seeds, maxDepth: 0 }) });
+    const res = await fetch(`${live.api.url}/api/crawls`, {
+      method: 'POST',
+      headers: await live.as('alice', [ORG]),
+      body: JSON.stringify({ seeds, maxDepth: 0 }),
+    });
     expect(res.status, await res.clone().text()).toBe(202);
     const { crawlId } = (await res.json()) as { crawlId: string };
     expect(await waitForCrawlEnd(live.tdb.db, crawlId, 120_000)).toMatchObject({ state: 'succeeded' });
@@ -66,6 +75,8 @@ describe('an allowlisted host:port', () => {
     expect(toStack.error?.message).toContain(`stack.test → 127.0.0.1 port ${stack.port}: the stack's own address, which no allowlist entry opens`);
     const toMetadata = await manifestOf(crawlId, seeds[1]!);
     expect(toMetadata.error?.type).toBe('ERROR_TYPE_ADDRESS_REFUSED');
-    expect(toMetadata.error?.message).toContain(`meta.test → 169.254.169.254 port ${stack.port}: a metadata address, which an entry for meta.test does not open`);
+    expect(toMetadata.error?.message).toContain(
+      `meta.test → 169.254.169.254 port ${stack.port}: a metadata address, which an entry for meta.test does not open`,
+    );
   }, 180_000);
 });

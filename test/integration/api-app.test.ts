@@ -29,7 +29,10 @@ describe('OpenAPI', () => {
   it('documents every /api route with its request and response schemas', async () => {
     const res = await fetch(`${api.url}/api/openapi.json`);
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: Record<string, unknown> }>> };
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: Record<string, unknown> }>>;
+    };
     expect(doc.openapi).toMatch(/^3\./);
     const sign = doc.paths['/api/archives/{id}/url']!.post!;
     expect(sign.parameters).toContainEqual(expect.objectContaining({ name: 'id', in: 'path' }));
@@ -40,7 +43,11 @@ describe('OpenAPI', () => {
     expect(Object.keys(doc.paths['/api/me']!.get!.responses)).toEqual(expect.arrayContaining(['200', '401']));
     // every documented route has a 200 response schema
     for (const [path, methods] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(methods)) expect(Object.keys(op.responses).some((k) => k.startsWith('2')), `${method} ${path}`).toBe(true);
+      for (const [method, op] of Object.entries(methods))
+        expect(
+          Object.keys(op.responses).some((k) => k.startsWith('2')),
+          `${method} ${path}`,
+        ).toBe(true);
     }
   });
 });
@@ -101,16 +108,49 @@ describe('error handler and validation split', () => {
       async (req) => ({ body: req.body, query: req.query }),
     );
     app.post('/api/test/unique', async () => {
-      await tdb.db.insertInto('archives').values({ task_id: existing.task_id, bucket: 'b', object_key: randomUUID(), url: 'u', final_url: null, sha256: null, size: null, provenance: '{}', captured_at: new Date() }).execute();
+      await tdb.db
+        .insertInto('archives')
+        .values({
+          task_id: existing.task_id,
+          bucket: 'b',
+          object_key: randomUUID(),
+          url: 'u',
+          final_url: null,
+          sha256: null,
+          size: null,
+          provenance: '{}',
+          captured_at: new Date(),
+        })
+        .execute();
       return {};
     });
     app.post('/api/test/check', async () => {
-      await tdb.db.insertInto('crawls').values({ org_id: 'o', submitted_by: 's', state: 'succeeded', stop_reason: 'completed', seeds: ['https://x.test/'], rules: '[]', max_depth: -1, max_pages: 1, per_host_delay_ms: 0, host_parallelism: 1, formats: [], finished_at: new Date() }).execute();
+      await tdb.db
+        .insertInto('crawls')
+        .values({
+          org_id: 'o',
+          submitted_by: 's',
+          state: 'succeeded',
+          stop_reason: 'completed',
+          seeds: ['https://x.test/'],
+          rules: '[]',
+          max_depth: -1,
+          max_pages: 1,
+          per_host_delay_ms: 0,
+          host_parallelism: 1,
+          formats: [],
+          finished_at: new Date(),
+        })
+        .execute();
       return {};
     });
     app.post('/api/test/nul-query', async (req) => {
       // a query string's %00 reaching Postgres text, as no route of the API lets one through today
-      await tdb.db.selectFrom('archives').select('id').where('url', '=', (req.query as { q: string }).q).execute();
+      await tdb.db
+        .selectFrom('archives')
+        .select('id')
+        .where('url', '=', (req.query as { q: string }).q)
+        .execute();
       return {};
     });
     app.post('/api/test/text', async () => {
@@ -140,7 +180,10 @@ describe('error handler and validation split', () => {
   };
 
   it('body: unknown keys are 400 naming the key, not dropped', async () => {
-    expect(await post('/api/test/echo', { count: 1, extra: true })).toEqual({ status: 400, body: { error: 'invalid request', details: [{ field: 'body.extra', message: 'is not allowed' }] } });
+    expect(await post('/api/test/echo', { count: 1, extra: true })).toEqual({
+      status: 400,
+      body: { error: 'invalid request', details: [{ field: 'body.extra', message: 'is not allowed' }] },
+    });
   });
   it('body: wrong types are not coerced', async () => {
     expect(await post('/api/test/echo', { count: '1' })).toMatchObject({ status: 400, body: { details: [{ field: 'body.count' }] } });
@@ -148,12 +191,21 @@ describe('error handler and validation split', () => {
     expect(await post('/api/test/echo', { count: 1, name: 5 })).toMatchObject({ status: 400, body: { details: [{ field: 'body.name' }] } });
   });
   it('body: missing and oversize fields are named', async () => {
-    expect(await post('/api/test/echo', {})).toEqual({ status: 400, body: { error: 'invalid request', details: [{ field: 'body.count', message: 'is required' }] } });
+    expect(await post('/api/test/echo', {})).toEqual({
+      status: 400,
+      body: { error: 'invalid request', details: [{ field: 'body.count', message: 'is required' }] },
+    });
     expect(await post('/api/test/echo', { count: 1, name: 'x'.repeat(11) })).toMatchObject({ status: 400, body: { details: [{ field: 'body.name' }] } });
     expect(await post('/api/test/echo', { count: 0 })).toMatchObject({ status: 400, body: { details: [{ field: 'body.count' }] } });
   });
   it('body: a valid body passes unchanged; query strings coerce and drop unknown keys', async () => {
-    expect(await fetch(`${base}/api/test/echo?n=5&junk=1`, { method: 'POST', headers: { ...devHeaders('alice'), 'content-type': 'application/json' }, body: '{"count":2}' }).then((r) => r.json())).toEqual({
+    expect(
+      await fetch(`${base}/api/test/echo?n=5&junk=1`, {
+        method: 'POST',
+        headers: { ...devHeaders('alice'), 'content-type': 'application/json' },
+        body: '{"count":2}',
+      }).then((r) => r.json()),
+    ).toEqual({
       body: { count: 2 },
       query: { n: 5 },
     });
@@ -174,8 +226,14 @@ describe('error handler and validation split', () => {
   it('a NUL character (U+0000) anywhere in a JSON body is 400 naming the field; text that only looks like one passes', async () => {
     const nul = { error: 'invalid request', details: [{ field: 'body.name', message: 'must not contain a NUL character (U+0000)' }] };
     expect(await post('/api/test/echo', { count: 1, name: 'a\u0000b' })).toEqual({ status: 400, body: nul });
-    expect(await post('/api/test/echo', { count: 1, tags: ['ok', '\u0000'] })).toEqual({ status: 400, body: { ...nul, details: [{ ...nul.details[0], field: 'body.tags.1' }] } });
-    expect(await post('/api/test/echo', { count: 1, ['k\u0000']: 1 })).toEqual({ status: 400, body: { ...nul, details: [{ ...nul.details[0], field: 'body.k\u0000' }] } });
+    expect(await post('/api/test/echo', { count: 1, tags: ['ok', '\u0000'] })).toEqual({
+      status: 400,
+      body: { ...nul, details: [{ ...nul.details[0], field: 'body.tags.1' }] },
+    });
+    expect(await post('/api/test/echo', { count: 1, ['k\u0000']: 1 })).toEqual({
+      status: 400,
+      body: { ...nul, details: [{ ...nul.details[0], field: 'body.k\u0000' }] },
+    });
     expect(await post('/api/test/echo', '{"count":1,"name":"\\\\u0000"}')).toEqual({ status: 200, body: { body: { count: 1, name: '\\u0000' }, query: {} } });
     // a body that is not JSON is still fastify's own 400
     expect((await post('/api/test/echo', '{"count":')).status).toBe(400);
@@ -184,10 +242,13 @@ describe('error handler and validation split', () => {
   });
 
   it('an unsupported content type is 415; a text body is not an object (400)', async () => {
-    const xml = await fetch(`${base}/api/test/echo`, { method: 'POST', headers: { ...devHeaders('alice'), 'content-type': 'application/xml' }, body: '<count>1</count>' });
+    const xml = await fetch(`${base}/api/test/echo`, {
+      method: 'POST',
+      headers: { ...devHeaders('alice'), 'content-type': 'application/xml' },
+      body: '<count>1</count>',
+    });
     expect(xml.status).toBe(415);
     const text = await fetch(`${base}/api/test/echo`, { method: 'POST', headers: { ...devHeaders('alice'), 'content-type': 'text/plain' }, body: 'count=1' });
     expect(text.status).toBe(400);
   });
 });
-

@@ -33,7 +33,12 @@ beforeAll(async () => {
   const acmeJob = await insertJob(h.tdb.db, { orgId: 'acme', submittedBy: 'alice' });
   const globexJob = await insertJob(h.tdb.db, { orgId: 'globex', submittedBy: 'gina' });
   acmeArchive = await insertArchive(h.tdb.db, { crawlId: acmeJob, bucket: bucket(), body: wacz, s3: h.api.deps.s3, url: 'https://example.test/acme' });
-  globexArchive = await insertArchive(h.tdb.db, { crawlId: globexJob, bucket: bucket(), body: await makeWacz('https://example.test/globex', 'globex page'), s3: h.api.deps.s3 });
+  globexArchive = await insertArchive(h.tdb.db, {
+    crawlId: globexJob,
+    bucket: bucket(),
+    body: await makeWacz('https://example.test/globex', 'globex page'),
+    s3: h.api.deps.s3,
+  });
   await drain(h.tdb.db, h.store.client);
 });
 
@@ -56,7 +61,13 @@ describe('POST /api/archives/:id/url', () => {
   it('signs keys with spaces, non-ASCII and reserved characters so that they download', async () => {
     const job = await insertJob(h.tdb.db, { orgId: 'odd', submittedBy: 'otto' });
     const body = await makeWacz('https://example.test/odd', 'odd key');
-    const odd = await insertArchive(h.tdb.db, { crawlId: job, bucket: bucket(), body, s3: h.api.deps.s3, objectKey: `odd keys/${randomUUID()}/ä b+c(1)!'*~=&;.wacz` });
+    const odd = await insertArchive(h.tdb.db, {
+      crawlId: job,
+      bucket: bucket(),
+      body,
+      s3: h.api.deps.s3,
+      objectKey: `odd keys/${randomUUID()}/ä b+c(1)!'*~=&;.wacz`,
+    });
     await drain(h.tdb.db, h.store.client);
     const r = await sign(odd.id, devHeaders('otto'));
     expect(r.status).toBe(200);
@@ -168,7 +179,17 @@ function seedLists(): Promise<{ crawlA: string; crawlB: string }> {
       const capturedAt = new Date(t0.getTime() - i * 60_000);
       await h.tdb.db
         .insertInto('archives')
-        .values({ task_id: `list-${i}`, bucket: bucket(), object_key: `list/${i}.wacz`, url: `https://example.test/${i}`, final_url: null, sha256: null, size: i, provenance: '{}', captured_at: capturedAt })
+        .values({
+          task_id: `list-${i}`,
+          bucket: bucket(),
+          object_key: `list/${i}.wacz`,
+          url: `https://example.test/${i}`,
+          final_url: null,
+          sha256: null,
+          size: i,
+          provenance: '{}',
+          captured_at: capturedAt,
+        })
         .execute()
         .then(async () => {
           const row = await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', `list-${i}`).executeTakeFirstOrThrow();
@@ -251,7 +272,12 @@ describe('GET /api/archives', () => {
     for (let i = 0; i < 5; i++) rows.push(await insertArchive(h.tdb.db, { crawlId: job, bucket: bucket(), capturedAt: same }));
     await drain(h.tdb.db, h.store.client);
     const r = await list('?limit=5', devHeaders('tess'));
-    expect((r.body as { id: string }[]).map((x) => x.id)).toEqual(rows.map((x) => x.id).sort().reverse());
+    expect((r.body as { id: string }[]).map((x) => x.id)).toEqual(
+      rows
+        .map((x) => x.id)
+        .sort()
+        .reverse(),
+    );
   });
 
   it('shows nothing (200 []) to a caller who may see nothing', async () => {
@@ -293,11 +319,17 @@ describe('GET /api/archives', () => {
   });
 
   it('wrote nothing while answering', async () => {
-    const before = await h.tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await h.tdb.db
+      .selectFrom('fga_outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     await list('?limit=abc', devHeaders('alice'));
     await sign('nope', devHeaders('alice'));
     await list('', devHeaders('alice'));
-    const after = await h.tdb.db.selectFrom('fga_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await h.tdb.db
+      .selectFrom('fga_outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
     expect(crawlA).not.toBe(crawlB);
   });
@@ -392,8 +424,14 @@ describe('GET /api/archives: the tie-breaker', () => {
   });
 
   it('documents the Link and X-Stopped-Early headers in OpenAPI', async () => {
-    const doc = (await (await fetch(`${h.api.url}/api/openapi.json`)).json()) as { paths: Record<string, { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }> };
-    expect(Object.keys(doc.paths['/api/archives']!.get.responses['200']!.headers ?? {}).map((h) => h.toLowerCase()).sort()).toEqual(['link', 'x-stopped-early']);
+    const doc = (await (await fetch(`${h.api.url}/api/openapi.json`)).json()) as {
+      paths: Record<string, { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }>;
+    };
+    expect(
+      Object.keys(doc.paths['/api/archives']!.get.responses['200']!.headers ?? {})
+        .map((h) => h.toLowerCase())
+        .sort(),
+    ).toEqual(['link', 'x-stopped-early']);
   });
 });
 
@@ -419,7 +457,9 @@ describe('GET /api/archives over 100,000 archives', () => {
     // 'hoarder' owns 1,000 capture jobs without archives: ListObjects answers at its maximum, an
     // answer the listing cannot take as whole, so every archive is a candidate checked in turn
     for (let i = 0; i < 1000; i += 100) {
-      await h.store.client.write({ writes: Array.from({ length: 100 }, () => ({ user: 'user:hoarder', relation: 'owner', object: `capture_job:${randomUUID()}` })) });
+      await h.store.client.write({
+        writes: Array.from({ length: 100 }, () => ({ user: 'user:hoarder', relation: 'owner', object: `capture_job:${randomUUID()}` })),
+      });
     }
   }, 120_000);
 
@@ -439,7 +479,11 @@ describe('GET /api/archives over 100,000 archives', () => {
       const beforeId = next.get('beforeId');
       if (beforeId !== null) expect(await h.tdb.db.selectFrom('archives').select('id').where('id', '=', beforeId).execute()).toEqual([]);
       // exactly MAX_EXAMINED candidates lie before the cursor
-      const newer = await h.tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<string>().as('n')).where('captured_at', '>', before).executeTakeFirstOrThrow();
+      const newer = await h.tdb.db
+        .selectFrom('archives')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('captured_at', '>', before)
+        .executeTakeFirstOrThrow();
       expect(Number(newer.n)).toBe(MAX_EXAMINED);
 
       batch.mockClear();

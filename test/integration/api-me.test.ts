@@ -29,7 +29,10 @@ describe('GET /api/me', () => {
     await h.store.client.write({ writes: [tuple] });
     expect(await me(devHeaders('sam', ['acme']))).toEqual({ status: 200, body: { subject: 'sam', organizations: ['acme'], canSubmit: true } });
     // through a JWT too
-    expect(await me(await issuer.auth('sam', ['acme']), '', jwtApi)).toEqual({ status: 200, body: { subject: 'sam', organizations: ['acme'], canSubmit: true } });
+    expect(await me(await issuer.auth('sam', ['acme']), '', jwtApi)).toEqual({
+      status: 200,
+      body: { subject: 'sam', organizations: ['acme'], canSubmit: true },
+    });
     await h.store.client.write({ deletes: [tuple] });
     expect((await me(devHeaders('sam', ['acme']))).body).toMatchObject({ canSubmit: false });
   });

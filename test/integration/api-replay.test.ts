@@ -214,7 +214,11 @@ describe('with the API: can_view decides who gets a signed source', () => {
 
 describe('checkSource', () => {
   it('decodes the key, keeps only the signature parameters, and refuses what is not a signed .wacz', () => {
-    expect(checkSource('a%20b/c.wacz', 'X-Amz-Signature=ab&X-Amz-Date=1&response-content-type=text%2Fhtml')).toEqual({ ok: true, key: 'a b/c.wacz', query: 'X-Amz-Signature=ab&X-Amz-Date=1' });
+    expect(checkSource('a%20b/c.wacz', 'X-Amz-Signature=ab&X-Amz-Date=1&response-content-type=text%2Fhtml')).toEqual({
+      ok: true,
+      key: 'a b/c.wacz',
+      query: 'X-Amz-Signature=ab&X-Amz-Date=1',
+    });
     expect(checkSource('a/c.wacz', '')).toMatchObject({ ok: false, status: 403 });
     expect(checkSource('a/c.html', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 404 });
     expect(checkSource('a/%2E%2E/c.wacz', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 404 });

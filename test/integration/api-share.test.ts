@@ -17,8 +17,10 @@ const h = useHarness();
 let archive: Archive;
 let other: Archive;
 
-const sign = async (id: string, subject: string, orgs: string[] = []) => (await fetch(`${h.api.url}/api/archives/${id}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
-const listed = async (subject: string) => ((await (await fetch(`${h.api.url}/api/archives`, { headers: devHeaders(subject) })).json()) as { id: string }[]).map((a) => a.id);
+const sign = async (id: string, subject: string, orgs: string[] = []) =>
+  (await fetch(`${h.api.url}/api/archives/${id}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
+const listed = async (subject: string) =>
+  ((await (await fetch(`${h.api.url}/api/archives`, { headers: devHeaders(subject) })).json()) as { id: string }[]).map((a) => a.id);
 
 // every test has archives of its own and takes back what it shared, so none depends on another
 beforeEach(async () => {
@@ -50,7 +52,12 @@ describe('fga:share / fga:unshare through the API', () => {
     expect(await listed('olga')).toEqual([archive.id]);
     const tuples = await h.store.client.read({ user: 'user:olga', relation: 'viewer', object: `archive:${archive.id}` });
     expect(tuples.tuples[0]!.key.condition).toMatchObject({ name: 'non_expired_grant', context: { grant_time: r.grantTime, grant_duration: '3600s' } });
-    const del = await h.store.client.check({ user: 'user:olga', relation: 'can_delete', object: `archive:${archive.id}`, context: { current_time: new Date().toISOString() } });
+    const del = await h.store.client.check({
+      user: 'user:olga',
+      relation: 'can_delete',
+      object: `archive:${archive.id}`,
+      context: { current_time: new Date().toISOString() },
+    });
     expect(del.allowed).toBe(false);
   });
 
@@ -87,7 +94,12 @@ describe('fga:share / fga:unshare through the API', () => {
     await expect(share(deps(), archive.id, 'olga', '1w')).rejects.toThrow(/duration/);
     await expect(share(deps(), archive.id, 'organization:acme', '1h')).rejects.toThrow(/not a valid name/);
     const all = await h.store.client.read({ object: `archive:${archive.id}` });
-    expect(all.tuples.filter((t) => t.key.relation === 'viewer').map((t) => t.key.user).sort()).toEqual(['user:olga', 'user:pete']);
+    expect(
+      all.tuples
+        .filter((t) => t.key.relation === 'viewer')
+        .map((t) => t.key.user)
+        .sort(),
+    ).toEqual(['user:olga', 'user:pete']);
   });
 
   it('npm run fga:share / fga:unshare print what they wrote and the answer asked again', async () => {
@@ -107,10 +119,14 @@ describe('fga:share / fga:unshare through the API', () => {
     expect(unshared.stdout).toContain(`unshared archive:${archive.id} with user:rita`);
     expect(unshared.stdout).toContain('user:rita cannot view it');
     expect(await sign(archive.id, 'rita')).toBe(404);
-    const bad = await run(process.execPath, ['src/cli/fga-share.ts', 'share', archive.id, 'rita', 'forever'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(process.execPath, ['src/cli/fga-share.ts', 'share', archive.id, 'rita', 'forever'], { cwd: ROOT, env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(bad).toMatchObject({ code: 2 });
     expect((bad as { stderr: string }).stderr).toContain('duration "forever"');
-    const usage = await run(process.execPath, ['src/cli/fga-share.ts', 'share', archive.id], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const usage = await run(process.execPath, ['src/cli/fga-share.ts', 'share', archive.id], { cwd: ROOT, env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(usage).toMatchObject({ code: 2 });
   });
 });

@@ -29,7 +29,12 @@ const TOKEN = 'archive-readers-test-token';
 const MARKER = 'Read back by the archive readers';
 const SEED_PATH = '/docs/page?b=1&a=2';
 
-const config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN });
+const config = testConfig({
+  CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
+  CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
+  CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
+  CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
+});
 let s3: S3Client;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let flow: Flow;
@@ -46,7 +51,11 @@ async function getObject(key: string): Promise<Buffer> {
 
 async function capture(url: string): Promise<Buffer> {
   const body = dispatchTo(receiver.url, { perHostDelayMs: 0, formats: ['wacz'], pages: [{ url, follow: false }] });
-  const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(flow.webhookUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(202);
   const level = await flow.waitForLevel(body.crawlId, body.depth, 90_000);
   const report = level.report as LevelReportBody;
@@ -88,7 +97,9 @@ beforeAll(async () => {
   s3 = createS3(config.s3);
   receiver = await startReceiver();
   flow = await startFlow({ ...testFlowOptions(config), port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
-  site = await startSite({ hosts: { a: { pages: { ...realisticAssets(), [SEED_PATH]: realisticPage({ title: 'Docs page', scriptLinks: [], scriptText: MARKER }) } } } });
+  site = await startSite({
+    hosts: { a: { pages: { ...realisticAssets(), [SEED_PATH]: realisticPage({ title: 'Docs page', scriptLinks: [], scriptText: MARKER }) } } },
+  });
   seed = site.url('a', SEED_PATH);
   dir = mkdtempSync(join(tmpdir(), 'archive-readers-'));
   waczPath = join(dir, 'capture.wacz');
@@ -141,7 +152,10 @@ describe('a captured WACZ, read by the field’s own tools', { timeout: 120_000 
       .flatMap((f) => readFileSync(join(indexDir, f), 'utf8').trim().split('\n'))
       .map((line) => line.split(' ').slice(0, 2).join(' '));
     const ownIndex = (wacz.entries.get('indexes/index.cdx') ?? wacz.entries.get('indexes/index.cdxj'))!.data.toString('utf8');
-    const ownKeys = ownIndex.trim().split('\n').map((line) => line.split(' ').slice(0, 2).join(' '));
+    const ownKeys = ownIndex
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ').slice(0, 2).join(' '));
     expect(new Set(pywbKeys)).toEqual(new Set(ownKeys));
     // the seed's own key: IP reversed, port kept, arguments sorted, as pywb canonicalises
     const ip = new URL(seed).hostname.split('.').reverse().join(',');

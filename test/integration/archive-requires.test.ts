@@ -28,7 +28,19 @@ afterAll(async () => {
 
 async function crawl(orgId: string): Promise<string> {
   await tdb.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'completed', finished_at: new Date() }).where('state', '=', 'running').execute();
-  const { id } = await insertCrawl(tdb.db, { orgId, submittedBy: 'alice', seeds: ['https://a.test/'], rules: [{ follow: 'same-origin' }], maxDepth: 1, maxPages: 10, perHostDelayMs: 0, hostParallelism: 1, formats: ['wacz'], signing: false, seedLevel: { take: ['https://a.test/'], cut: [] } });
+  const { id } = await insertCrawl(tdb.db, {
+    orgId,
+    submittedBy: 'alice',
+    seeds: ['https://a.test/'],
+    rules: [{ follow: 'same-origin' }],
+    maxDepth: 1,
+    maxPages: 10,
+    perHostDelayMs: 0,
+    hostParallelism: 1,
+    formats: ['wacz'],
+    signing: false,
+    seedLevel: { take: ['https://a.test/'], cut: [] },
+  });
   return id;
 }
 
@@ -48,8 +60,22 @@ const archive = (crawlId: string, name: string, requires: string[] = []): Archiv
 /** As admission does: the submissions, then the archives, in one transaction. */
 async function register(crawlId: string, orgId: string, records: ArchiveRecord[]): Promise<Map<string, string>> {
   const regs = await tdb.db.transaction().execute(async (trx) => {
-    await recordSubmissions(trx, records.map((a) => ({ taskId: a.taskId, orgId, submittedBy: 'alice', crawlId, url: a.url, manifestKey: a.objectKey.replace(/\.wacz$/, '.result.json'), manifestError: null })));
-    return registerCaptures(trx, records.map((a) => ({ archive: a, crawlId })));
+    await recordSubmissions(
+      trx,
+      records.map((a) => ({
+        taskId: a.taskId,
+        orgId,
+        submittedBy: 'alice',
+        crawlId,
+        url: a.url,
+        manifestKey: a.objectKey.replace(/\.wacz$/, '.result.json'),
+        manifestError: null,
+      })),
+    );
+    return registerCaptures(
+      trx,
+      records.map((a) => ({ archive: a, crawlId })),
+    );
   });
   return new Map(regs.map((r) => [r.taskId, r.archiveId]));
 }

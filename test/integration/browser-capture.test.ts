@@ -9,7 +9,14 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
 import { createAddressPolicy, parseAllowlist } from '../../src/domain/address-policy.ts';
-import { ERROR_TYPE_CANCELLED, type DispatchBody, type LevelReportBody, type LinksArtifact, type Manifest, type PageReport } from '../../src/domain/contract.ts';
+import {
+  ERROR_TYPE_CANCELLED,
+  type DispatchBody,
+  type LevelReportBody,
+  type LinksArtifact,
+  type Manifest,
+  type PageReport,
+} from '../../src/domain/contract.ts';
 import { selectLinks } from '../../src/domain/links.ts';
 import { MAX_PAGE_TEXT_BYTES } from '../../src/domain/page-text.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
@@ -42,12 +49,21 @@ let viewer: Browser;
 const sites: Site[] = [];
 
 beforeAll(async () => {
-  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN });
+  config = testConfig({
+    CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
+    CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
+    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
+    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
+  });
   s3 = createS3(config.s3);
   receiver = await startReceiver();
   // how the report authenticates is flow.test.ts's subject; the receiver here takes any
   flow = await startFlow({ ...testFlowOptions(config), port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
-  viewer = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  viewer = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
 });
 
 afterAll(async () => {
@@ -96,7 +112,11 @@ function dispatchBody(over: Partial<DispatchBody> & Pick<DispatchBody, 'pages'>)
 }
 
 async function runLevel(body: DispatchBody, query = ''): Promise<LevelReportBody> {
-  const res = await fetch(`${flow.webhookUrl}${query}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(`${flow.webhookUrl}${query}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(202);
   const run = await flow.waitForLevel(body.crawlId, body.depth, 90_000);
   expect(run.state).toBe('reported');
@@ -202,7 +222,11 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
 
   it('follows the script-built links in the next level', async () => {
     const links = JSON.parse((await artifact(manifest, 'links')).toString('utf8')) as LinksArtifact;
-    const next = selectLinks([{ action: 'follow', pattern: 'same-origin' }], [s.url('a', '/')], [{ url: s.url('a', '/'), finalUrl: links.finalUrl!, links: links.links }]);
+    const next = selectLinks(
+      [{ action: 'follow', pattern: 'same-origin' }],
+      [s.url('a', '/')],
+      [{ url: s.url('a', '/'), finalUrl: links.finalUrl!, links: links.links }],
+    );
     expect(next.candidates.map((c) => c.url)).toEqual([s.url('a', '/chapter/1'), s.url('a', '/chapter/2'), s.url('a', '/chapter/3'), s.url('a', '/about')]);
     const level1 = await runLevel(dispatchBody({ depth: 1, pages: next.candidates.map((c) => ({ url: c.url, follow: true })) }));
     expect(level1.pages.map((p) => p.status)).toEqual(['captured', 'captured', 'captured', 'captured']);
@@ -217,14 +241,17 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
     expect(webp.subarray(0, 4).toString('latin1')).toBe('RIFF');
     expect(webp.subarray(8, 12).toString('latin1')).toBe('WEBP');
     const page = await viewer.newPage();
-    const sizes = await page.evaluate(async ([p, w]) => {
-      const decode = async (b64: string, type: string): Promise<[number, number]> => {
-        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-        const bmp = await createImageBitmap(new Blob([bytes], { type }));
-        return [bmp.width, bmp.height];
-      };
-      return [await decode(p, 'image/png'), await decode(w, 'image/webp')];
-    }, [png.toString('base64'), webp.toString('base64')] as const);
+    const sizes = await page.evaluate(
+      async ([p, w]) => {
+        const decode = async (b64: string, type: string): Promise<[number, number]> => {
+          const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const bmp = await createImageBitmap(new Blob([bytes], { type }));
+          return [bmp.width, bmp.height];
+        };
+        return [await decode(p, 'image/png'), await decode(w, 'image/webp')];
+      },
+      [png.toString('base64'), webp.toString('base64')] as const,
+    );
     await page.close();
     expect(sizes[0]![0]).toBe(1280);
     expect(sizes[1]![0]).toBe(1280);
@@ -263,7 +290,16 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
       let seen: { bg: string; natural: number; built: string | null; font: boolean } | undefined;
       while (Date.now() < until) {
         const frame = page.frames().find((f) => f.url().includes(`${s.hosts.a!.host}/`) && f.url().includes('mp_'));
-        seen = frame ? await frame.evaluate(async () => ({ bg: getComputedStyle(document.body).backgroundColor, natural: (document.getElementById('logo') as HTMLImageElement | null)?.naturalWidth ?? 0, built: document.getElementById('built')?.textContent ?? null, font: (await document.fonts.ready, document.fonts.check('12px TestMono')) })).catch(() => undefined) : undefined;
+        seen = frame
+          ? await frame
+              .evaluate(async () => ({
+                bg: getComputedStyle(document.body).backgroundColor,
+                natural: (document.getElementById('logo') as HTMLImageElement | null)?.naturalWidth ?? 0,
+                built: document.getElementById('built')?.textContent ?? null,
+                font: (await document.fonts.ready, document.fonts.check('12px TestMono')),
+              }))
+              .catch(() => undefined)
+          : undefined;
         if (seen?.built === TEXT && seen.natural > 0) break;
         await page.waitForTimeout(250);
       }
@@ -278,7 +314,8 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
 describe('bounds', { timeout: 120_000 }, () => {
   let browser: CaptureBrowser;
   const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(TEST_SITES_ALLOW)));
-  const visit = (url: string, over: Partial<Parameters<typeof visitPage>[2]> = {}): ReturnType<typeof visitPage> => visitPage(browser, url, { userAgent: FLOW_USER_AGENT, fetcher, formats: ['wacz'], extraMs: 0, deadlineMs: 30_000, injectFailure: false, ...over });
+  const visit = (url: string, over: Partial<Parameters<typeof visitPage>[2]> = {}): ReturnType<typeof visitPage> =>
+    visitPage(browser, url, { userAgent: FLOW_USER_AGENT, fetcher, formats: ['wacz'], extraMs: 0, deadlineMs: 30_000, injectFailure: false, ...over });
 
   beforeAll(() => {
     browser = new CaptureBrowser();
@@ -288,7 +325,9 @@ describe('bounds', { timeout: 120_000 }, () => {
   });
 
   it('a page that never finishes loading is cancelled at the deadline, through the webhook', async () => {
-    const s = await site({ a: { pages: { '/': '<title>hang</title><img src="/never.png">', '/never.png': { body: Buffer.alloc(1), contentType: 'image/png', delayMs: 60_000 } } } });
+    const s = await site({
+      a: { pages: { '/': '<title>hang</title><img src="/never.png">', '/never.png': { body: Buffer.alloc(1), contentType: 'image/png', delayMs: 60_000 } } },
+    });
     const body = dispatchBody({ pages: [{ url: s.url('a', '/'), follow: false }] });
     const report = await runLevel(body, '?deadlineMs=1500');
     const p = report.pages[0]!;
@@ -354,7 +393,16 @@ describe('bounds', { timeout: 120_000 }, () => {
   it('text fetched after load is read once the page goes quiet; a page that never goes quiet is read after the cap', async () => {
     const late = `<title>late</title><p id="x">waiting</p><script>addEventListener('load', () => fetch('/late.json').then((r) => r.json()).then((j) => { document.getElementById('x').textContent = j.note; }));</script>`;
     const polling = `<title>poll</title><p id="n">0</p><script>let n = 0; addEventListener('load', () => setInterval(() => fetch('/tick?' + ++n).then(() => { document.getElementById('n').textContent = String(n); }), 20));</script>`;
-    const s = await site({ a: { pages: { '/late': late, '/late.json': { contentType: 'application/json', body: '{"note":"arrived after load"}', delayMs: 400 }, '/poll': polling, '/tick': { contentType: 'text/plain', body: 'ok' } } } });
+    const s = await site({
+      a: {
+        pages: {
+          '/late': late,
+          '/late.json': { contentType: 'application/json', body: '{"note":"arrived after load"}', delayMs: 400 },
+          '/poll': polling,
+          '/tick': { contentType: 'text/plain', body: 'ok' },
+        },
+      },
+    });
     const v = await visit(s.url('a', '/late'));
     expect(v.kind).toBe('rendered');
     if (v.kind !== 'rendered') return;
@@ -370,7 +418,10 @@ describe('bounds', { timeout: 120_000 }, () => {
     const s = await site({
       a: {
         pages: {
-          '/set': { body: '<title>set</title><script>document.cookie="js=1; path=/"</script><img src="/after.png">', headers: { 'set-cookie': 'server=1; Path=/' } },
+          '/set': {
+            body: '<title>set</title><script>document.cookie="js=1; path=/"</script><img src="/after.png">',
+            headers: { 'set-cookie': 'server=1; Path=/' },
+          },
           '/after.png': { body: Buffer.alloc(0), contentType: 'image/png' },
           '/check': '<title>check</title><img src="/check.png">',
           '/check.png': { body: Buffer.alloc(0), contentType: 'image/png' },
@@ -408,7 +459,21 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(v.page.links.at(-1)).toEqual({ href: s.url('a', '/l9999') });
     expect(v.page.linksDropped).toBe(5);
     const at = new Date();
-    const packaged = await packageCapture(v, { taskId: 't', url: s.url('a', '/'), follow: true, formats: ['wacz'], prefix: 'p', software: 'test', startedAt: at, finishedAt: at, userAgent: FLOW_USER_AGENT }, 'bucket');
+    const packaged = await packageCapture(
+      v,
+      {
+        taskId: 't',
+        url: s.url('a', '/'),
+        follow: true,
+        formats: ['wacz'],
+        prefix: 'p',
+        software: 'test',
+        startedAt: at,
+        finishedAt: at,
+        userAgent: FLOW_USER_AGENT,
+      },
+      'bucket',
+    );
     expect(packaged.manifest.dropped).toEqual({ resources: 0, refused: 0, links: 5 });
   });
 
@@ -418,8 +483,28 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(v.kind).toBe('rendered');
     if (v.kind !== 'rendered') return;
     const at = new Date();
-    const provenance = { browser: `Chromium ${viewer.version()}`, worker: 'browser-capture test', settings: { formats: ['wacz'], behaviorsSeconds: 0 }, robots: 'no robots.txt (404): allowed' };
-    const packaged = await packageCapture(v, { taskId: 't', url: s.url('a', '/'), follow: false, formats: ['wacz'], prefix: 'p', software: 'capture-ledger-flow/test', startedAt: at, finishedAt: at, userAgent: FLOW_USER_AGENT, provenance }, 'bucket');
+    const provenance = {
+      browser: `Chromium ${viewer.version()}`,
+      worker: 'browser-capture test',
+      settings: { formats: ['wacz'], behaviorsSeconds: 0 },
+      robots: 'no robots.txt (404): allowed',
+    };
+    const packaged = await packageCapture(
+      v,
+      {
+        taskId: 't',
+        url: s.url('a', '/'),
+        follow: false,
+        formats: ['wacz'],
+        prefix: 'p',
+        software: 'capture-ledger-flow/test',
+        startedAt: at,
+        finishedAt: at,
+        userAgent: FLOW_USER_AGENT,
+        provenance,
+      },
+      'bucket',
+    );
     const w = await readWacz(packaged.objects.find((o) => o.format === 'wacz')!.body);
     const records = await readWithWarcio(w.entries.get('archive/data.warc')!.data);
     expect(warcFieldsOf(records[0]!.content).slice(0, 6)).toEqual([
@@ -507,29 +592,49 @@ describe('bounds', { timeout: 120_000 }, () => {
               const w = new Worker('/w.js');
               w.onmessage = (e) => { document.title = 'worker said ' + e.data; };
             </script>`,
-            '/w.js': { contentType: 'text/javascript', body: `fetch('http://${target}/from-worker').catch(() => {}); fetch('/from-worker').then((r) => r.text()).then((t) => postMessage(t));` },
+            '/w.js': {
+              contentType: 'text/javascript',
+              body: `fetch('http://${target}/from-worker').catch(() => {}); fetch('/from-worker').then((r) => r.text()).then((t) => postMessage(t));`,
+            },
             '/from-worker': { contentType: 'text/plain', body: 'hello' },
           },
         },
-        b: { pages: { '/frame': `<title>frame</title><img src="/f.png"><script>fetch('http://${target}/from-frame').catch(() => {});</script>`, '/f.png': { body: Buffer.alloc(5), contentType: 'image/png' } } },
+        b: {
+          pages: {
+            '/frame': `<title>frame</title><img src="/f.png"><script>fetch('http://${target}/from-frame').catch(() => {});</script>`,
+            '/f.png': { body: Buffer.alloc(5), contentType: 'image/png' },
+          },
+        },
       });
       const v = await visit(s.url('a', '/'), { extraMs: 1000 });
       expect(v.kind).toBe('rendered');
       if (v.kind !== 'rendered') return;
       expect(v.page.title).toBe('worker said hello');
-      expect(v.exchanges.map((x) => x.url).sort()).toEqual([s.url('a', '/'), s.url('a', '/from-worker'), s.url('a', '/w.js'), s.url('b', '/f.png'), s.url('b', '/frame')].sort());
+      expect(v.exchanges.map((x) => x.url).sort()).toEqual(
+        [s.url('a', '/'), s.url('a', '/from-worker'), s.url('a', '/w.js'), s.url('b', '/f.png'), s.url('b', '/frame')].sort(),
+      );
       expect(v.refused).toBe(2);
       expect(listener.connections).toBe(0);
     });
   });
 
   it('redirects: every hop goes through the fetcher and is recorded, for the document and for a subresource', async () => {
-    const s = await site({ a: { pages: { '/start': { redirect: '{{b}}/moved' }, '/old.png': { redirect: '/new.png' }, '/new.png': { body: Buffer.alloc(3), contentType: 'image/png' } } }, b: { pages: { '/moved': '<title>moved</title><img src="{{a}}/old.png">' } } });
+    const s = await site({
+      a: {
+        pages: { '/start': { redirect: '{{b}}/moved' }, '/old.png': { redirect: '/new.png' }, '/new.png': { body: Buffer.alloc(3), contentType: 'image/png' } },
+      },
+      b: { pages: { '/moved': '<title>moved</title><img src="{{a}}/old.png">' } },
+    });
     const v = await visit(s.url('a', '/start'));
     expect(v.kind).toBe('rendered');
     if (v.kind !== 'rendered') return;
     expect(v.finalUrl).toBe(s.url('b', '/moved'));
-    expect(v.exchanges.map((x) => `${x.response.status} ${x.url}`)).toEqual([`302 ${s.url('a', '/start')}`, `200 ${s.url('b', '/moved')}`, `302 ${s.url('a', '/old.png')}`, `200 ${s.url('a', '/new.png')}`]);
+    expect(v.exchanges.map((x) => `${x.response.status} ${x.url}`)).toEqual([
+      `302 ${s.url('a', '/start')}`,
+      `200 ${s.url('b', '/moved')}`,
+      `302 ${s.url('a', '/old.png')}`,
+      `200 ${s.url('a', '/new.png')}`,
+    ]);
   });
 
   it('dialogs are dismissed and pop-ups closed; downloads are refused', async () => {
@@ -538,7 +643,11 @@ describe('bounds', { timeout: 120_000 }, () => {
         pages: {
           '/': '<title>noisy</title><script>alert("hi"); confirm("sure?"); window.open("/popup");</script><p>after</p>',
           '/popup': '<title>popup</title>',
-          '/file.bin': { body: Buffer.alloc(100), contentType: 'application/octet-stream', headers: { 'content-disposition': 'attachment; filename=file.bin' } },
+          '/file.bin': {
+            body: Buffer.alloc(100),
+            contentType: 'application/octet-stream',
+            headers: { 'content-disposition': 'attachment; filename=file.bin' },
+          },
         },
       },
     });

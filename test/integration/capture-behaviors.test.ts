@@ -58,9 +58,14 @@ const s = useLiveCrawlStack({
     site: {
       pages: {
         '/': scrollPage(),
-        ...Object.fromEntries(Array.from({ length: IMAGES }, (_, k) => [imagePath(k + 1), { body: pngImage(200, 120, [10 * k, 80, 160]), contentType: 'image/png' }])),
         ...Object.fromEntries(
-          Array.from({ length: FEED_PAGES }, (_, k) => [feedPath(k + 1), { body: JSON.stringify(Array.from({ length: ITEMS_PER_FEED_PAGE }, (_, j) => feedItem(k + 1, j + 1))), contentType: 'application/json' }]),
+          Array.from({ length: IMAGES }, (_, k) => [imagePath(k + 1), { body: pngImage(200, 120, [10 * k, 80, 160]), contentType: 'image/png' }]),
+        ),
+        ...Object.fromEntries(
+          Array.from({ length: FEED_PAGES }, (_, k) => [
+            feedPath(k + 1),
+            { body: JSON.stringify(Array.from({ length: ITEMS_PER_FEED_PAGE }, (_, j) => feedItem(k + 1, j + 1))), contentType: 'application/json' },
+          ]),
         ),
       },
     },
@@ -77,7 +82,12 @@ async function crawlScrollPage(settings: Record<string, unknown>, path = '/'): P
   expect(res.status, await res.clone().text()).toBe(202);
   const { crawlId } = (await res.json()) as { crawlId: string };
   expect(await waitForCrawlEnd(s.tdb.db, crawlId, 170_000)).toMatchObject({ state: 'succeeded', failure: null });
-  const archive = await s.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select(['archives.bucket', 'archives.object_key', 'archives.provenance']).where('crawl_pages.crawl_id', '=', crawlId).executeTakeFirstOrThrow();
+  const archive = await s.tdb.db
+    .selectFrom('archives')
+    .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+    .select(['archives.bucket', 'archives.object_key', 'archives.provenance'])
+    .where('crawl_pages.crawl_id', '=', crawlId)
+    .executeTakeFirstOrThrow();
   const obj = await s.s3.send(new GetObjectCommand({ Bucket: archive.bucket, Key: archive.object_key }));
   const w = await readWacz(Buffer.from(await obj.Body!.transformToByteArray()));
   expect(waczProblems(w)).toEqual([]);
@@ -91,7 +101,8 @@ function responsePaths(w: WaczContents): Set<string> {
   return new Set(uris.filter((u) => u.origin === origin).map((u) => u.pathname + u.search));
 }
 
-const count = (paths: Set<string>, of: (i: number) => string, n: number): number => Array.from({ length: n }, (_, k) => of(k + 1)).filter((p) => paths.has(p)).length;
+const count = (paths: Set<string>, of: (i: number) => string, n: number): number =>
+  Array.from({ length: n }, (_, k) => of(k + 1)).filter((p) => paths.has(p)).length;
 
 describe('a page that loads as it is scrolled', { timeout: 400_000 }, () => {
   it('with behaviors: all 24 images and all 3 feed pages are in the WACZ, and the feed’s items in the page text', async () => {
@@ -130,7 +141,11 @@ describe('what the behaviors fetch goes through the address policy', { timeout: 
     const refused = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
     try {
       // autofetch fetches data-src and any data- attribute holding a URL; 127.0.0.1 is outside the policy
-      s.site.setPage('site', '/escape', `<title>escape</title><img loading="lazy" src="/img/1.png"><img data-src="${refused}/lazy.png"><div data-more="${refused}/more.json" style="height: 3000px"></div>`);
+      s.site.setPage(
+        'site',
+        '/escape',
+        `<title>escape</title><img loading="lazy" src="/img/1.png"><img data-src="${refused}/lazy.png"><div data-more="${refused}/more.json" style="height: 3000px"></div>`,
+      );
       const w = await crawlScrollPage({ behaviorsSeconds: 10 }, '/escape');
       expect(responsePaths(w).has('/img/1.png')).toBe(true);
       expect(w.records.some((r) => (r.headers['WARC-Target-URI'] ?? '').startsWith(refused))).toBe(false);
@@ -160,7 +175,9 @@ describe('POST /api/crawls: behaviorsSeconds and siteBehaviors', () => {
   });
 
   it('the OpenAPI document states both, with the bounds the API applies', async () => {
-    const doc = (await (await fetch(`${s.api.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>> } }> } }>> };
+    const doc = (await (await fetch(`${s.api.url}/api/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>> } }> } }>>;
+    };
     const props = doc.paths['/api/crawls']!.post!.requestBody.content['application/json']!.schema.properties;
     expect(props.behaviorsSeconds).toMatchObject({ type: 'integer', minimum: 0, maximum: 120 });
     expect(props.siteBehaviors).toMatchObject({ type: 'boolean' });

@@ -18,7 +18,12 @@ import { realisticAssets, realisticPage, startSite, type Site } from '../support
 
 const TOKEN = 'capture-qa-test-token';
 const DELAY_MS = 400;
-const config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN });
+const config = testConfig({
+  CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
+  CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
+  CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
+  CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
+});
 let s3: S3Client;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let flow: Flow;
@@ -35,7 +40,11 @@ async function getObject(key: string): Promise<Buffer> {
 
 async function captureOne(url: string, over: Partial<DispatchBody>): Promise<Manifest> {
   const body = dispatchTo(receiver.url, { perHostDelayMs: DELAY_MS, formats: ['wacz'], pages: [{ url, follow: false }], ...over });
-  const res = await fetch(flow.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(flow.webhookUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(202);
   const level = await flow.waitForLevel(body.crawlId, body.depth, 120_000);
   const report = level.report as LevelReportBody;
@@ -49,7 +58,9 @@ beforeAll(async () => {
   flow = await startFlow({ ...testFlowOptions(config), port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
   site = await startSite({
     hosts: {
-      a: { pages: { ...realisticAssets(), '/doc': realisticPage({ title: 'A faithful page', scriptLinks: ['/'], scriptText: 'Written by the page script.' }) } },
+      a: {
+        pages: { ...realisticAssets(), '/doc': realisticPage({ title: 'A faithful page', scriptLinks: ['/'], scriptText: 'Written by the page script.' }) },
+      },
       // whatever /stamp?t=<n> is asked, the same answer
       b: { pages: { '/clock': CLOCK_PAGE, '/stamp': { contentType: 'text/plain', body: 'stamped' } } },
     },
@@ -89,12 +100,20 @@ describe('the quality check of each capture', { timeout: 240_000 }, () => {
     // the document was fetched twice, the second time no sooner than the delay after the first ended
     const docs = site.pageRequests('b').filter((r) => r.path === '/clock');
     expect(docs).toHaveLength(2);
-    const firstEnd = Math.max(...site.pageRequests('b').filter((r) => r.startedAt < docs[1]!.startedAt).map((r) => r.finishedAt));
+    const firstEnd = Math.max(
+      ...site
+        .pageRequests('b')
+        .filter((r) => r.startedAt < docs[1]!.startedAt)
+        .map((r) => r.finishedAt),
+    );
     expect(docs[1]!.startedAt - firstEnd).toBeGreaterThanOrEqual(DELAY_MS);
     // the WACZ kept is the second attempt's: its stamp request is the later one
     const wacz = await readWacz(await getObject(manifest.artifacts.find((x) => x.format === 'wacz')!.key));
     const stamps = wacz.cdx.filter((e) => e.url.includes('/stamp?t=')).map((e) => e.url);
-    const asked = site.pageRequests('b').filter((r) => r.path.startsWith('/stamp?t=')).map((r) => r.url);
+    const asked = site
+      .pageRequests('b')
+      .filter((r) => r.path.startsWith('/stamp?t='))
+      .map((r) => r.url);
     expect(asked).toHaveLength(2);
     expect(stamps).toEqual([asked[1]]);
   });

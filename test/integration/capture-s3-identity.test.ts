@@ -34,7 +34,8 @@ beforeAll(async () => {
   admin = createS3(config.s3);
   const accessKeyId = process.env.CAPTURE_WORKER_S3_ACCESS_KEY_ID;
   const secretAccessKey = process.env.CAPTURE_WORKER_S3_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY are not set (.env.example declares them)');
+  if (!accessKeyId || !secretAccessKey)
+    throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY are not set (.env.example declares them)');
   worker = createS3({ ...config.s3, accessKeyId, secretAccessKey });
   await admin.send(new CreateBucketCommand({ Bucket: otherBucket }));
 });
@@ -68,7 +69,9 @@ async function adminRead(key: string): Promise<Buffer> {
 /** An object the worker wrote, read back with the admin key. */
 async function workerWrote(name: string): Promise<string> {
   const key = `${prefix}/${name}`;
-  const put = await worker.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: key, Body: body, ContentType: 'application/wacz', ContentLength: body.length }));
+  const put = await worker.send(
+    new PutObjectCommand({ Bucket: config.s3.bucket, Key: key, Body: body, ContentType: 'application/wacz', ContentLength: body.length }),
+  );
   expect(put.$metadata.httpStatusCode).toBe(200);
   return key;
 }
@@ -112,7 +115,9 @@ describe('the capture workers’ S3 identity', { timeout: 60_000 }, () => {
     const secret = `${prefix}/another-tenant.wacz`;
     await admin.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: secret, Body: 'not the worker’s' }));
     const copy = `${prefix}/copied.wacz`;
-    expect((await refusal(worker.send(new CopyObjectCommand({ Bucket: config.s3.bucket, Key: copy, CopySource: `${config.s3.bucket}/${secret}` })))).status).toBe(403);
+    expect(
+      (await refusal(worker.send(new CopyObjectCommand({ Bucket: config.s3.bucket, Key: copy, CopySource: `${config.s3.bucket}/${secret}` })))).status,
+    ).toBe(403);
     expect((await refusal(admin.send(new HeadObjectCommand({ Bucket: config.s3.bucket, Key: copy })))).status).toBe(404);
   });
 

@@ -26,7 +26,12 @@ const h = useHarness({
   crawls: 'stub',
   site: {
     hosts: {
-      r: { pages: { '/': `<title>R</title>${paths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`, ...Object.fromEntries(paths.map((p) => [p, `<title>${p}</title><p>page ${p}</p>`])) } },
+      r: {
+        pages: {
+          '/': `<title>R</title>${paths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
+          ...Object.fromEntries(paths.map((p) => [p, `<title>${p}</title><p>page ${p}</p>`])),
+        },
+      },
     },
   },
   // the ledger never re-dispatches here: what is tested is the flow's own durability
@@ -54,7 +59,12 @@ function fetchedOnce(): void {
 }
 
 async function archivedUrls(crawlId: string): Promise<string[]> {
-  const rows = await h.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select('crawl_pages.url').where('crawl_pages.crawl_id', '=', crawlId).execute();
+  const rows = await h.tdb.db
+    .selectFrom('archives')
+    .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+    .select('crawl_pages.url')
+    .where('crawl_pages.crawl_id', '=', crawlId)
+    .execute();
   return rows.map((r) => r.url).sort();
 }
 
@@ -98,7 +108,16 @@ describe('the capture tier through outages', () => {
     try {
       h.hook.relay = { to: flow.webhookUrl };
       const crawlId = await startCrawl({ seeds: [h.site.url('r', '/')], maxDepth: 1, perHostDelayMs: 300 });
-      await eventually(async () => (Object.values(worker.hostLog.all()).flat().filter((c) => c.depth === 1).length >= 2 ? true : undefined), 90_000, 'two pages of level 1 captured');
+      await eventually(
+        async () =>
+          Object.values(worker.hostLog.all())
+            .flat()
+            .filter((c) => c.depth === 1).length >= 2
+            ? true
+            : undefined,
+        90_000,
+        'two pages of level 1 captured',
+      );
       const port = flow.port;
       await flow.kill();
       // captures go on while no receiver runs; a new one takes the level up where it was
@@ -135,7 +154,10 @@ describe('the capture tier through outages', () => {
     const node = process.execPath;
     const main = `${ROOT}src/flow/capture-worker/main.ts`;
     // as npm start runs it: a root process drops to the capture user
-    const child: ChildProcess = process.getuid?.() === 0 ? spawn('runuser', ['-u', 'capture-ledger-capture', '--', node, main], { env, stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(node, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess =
+      process.getuid?.() === 0
+        ? spawn('runuser', ['-u', 'capture-ledger-capture', '--', node, main], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(node, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -144,7 +166,9 @@ describe('the capture tier through outages', () => {
       const pid = Number(/\(pid (\d+),/.exec(out)?.[1] ?? child.pid);
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       expect(Number(/^Uid:\s+(\d+)/m.exec(status)?.[1])).not.toBe(0);
-      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((l) => l !== '');
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter((l) => l !== '');
       expect(environ.filter((l) => l.startsWith('CAPTURE_LEDGER_'))).toEqual([]);
 
       h.hook.relay = { to: flow.webhookUrl };
@@ -152,7 +176,12 @@ describe('the capture tier through outages', () => {
       const row = await waitForCrawlEnd(h.tdb.db, crawlId, 150_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
       expect(await archivedUrls(crawlId)).toEqual(everyPage());
-      const soft = await h.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select('archives.provenance').where('crawl_pages.crawl_id', '=', crawlId).execute();
+      const soft = await h.tdb.db
+        .selectFrom('archives')
+        .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+        .select('archives.provenance')
+        .where('crawl_pages.crawl_id', '=', crawlId)
+        .execute();
       expect(soft.every((r) => String((r.provenance as { software?: string }).software).endsWith('(own-variables-worker)'))).toBe(true);
     } finally {
       child.kill('SIGTERM');

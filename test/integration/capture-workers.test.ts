@@ -48,7 +48,12 @@ async function pacingViolations(crawlId: string): Promise<number> {
 }
 
 async function archivedUrls(crawlId: string): Promise<string[]> {
-  const rows = await s.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select('crawl_pages.url').where('crawl_pages.crawl_id', '=', crawlId).execute();
+  const rows = await s.tdb.db
+    .selectFrom('archives')
+    .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+    .select('crawl_pages.url')
+    .where('crawl_pages.crawl_id', '=', crawlId)
+    .execute();
   return rows.map((r) => r.url).sort();
 }
 
@@ -62,15 +67,24 @@ describe('two capture workers on one capture queue', () => {
       const crawlId = await startCrawl();
       const row = await waitForCrawlEnd(s.tdb.db, crawlId, 150_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
-      const byFirst = Object.values(s.flow.hostLog.all()).flat().filter((c) => c.crawlId === crawlId);
-      const bySecond = Object.values(second.hostLog.all()).flat().filter((c) => c.crawlId === crawlId);
+      const byFirst = Object.values(s.flow.hostLog.all())
+        .flat()
+        .filter((c) => c.crawlId === crawlId);
+      const bySecond = Object.values(second.hostLog.all())
+        .flat()
+        .filter((c) => c.crawlId === crawlId);
       expect(byFirst.length).toBeGreaterThan(0);
       expect(bySecond.length).toBeGreaterThan(0);
       expect(byFirst.length + bySecond.length).toBe(allPages().length);
       expect(await archivedUrls(crawlId)).toEqual(allPages());
       expect(await pacingViolations(crawlId)).toBe(0);
       // each manifest names the worker that made it
-      const softwares = await s.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select('archives.provenance').where('crawl_pages.crawl_id', '=', crawlId).execute();
+      const softwares = await s.tdb.db
+        .selectFrom('archives')
+        .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+        .select('archives.provenance')
+        .where('crawl_pages.crawl_id', '=', crawlId)
+        .execute();
       const names = new Set(softwares.map((r) => String((r.provenance as { software?: string }).software)));
       expect([...names].some((n) => n.includes('(second-worker)'))).toBe(true);
       expect([...names].some((n) => n.includes('(test-capture-worker-'))).toBe(true);
@@ -80,13 +94,19 @@ describe('two capture workers on one capture queue', () => {
   }, 200_000);
 
   it('a worker killed in the middle of a page: the crawl succeeds and that page is archived once', async () => {
-    let doomed: CaptureWorker | undefined = await startCaptureWorker({ config: testCaptureWorkerConfig(s.config, s.flowQueues, { name: 'doomed-worker', slots: 4 }) });
+    let doomed: CaptureWorker | undefined = await startCaptureWorker({
+      config: testCaptureWorkerConfig(s.config, s.flowQueues, { name: 'doomed-worker', slots: 4 }),
+    });
     try {
       // slow pages, so the doomed worker is caught with pages in hand
       s.flow.setKnobs({ captureDelayMs: 1500 });
       const crawlId = await startCrawl();
       const worker = doomed;
-      await eventually(async () => (worker.busy() > 0 && Object.values(worker.hostLog.all()).flat().length > 0 ? true : undefined), 90_000, 'the doomed worker in the middle of a page');
+      await eventually(
+        async () => (worker.busy() > 0 && Object.values(worker.hostLog.all()).flat().length > 0 ? true : undefined),
+        90_000,
+        'the doomed worker in the middle of a page',
+      );
       const inHand = worker.busy();
       await worker.kill();
       doomed = undefined;

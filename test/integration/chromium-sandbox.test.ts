@@ -60,7 +60,12 @@ function expectSandboxed(tree: Sandboxing[], uid: number): void {
   expect(uid).not.toBe(0);
   expect(renderers(tree).length).toBeGreaterThanOrEqual(1);
   for (const p of tree) {
-    expect({ pid: p.pid, type: p.type, uids: p.uids, sandboxOff: p.sandboxOff }).toEqual({ pid: p.pid, type: p.type, uids: [uid, uid, uid, uid], sandboxOff: false });
+    expect({ pid: p.pid, type: p.type, uids: p.uids, sandboxOff: p.sandboxOff }).toEqual({
+      pid: p.pid,
+      type: p.type,
+      uids: [uid, uid, uid, uid],
+      sandboxOff: false,
+    });
   }
   for (const r of renderers(tree)) expect({ pid: r.pid, seccomp: r.seccomp }).toEqual({ pid: r.pid, seccomp: 2 });
 }
@@ -86,7 +91,14 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
     const browser = new CaptureBrowser();
     const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(TEST_SITES_ALLOW)));
     try {
-      const capture = visitPage(browser, site.url('a', '/'), { userAgent: FLOW_USER_AGENT, fetcher, formats: ['wacz'], extraMs: 5000, deadlineMs: 60_000, injectFailure: false });
+      const capture = visitPage(browser, site.url('a', '/'), {
+        userAgent: FLOW_USER_AGENT,
+        fetcher,
+        formats: ['wacz'],
+        extraMs: 5000,
+        deadlineMs: 60_000,
+        injectFailure: false,
+      });
       await expect.poll(() => site.pageRequests('b').length, { timeout: 30_000 }).toBe(1);
       const flowBrowsers = chromiumBrowsers((args) => args.includes('--proxy-bypass-list=<-loopback>'));
       expect(flowBrowsers).toHaveLength(1);

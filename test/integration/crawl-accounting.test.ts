@@ -60,7 +60,17 @@ async function detail(crawlId: string): Promise<Record<string, unknown>> {
 
 /** A running crawl row with its seed page, without the API or a workflow. */
 async function insertDirect(orgId: string, seed: string, limits: { maxDepth: number; maxPages: number }): Promise<string> {
-  const c = { orgId, submittedBy: 'alice', seeds: [seed], rules: [{ follow: 'same-origin' }], ...limits, perHostDelayMs: 0, hostParallelism: 1, formats: ['wacz'], signing: false };
+  const c = {
+    orgId,
+    submittedBy: 'alice',
+    seeds: [seed],
+    rules: [{ follow: 'same-origin' }],
+    ...limits,
+    perHostDelayMs: 0,
+    hostParallelism: 1,
+    formats: ['wacz'],
+    signing: false,
+  };
   return (await insertCrawl(h.tdb.db, { ...c, seedLevel: { take: [seed], cut: [] } })).id;
 }
 
@@ -123,7 +133,9 @@ describe('pagesDiscovered counts what the rules threw away (fix 2)', () => {
     await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 2);
     await report(crawlId, 2, [await writeCapture(h.s3, h.bucket, prefix(crawlId, 2), { url: 'http://n.test/c' })]);
     expect(await waitForCrawlEnd(h.tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
-    const decisions = (await (await fetch(`${h.api.url}/api/crawls/${crawlId}/decisions`, { headers: alice })).json()) as { decisions: { depth: number; action: string; links: number }[] };
+    const decisions = (await (await fetch(`${h.api.url}/api/crawls/${crawlId}/decisions`, { headers: alice })).json()) as {
+      decisions: { depth: number; action: string; links: number }[];
+    };
     // the rules did skip both links at both levels (crawl_decisions counts per level)...
     expect(decisions.decisions.filter((d) => d.action === 'skip').map((d) => [d.depth, d.links])).toEqual([
       [0, 1],
@@ -142,14 +154,25 @@ describe('a re-reported level replaces its frontier (fix 3)', () => {
     await h.tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
     const deps = { db: h.tdb.db, s3: h.s3, bucket: h.bucket };
     const level1 = async () =>
-      (await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute()).map(
-        (p) => `${p.url} ${p.state}${p.skip_reason ? ` ${p.skip_reason}` : ''}`,
-      );
+      (
+        await h.tdb.db
+          .selectFrom('crawl_pages')
+          .select(['url', 'state', 'skip_reason'])
+          .where('crawl_id', '=', crawlId)
+          .where('depth', '=', 1)
+          .orderBy('id')
+          .execute()
+      ).map((p) => `${p.url} ${p.state}${p.skip_reason ? ` ${p.skip_reason}` : ''}`);
 
     const wide = await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), { url: 'https://f.test/', links: ['/a', '/b', '/c', '/d'].map((href) => ({ href })) });
     await upsertLevelReport(h.tdb.db, crawlId, 0, { depth: 0, pages: [wide] }, 'capture-flow');
     expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 2, cutPages: 2 });
-    expect(await level1()).toEqual(['https://f.test/a pending', 'https://f.test/b pending', 'https://f.test/c skipped max_pages', 'https://f.test/d skipped max_pages']);
+    expect(await level1()).toEqual([
+      'https://f.test/a pending',
+      'https://f.test/b pending',
+      'https://f.test/c skipped max_pages',
+      'https://f.test/d skipped max_pages',
+    ]);
 
     // the same level reported again, its page now naming fewer links: /a and /b are gone from it
     const narrow = await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), { url: 'https://f.test/', links: ['/c', '/d'].map((href) => ({ href })) });
@@ -173,7 +196,22 @@ describe('GET /api/crawls never skips rows sharing the boundary startedAt (fix 5
     for (let i = 0; i < 120; i += 1) {
       const row = await h.tdb.db
         .insertInto('crawls')
-        .values({ org_id: ORG, submitted_by: 'alice', seeds: ['https://p.test/'], rules: '[]', max_depth: 0, max_pages: 1, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], signing: false, state: 'succeeded', stop_reason: 'completed', started_at: at, finished_at: at })
+        .values({
+          org_id: ORG,
+          submitted_by: 'alice',
+          seeds: ['https://p.test/'],
+          rules: '[]',
+          max_depth: 0,
+          max_pages: 1,
+          per_host_delay_ms: 0,
+          host_parallelism: 1,
+          formats: ['wacz'],
+          signing: false,
+          state: 'succeeded',
+          stop_reason: 'completed',
+          started_at: at,
+          finished_at: at,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       ids.push(row.id);

@@ -52,7 +52,15 @@ async function get(path: string, headers: Record<string, string> = devHeaders('a
 }
 
 /** all crawls in the database: a test compares it before and after, whatever ran earlier */
-const crawlCount = async () => Number((await h.tdb.db.selectFrom('crawls').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
+const crawlCount = async () =>
+  Number(
+    (
+      await h.tdb.db
+        .selectFrom('crawls')
+        .select(sql<number>`count(*)`.as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('POST /api/crawls: what a caller may send', () => {
   it('both and neither are 400, said differently', async () => {
@@ -64,12 +72,17 @@ describe('POST /api/crawls: what a caller may send', () => {
   });
 
   it('the OpenAPI document states the rule as oneOf, so a request valid by the document is not refused for its source', async () => {
-    const doc = (await (await fetch(`${h.api.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Json }> } }>> };
+    const doc = (await (await fetch(`${h.api.url}/api/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Json }> } }>>;
+    };
     const body = doc.paths['/api/crawls']!.post!.requestBody.content['application/json']!.schema;
     expect(body.oneOf).toEqual([{ required: ['seeds'] }, { required: ['fromTargets'] }]);
     expect(body.additionalProperties).toBe(false);
     // with the rule kept, any other schema failure is the schema's own 400 naming the field
-    expect(await post({ seeds: ['https://a.test/'], maxDepth: 'deep' })).toMatchObject({ status: 400, body: { error: 'invalid request', details: [{ field: 'body.maxDepth' }] } });
+    expect(await post({ seeds: ['https://a.test/'], maxDepth: 'deep' })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid request', details: [{ field: 'body.maxDepth' }] },
+    });
   });
 
   it('a method the path does not serve is 405 with Allow', async () => {
@@ -115,8 +128,14 @@ describe('POST /api/crawls: what a caller may send', () => {
       status: 400,
       body: { error: 'rules that can never match', rules: [{ rule: 2, coveredBy: 1 }] },
     });
-    expect(await post({ seeds: ['https://a.test/'], rules: [{ capture: 'any' }] })).toEqual({ status: 400, body: { error: 'seeds the rules do not follow', seeds: ['https://a.test/'] } });
-    expect(await post({ seeds: ['https://a.test/'], rules: [{ follow: 'not a pattern' }] })).toMatchObject({ status: 400, body: { error: 'invalid rule patterns' } });
+    expect(await post({ seeds: ['https://a.test/'], rules: [{ capture: 'any' }] })).toEqual({
+      status: 400,
+      body: { error: 'seeds the rules do not follow', seeds: ['https://a.test/'] },
+    });
+    expect(await post({ seeds: ['https://a.test/'], rules: [{ follow: 'not a pattern' }] })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid rule patterns' },
+    });
     expect(await post({ seeds: ['ftp://a.test/'] })).toEqual({ status: 400, body: { error: 'invalid seeds', seeds: ['ftp://a.test/'] } });
     expect(await crawlCount()).toBe(before);
   });
@@ -164,7 +183,12 @@ describe('POST /api/crawls: what is started', () => {
       formats: ['wacz', 'png'],
       signing: false,
     });
-    const pages = await h.tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'host', 'action', 'state']).where('crawl_id', '=', crawlId).orderBy('id').execute();
+    const pages = await h.tdb.db
+      .selectFrom('crawl_pages')
+      .select(['url', 'depth', 'host', 'action', 'state'])
+      .where('crawl_id', '=', crawlId)
+      .orderBy('id')
+      .execute();
     expect(pages).toEqual([
       { url: 'https://a.test/start', depth: 0, host: 'a.test', action: 'follow', state: 'pending' },
       { url: 'https://a.test/other', depth: 0, host: 'a.test', action: 'follow', state: 'pending' },
@@ -181,29 +205,55 @@ describe('POST /api/crawls: what is started', () => {
   });
 
   it('explicit values win', async () => {
-    const r = await post({ seeds: ['https://a.test/'], maxDepth: 0, maxPages: 5, perHostDelayMs: 0, hostParallelism: 2, rules: [{ skip: 'https://a.test/private' }, { follow: 'same-site' }] });
+    const r = await post({
+      seeds: ['https://a.test/'],
+      maxDepth: 0,
+      maxPages: 5,
+      perHostDelayMs: 0,
+      hostParallelism: 2,
+      rules: [{ skip: 'https://a.test/private' }, { follow: 'same-site' }],
+    });
     expect(r.status).toBe(202);
-    const row = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', r.body.crawlId as string).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ max_depth: 0, max_pages: 5, per_host_delay_ms: 0, host_parallelism: 2, rules: [{ skip: 'https://a.test/private' }, { follow: 'same-site' }] });
+    const row = await h.tdb.db
+      .selectFrom('crawls')
+      .selectAll()
+      .where('id', '=', r.body.crawlId as string)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      max_depth: 0,
+      max_pages: 5,
+      per_host_delay_ms: 0,
+      host_parallelism: 2,
+      rules: [{ skip: 'https://a.test/private' }, { follow: 'same-site' }],
+    });
   });
 
   it('fromTargets: the organization’s enabled targets, the first n, depth 0, never fewer pages than seeds', async () => {
     expect(await post({ fromTargets: {} })).toEqual({ status: 400, body: { error: 'no enabled targets', orgId: ORG } });
     const lines: string[] = [];
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-    for (const u of ['https://t1.test/', 'https://t2.test/', 'https://t3.test/', 'https://t4.test/']) expect(await runTargets(h.tdb.db, ['add', ORG, u], io)).toBe(0);
+    for (const u of ['https://t1.test/', 'https://t2.test/', 'https://t3.test/', 'https://t4.test/'])
+      expect(await runTargets(h.tdb.db, ['add', ORG, u], io)).toBe(0);
     expect(await runTargets(h.tdb.db, ['disable', ORG, 'https://t2.test/'], io)).toBe(0);
     await addTarget(h.tdb.db, 'other', 'https://foreign.test/');
 
     const limited = await post({ fromTargets: { limit: 2 } });
     expect(limited.status).toBe(202);
-    const row = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', limited.body.crawlId as string).executeTakeFirstOrThrow();
+    const row = await h.tdb.db
+      .selectFrom('crawls')
+      .selectAll()
+      .where('id', '=', limited.body.crawlId as string)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ seeds: ['https://t1.test/', 'https://t3.test/'], max_depth: 0, max_pages: 30 });
     await endRunning();
 
     const all = await post({ fromTargets: {}, maxPages: 1, maxDepth: 1 });
     expect(all.status).toBe(202);
-    const row2 = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', all.body.crawlId as string).executeTakeFirstOrThrow();
+    const row2 = await h.tdb.db
+      .selectFrom('crawls')
+      .selectAll()
+      .where('id', '=', all.body.crawlId as string)
+      .executeTakeFirstOrThrow();
     expect(row2).toMatchObject({ seeds: ['https://t1.test/', 'https://t3.test/', 'https://t4.test/'], max_depth: 1, max_pages: 3 });
     await endRunning();
 
@@ -255,7 +305,18 @@ describe('the row and the workflow never disagree', () => {
     // the API died between the commit and the workflow start, two minutes ago
     const orphan = await h.tdb.db
       .insertInto('crawls')
-      .values({ org_id: ORG, submitted_by: 'alice', seeds: ['https://o.test/'], rules: JSON.stringify([{ follow: 'same-origin' }]), max_depth: 0, max_pages: 1, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], started_at: new Date(Date.now() - 120_000) })
+      .values({
+        org_id: ORG,
+        submitted_by: 'alice',
+        seeds: ['https://o.test/'],
+        rules: JSON.stringify([{ follow: 'same-origin' }]),
+        max_depth: 0,
+        max_pages: 1,
+        per_host_delay_ms: 0,
+        host_parallelism: 1,
+        formats: ['wacz'],
+        started_at: new Date(Date.now() - 120_000),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const r = await post({ seeds: ['https://a.test/'] });
@@ -270,9 +331,16 @@ describe('the row and the workflow never disagree', () => {
     await h.temporal.workflow.getHandle(crawlWorkflowId(id)).terminate('operator');
     // young: could still be starting, so it blocks
     expect((await post({ seeds: ['https://b.test/'] })).status).toBe(409);
-    await h.tdb.db.updateTable('crawls').set({ started_at: new Date(Date.now() - 120_000) }).where('id', '=', id).execute();
+    await h.tdb.db
+      .updateTable('crawls')
+      .set({ started_at: new Date(Date.now() - 120_000) })
+      .where('id', '=', id)
+      .execute();
     expect((await post({ seeds: ['https://b.test/'] })).status).toBe(202);
-    expect(await h.tdb.db.selectFrom('crawls').select(['state', 'failure']).where('id', '=', id).executeTakeFirstOrThrow()).toEqual({ state: 'failed', failure: 'its workflow is terminated and the row was still running' });
+    expect(await h.tdb.db.selectFrom('crawls').select(['state', 'failure']).where('id', '=', id).executeTakeFirstOrThrow()).toEqual({
+      state: 'failed',
+      failure: 'its workflow is terminated and the row was still running',
+    });
   });
 });
 
@@ -282,12 +350,32 @@ describe('reading crawls', () => {
     const mk = async (orgId: string, state: 'succeeded' | 'failed', startedAt: string, taskIds: string[] = []) => {
       const row = await h.tdb.db
         .insertInto('crawls')
-        .values({ org_id: orgId, submitted_by: 'x', seeds: [`https://${orgId}.test/`], rules: '[]', max_depth: 0, max_pages: 5, per_host_delay_ms: 0, host_parallelism: 1, formats: ['wacz'], state, stop_reason: state === 'failed' ? 'failed' : 'max_depth', started_at: new Date(startedAt), finished_at: startedAt })
+        .values({
+          org_id: orgId,
+          submitted_by: 'x',
+          seeds: [`https://${orgId}.test/`],
+          rules: '[]',
+          max_depth: 0,
+          max_pages: 5,
+          per_host_delay_ms: 0,
+          host_parallelism: 1,
+          formats: ['wacz'],
+          state,
+          stop_reason: state === 'failed' ? 'failed' : 'max_depth',
+          started_at: new Date(startedAt),
+          finished_at: startedAt,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       for (const [i, t] of taskIds.entries()) {
-        await h.tdb.db.insertInto('crawl_pages').values({ crawl_id: row.id, url: `https://${orgId}.test/${i}`, depth: 0, host: `${orgId}.test`, state: 'captured', task_id: t }).execute();
-        await h.tdb.db.insertInto('archives').values({ task_id: t, bucket: 'b', object_key: `${t}.wacz`, url: `https://${orgId}.test/${i}`, captured_at: startedAt, provenance: '{}' }).execute();
+        await h.tdb.db
+          .insertInto('crawl_pages')
+          .values({ crawl_id: row.id, url: `https://${orgId}.test/${i}`, depth: 0, host: `${orgId}.test`, state: 'captured', task_id: t })
+          .execute();
+        await h.tdb.db
+          .insertInto('archives')
+          .values({ task_id: t, bucket: 'b', object_key: `${t}.wacz`, url: `https://${orgId}.test/${i}`, captured_at: startedAt, provenance: '{}' })
+          .execute();
       }
       return row.id;
     };
@@ -298,9 +386,36 @@ describe('reading crawls', () => {
     const all = await get('/api/crawls');
     expect(all.status).toBe(200);
     expect(all.body).toEqual([
-      { id: c, orgId: ORG, state: 'succeeded', stopReason: 'max_depth', seeds: [`https://${ORG}.test/`], startedAt: '2025-01-03T10:00:00.000Z', finishedAt: '2025-01-03T10:00:00.000Z', waczCount: 1 },
-      { id: b, orgId: 'other', state: 'failed', stopReason: 'failed', seeds: ['https://other.test/'], startedAt: '2025-01-02T10:00:00.000Z', finishedAt: '2025-01-02T10:00:00.000Z', waczCount: 0 },
-      { id: a, orgId: ORG, state: 'succeeded', stopReason: 'max_depth', seeds: [`https://${ORG}.test/`], startedAt: '2025-01-01T10:00:00.000Z', finishedAt: '2025-01-01T10:00:00.000Z', waczCount: 2 },
+      {
+        id: c,
+        orgId: ORG,
+        state: 'succeeded',
+        stopReason: 'max_depth',
+        seeds: [`https://${ORG}.test/`],
+        startedAt: '2025-01-03T10:00:00.000Z',
+        finishedAt: '2025-01-03T10:00:00.000Z',
+        waczCount: 1,
+      },
+      {
+        id: b,
+        orgId: 'other',
+        state: 'failed',
+        stopReason: 'failed',
+        seeds: ['https://other.test/'],
+        startedAt: '2025-01-02T10:00:00.000Z',
+        finishedAt: '2025-01-02T10:00:00.000Z',
+        waczCount: 0,
+      },
+      {
+        id: a,
+        orgId: ORG,
+        state: 'succeeded',
+        stopReason: 'max_depth',
+        seeds: [`https://${ORG}.test/`],
+        startedAt: '2025-01-01T10:00:00.000Z',
+        finishedAt: '2025-01-01T10:00:00.000Z',
+        waczCount: 2,
+      },
     ]);
     expect(((await get('/api/crawls?state=failed')).body as Json[]).map((r) => r.id)).toEqual([b]);
     expect(((await get('/api/crawls?before=2025-01-03T10:00:00.000Z')).body as Json[]).map((r) => r.id)).toEqual([b, a]);
@@ -318,7 +433,19 @@ describe('reading crawls', () => {
     const id = r.body.crawlId as string;
     const mine = await get(`/api/crawls/${id}`);
     expect(mine.status).toBe(200);
-    expect(mine.body).toMatchObject({ id, orgId: ORG, state: 'running', stopReason: null, seeds: ['https://a.test/'], maxDepth: 1, pagesDiscovered: 1, pagesCaptured: 0, depthReached: 0, finishedAt: null, waczCount: 0 });
+    expect(mine.body).toMatchObject({
+      id,
+      orgId: ORG,
+      state: 'running',
+      stopReason: null,
+      seeds: ['https://a.test/'],
+      maxDepth: 1,
+      pagesDiscovered: 1,
+      pagesCaptured: 0,
+      depthReached: 0,
+      finishedAt: null,
+      waczCount: 0,
+    });
     expect(await get(`/api/crawls/${id}`, devHeaders('carol', ['other']))).toEqual({ status: 404, body: { error: 'not found' } });
     expect(await get(`/api/crawls/${id}`, devHeaders('bob', [ORG]))).toEqual({ status: 404, body: { error: 'not found' } });
     expect(await get('/api/crawls/00000000-0000-4000-8000-000000000000')).toEqual({ status: 404, body: { error: 'not found' } });
@@ -328,7 +455,11 @@ describe('reading crawls', () => {
 
 describe('POST /api/crawls/:id/levels/:depth', () => {
   const reportTo = async (id: string, depth: number | string, body: unknown, headers: Record<string, string>) => {
-    const res = await fetch(`${h.api.url}/api/crawls/${id}/levels/${depth}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${h.api.url}/api/crawls/${id}/levels/${depth}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as Json };
   };
 
@@ -344,18 +475,27 @@ describe('POST /api/crawls/:id/levels/:depth', () => {
       const body = { depth: 0, pages: [page] };
       const flow = devHeaders('flow', [ORG]);
       // no capability: 403 naming the header, whoever the token names; no token either: 401
-      expect(await reportTo(id, 0, body, flow)).toEqual({ status: 403, body: { error: 'capability refused', detail: "a level report must carry its dispatch's capability in the x-capture-capability header" } });
+      expect(await reportTo(id, 0, body, flow)).toEqual({
+        status: 403,
+        body: { error: 'capability refused', detail: "a level report must carry its dispatch's capability in the x-capture-capability header" },
+      });
       expect(await reportTo(id, 0, body, {})).toEqual({ status: 401, body: { error: 'unauthenticated' } });
       expect(await reportTo(id, 0, body, { 'x-capture-capability': 'guessed' })).toEqual({ status: 401, body: { error: 'unauthenticated' } });
       // a wrong capability, the right one for a level never dispatched or another crawl: 403
-      const wrong = { status: 403, body: { error: 'capability refused', detail: 'the x-capture-capability header matches no dispatch of level 0 of this crawl' } };
+      const wrong = {
+        status: 403,
+        body: { error: 'capability refused', detail: 'the x-capture-capability header matches no dispatch of level 0 of this crawl' },
+      };
       expect(await reportTo(id, 0, body, { ...flow, 'x-capture-capability': 'guessed' })).toEqual(wrong);
       expect(await reportTo(id, 0, body, { ...flow, 'x-capture-capability': d0.body.capability!.slice(0, -1) })).toEqual(wrong);
       expect((await reportTo(id, 1, { depth: 1, pages: [page] }, { ...flow, ...cap })).status).toBe(403);
       expect((await reportTo('00000000-0000-4000-8000-000000000000', 0, body, { ...flow, ...cap })).status).toBe(403);
       // the body, checked once the call is bound to its level
       const bound = { ...flow, ...cap };
-      expect(await reportTo(id, 0, { depth: 1, pages: [page] }, bound)).toEqual({ status: 400, body: { error: 'invalid request', details: [{ field: 'body.depth', message: 'must equal the level in the URL (0)' }] } });
+      expect(await reportTo(id, 0, { depth: 1, pages: [page] }, bound)).toEqual({
+        status: 400,
+        body: { error: 'invalid request', details: [{ field: 'body.depth', message: 'must equal the level in the URL (0)' }] },
+      });
       expect((await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'done' }] }, bound)).status).toBe(400);
       expect((await reportTo(id, 0, { depth: 0, pages: [{ ...page, extra: 1 }] }, bound)).status).toBe(400);
       expect((await reportTo(id, 0, { depth: 0 }, bound)).status).toBe(400);
@@ -376,7 +516,11 @@ describe('POST /api/crawls/:id/levels/:depth', () => {
       expect(second.body.reportId).not.toBe(first.body.reportId);
       const replaced = await h.tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', id).execute();
       expect(replaced).toHaveLength(1);
-      expect(replaced[0]).toMatchObject({ report_id: second.body.reportId, reported_by: 'flow', body: { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] } });
+      expect(replaced[0]).toMatchObject({
+        report_id: second.body.reportId,
+        reported_by: 'flow',
+        body: { depth: 0, pages: [{ ...page, status: 'skipped', skipReason: 'robots' }] },
+      });
     } finally {
       await h.tw.start();
     }
@@ -388,19 +532,31 @@ describe('POST /api/crawls/:id/levels/:depth', () => {
     const done = await waitForCrawlEnd(h.tdb.db, id);
     expect(done).toMatchObject({ state: 'succeeded', stop_reason: 'completed' });
     // reporting a finished crawl is refused
-    expect(await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'failed' }] }, { ...devHeaders('flow', [ORG]), ...cap })).toEqual({ status: 409, body: { error: 'the crawl is not running', state: 'succeeded' } });
+    expect(await reportTo(id, 0, { depth: 0, pages: [{ url: 'https://a.test/', status: 'failed' }] }, { ...devHeaders('flow', [ORG]), ...cap })).toEqual({
+      status: 409,
+      body: { error: 'the crawl is not running', state: 'succeeded' },
+    });
   });
 });
 
 describe('without the webhook settings', () => {
   it('none of the crawl routes exist', async () => {
-    const off = await startTestApi({ tdb: h.tdb, store: h.store, identity: 'dev', env: { ...h.env, CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '' }, deps: { temporal: h.temporal } });
+    const off = await startTestApi({
+      tdb: h.tdb,
+      store: h.store,
+      identity: 'dev',
+      env: { ...h.env, CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '' },
+      deps: { temporal: h.temporal },
+    });
     try {
       const h = { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' };
       expect((await fetch(`${off.url}/api/crawls`, { method: 'POST', headers: h, body: JSON.stringify({ seeds: ['https://a.test/'] }) })).status).toBe(404);
       expect((await fetch(`${off.url}/api/crawls`, { headers: h })).status).toBe(404);
       expect((await fetch(`${off.url}/api/crawls/00000000-0000-4000-8000-000000000000`, { headers: h })).status).toBe(404);
-      expect((await fetch(`${off.url}/api/crawls/00000000-0000-4000-8000-000000000000/levels/0`, { method: 'POST', headers: h, body: '{"depth":0,"pages":[]}' })).status).toBe(404);
+      expect(
+        (await fetch(`${off.url}/api/crawls/00000000-0000-4000-8000-000000000000/levels/0`, { method: 'POST', headers: h, body: '{"depth":0,"pages":[]}' }))
+          .status,
+      ).toBe(404);
     } finally {
       await off.close();
     }

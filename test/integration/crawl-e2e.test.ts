@@ -63,7 +63,13 @@ describe('a crawl over a real multi-host site', () => {
     const row = await waitForCrawlEnd(h.tdb.db, crawlId, 90_000);
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', depth_reached: 2, failure: null });
 
-    const pages = await h.tdb.db.selectFrom('crawl_pages').select(['url', 'depth', 'state', 'skip_reason', 'final_url', 'task_id']).where('crawl_id', '=', crawlId).orderBy('depth').orderBy('url').execute();
+    const pages = await h.tdb.db
+      .selectFrom('crawl_pages')
+      .select(['url', 'depth', 'state', 'skip_reason', 'final_url', 'task_id'])
+      .where('crawl_id', '=', crawlId)
+      .orderBy('depth')
+      .orderBy('url')
+      .execute();
     const byUrl = new Map(pages.map((p) => [p.url, p]));
     // depth 0: the seeds; depth 1: what they link to (same origin as a seed, nofollow and c left
     // out, b/ deduplicated); depth 2: what depth 1 links to, not read any further
@@ -89,15 +95,38 @@ describe('a crawl over a real multi-host site', () => {
 
     const d = await detail(crawlId);
     // discovered: the nine pages and c/, which no rule took (rule 0)
-    expect(d).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', pagesDiscovered: 10, pagesCaptured: 8, pagesSkipped: 1, depthReached: 2, waczCount: 8 });
+    expect(d).toMatchObject({
+      state: 'succeeded',
+      stopReason: 'max_depth',
+      pagesDiscovered: 10,
+      pagesCaptured: 8,
+      pagesSkipped: 1,
+      depthReached: 2,
+      waczCount: 8,
+    });
 
     // the archives: one per captured page, visible to the submitter and the organization's
     // members, and to nobody else
-    const archiveIds = (await h.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select('archives.id').where('crawl_pages.crawl_id', '=', crawlId).execute()).map((r) => r.id).sort();
+    const archiveIds = (
+      await h.tdb.db
+        .selectFrom('archives')
+        .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+        .select('archives.id')
+        .where('crawl_pages.crawl_id', '=', crawlId)
+        .execute()
+    )
+      .map((r) => r.id)
+      .sort();
     expect(archiveIds).toHaveLength(8);
     // with those of the organization's (alice's) other crawls, when another test ran first
     const orgArchiveIds = (
-      await h.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').innerJoin('crawls', 'crawls.id', 'crawl_pages.crawl_id').select('archives.id').where('crawls.org_id', '=', ORG).execute()
+      await h.tdb.db
+        .selectFrom('archives')
+        .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+        .innerJoin('crawls', 'crawls.id', 'crawl_pages.crawl_id')
+        .select('archives.id')
+        .where('crawls.org_id', '=', ORG)
+        .execute()
     )
       .map((r) => r.id)
       .sort();
@@ -112,7 +141,8 @@ describe('a crawl over a real multi-host site', () => {
     expect(await visible('bob', [ORG])).toEqual(orgArchiveIds); // a member without any grant
     expect(await visible('mallory', ['other'])).toEqual([]);
     expect(await visible('capture-flow', ['other'])).toEqual([]);
-    const sign = async (subject: string, orgs: string[]) => (await fetch(`${h.api.url}/api/archives/${archiveIds[0]}/url`, { method: 'POST', headers: await h.as(subject, orgs), body: '{}' })).status;
+    const sign = async (subject: string, orgs: string[]) =>
+      (await fetch(`${h.api.url}/api/archives/${archiveIds[0]}/url`, { method: 'POST', headers: await h.as(subject, orgs), body: '{}' })).status;
     expect(await sign('bob', [ORG])).toBe(200);
     expect(await sign('mallory', ['other'])).toBe(404);
 
@@ -130,7 +160,14 @@ describe('a crawl over a real multi-host site', () => {
     expect(h.site.pageRequests('c')).toEqual([]);
 
     // what the rules decided at level 0 is recorded
-    const decisions = await h.tdb.db.selectFrom('crawl_decisions').select(['depth', 'rule', 'action', 'hostname', 'links']).where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy('rule').orderBy('hostname').execute();
+    const decisions = await h.tdb.db
+      .selectFrom('crawl_decisions')
+      .select(['depth', 'rule', 'action', 'hostname', 'links'])
+      .where('crawl_id', '=', crawlId)
+      .where('depth', '=', 0)
+      .orderBy('rule')
+      .orderBy('hostname')
+      .execute();
     expect(decisions.find((x) => x.rule === 0)).toMatchObject({ action: 'skip', hostname: h.site.hosts.c!.address, links: 1 });
   }, 120_000);
 

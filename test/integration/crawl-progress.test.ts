@@ -24,8 +24,20 @@ interface Pacing {
 const s = useLiveCrawlStack({
   org: ORG,
   hosts: {
-    a: { pages: { '/': `<title>A</title>${aPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')} <a href="{{b}}/">b</a>`, ...Object.fromEntries(aPaths.map((p) => [p, `<title>${p}</title>`])) }, delayMs: 150 },
-    b: { robots: 'User-agent: *\nCrawl-delay: 1\n', pages: { '/': `<title>B</title>${bPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`, ...Object.fromEntries(bPaths.map((p) => [p, `<title>${p}</title>`])) } },
+    a: {
+      pages: {
+        '/': `<title>A</title>${aPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')} <a href="{{b}}/">b</a>`,
+        ...Object.fromEntries(aPaths.map((p) => [p, `<title>${p}</title>`])),
+      },
+      delayMs: 150,
+    },
+    b: {
+      robots: 'User-agent: *\nCrawl-delay: 1\n',
+      pages: {
+        '/': `<title>B</title>${bPaths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
+        ...Object.fromEntries(bPaths.map((p) => [p, `<title>${p}</title>`])),
+      },
+    },
   },
   flow: { heartbeatIntervalMs: 200 },
 });
@@ -39,7 +51,13 @@ async function startCrawl(): Promise<string> {
   const res = await fetch(`${s.api.url}/api/crawls`, {
     method: 'POST',
     headers: await s.as('alice', [ORG]),
-    body: JSON.stringify({ seeds: [s.site.url('a', '/'), s.site.url('b', '/')], maxDepth: 1, perHostDelayMs: DELAY, hostParallelism: 2, rules: [{ follow: 'same-origin' }] }),
+    body: JSON.stringify({
+      seeds: [s.site.url('a', '/'), s.site.url('b', '/')],
+      maxDepth: 1,
+      perHostDelayMs: DELAY,
+      hostParallelism: 2,
+      rules: [{ follow: 'same-origin' }],
+    }),
   });
   expect(res.status).toBe(202);
   return ((await res.json()) as { crawlId: string }).crawlId;
@@ -52,12 +70,18 @@ describe('live progress and the pacing audit', () => {
     const a = s.site.hosts.a!.host;
 
     // while level 1 is being captured: the flow's heartbeat, as the API serves it
-    const live = await eventually(async () => {
-      const { status, body } = await get<ProgressView>(`/api/crawls/${crawlId}/progress`);
-      expect(status).toBe(200);
-      const l1 = body.levels.find((l) => l.depth === 1);
-      return body.state === 'running' && body.depth === 1 && body.phase === 'waiting' && l1?.heartbeat && body.hosts.some((h) => h.host === a) ? body : undefined;
-    }, 60_000, 'progress of level 1 while it runs');
+    const live = await eventually(
+      async () => {
+        const { status, body } = await get<ProgressView>(`/api/crawls/${crawlId}/progress`);
+        expect(status).toBe(200);
+        const l1 = body.levels.find((l) => l.depth === 1);
+        return body.state === 'running' && body.depth === 1 && body.phase === 'waiting' && l1?.heartbeat && body.hosts.some((h) => h.host === a)
+          ? body
+          : undefined;
+      },
+      60_000,
+      'progress of level 1 while it runs',
+    );
     expect(live).toMatchObject({ crawlId, state: 'running', source: 'workflow', maxDepth: 1, stopReason: null });
     const l1 = live.levels.find((l) => l.depth === 1)!;
     expect(l1).toMatchObject({ dispatched: 7, pages: 7, redispatches: 0 });
@@ -73,7 +97,10 @@ describe('live progress and the pacing audit', () => {
     expect(row.state).toBe('succeeded');
     const done = await get<ProgressView>(`/api/crawls/${crawlId}/progress`);
     expect(done.body).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', source: 'ledger', phase: null, depth: 1, hosts: [] });
-    expect(done.body.levels.map((l) => [l.depth, l.pages, l.captured, l.pending])).toEqual([[0, 2, 2, 0], [1, 7, 7, 0]]);
+    expect(done.body.levels.map((l) => [l.depth, l.pages, l.captured, l.pending])).toEqual([
+      [0, 2, 2, 0],
+      [1, 7, 7, 0],
+    ]);
 
     // the pacing audit: the spec's query over crawl_pages, against what the site itself logged
     const pacing = await get<Pacing>(`/api/crawls/${crawlId}/pacing`);
@@ -81,7 +108,10 @@ describe('live progress and the pacing audit', () => {
     expect(pacing.body).toMatchObject({ crawlId, perHostDelayMs: DELAY, violations: 0 });
     const b = s.site.hosts.b!.host;
     expect(pacing.body.hosts.map((h) => h.host).sort()).toEqual([a, b].sort());
-    for (const [name, paths] of [['a', ['/', ...aPaths]], ['b', ['/', ...bPaths]]] as const) {
+    for (const [name, paths] of [
+      ['a', ['/', ...aPaths]],
+      ['b', ['/', ...bPaths]],
+    ] as const) {
       const audit = pacing.body.hosts.find((h) => h.host === s.site.hosts[name]!.host)!;
       const requests = s.site.pageRequests(name).filter((r) => (paths as readonly string[]).includes(r.path));
       const siteGaps = requests.slice(1).map((r, i) => r.startedAt - requests[i]!.finishedAt);
@@ -123,7 +153,7 @@ describe('live progress and the pacing audit', () => {
     }
   });
 
-  it('a heartbeat needs the level\'s capability and a token; a forged one is refused and reaches no workflow', async () => {
+  it("a heartbeat needs the level's capability and a token; a forged one is refused and reaches no workflow", async () => {
     s.flow.setKnobs({ captureDelayMs: 4000 });
     const crawlId = await startCrawl();
     const level = await eventually(async () => s.flow.level(crawlId, 0), 30_000, 'level 0 dispatched');
@@ -131,9 +161,16 @@ describe('live progress and the pacing audit', () => {
     // hears nothing until a re-dispatch, 60 s away)
     await s.restartFlow();
     const url = `${s.api.url}/api/crawls/${crawlId}/levels/0/heartbeat`;
-    const body = JSON.stringify({ depth: 0, pagesTotal: 2, pagesDone: 2, pagesInFlight: 0, hosts: [{ host: 'refused.test:1', queued: 0, inFlight: 0, nextAllowedAt: null }] });
+    const body = JSON.stringify({
+      depth: 0,
+      pagesTotal: 2,
+      pagesDone: 2,
+      pagesInFlight: 0,
+      hosts: [{ host: 'refused.test:1', queued: 0, inFlight: 0, nextAllowedAt: null }],
+    });
     const token = await s.as('capture-flow', ['other']);
-    const post = (headers: Record<string, string>, b = body, to = url) => fetch(to, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: b });
+    const post = (headers: Record<string, string>, b = body, to = url) =>
+      fetch(to, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: b });
 
     expect((await post(token)).status).toBe(403);
     const wrong = await post({ ...token, [CAPABILITY_HEADER]: 'x'.repeat(43) });
@@ -143,7 +180,10 @@ describe('live progress and the pacing audit', () => {
     // the capability of level 0 does not open level 1
     expect((await post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, body, url.replace('/levels/0/', '/levels/1/'))).status).toBe(403);
     // a body that does not match the URL, or is not a heartbeat, is a 400 naming it
-    const mismatch = await post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, JSON.stringify({ depth: 1, pagesTotal: 1, pagesDone: 0, pagesInFlight: 0, hosts: [] }));
+    const mismatch = await post(
+      { ...token, [CAPABILITY_HEADER]: level.dispatch.capability! },
+      JSON.stringify({ depth: 1, pagesTotal: 1, pagesDone: 0, pagesInFlight: 0, hosts: [] }),
+    );
     expect(mismatch.status).toBe(400);
     expect(JSON.stringify(await mismatch.json())).toContain('body.depth');
     expect((await post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, JSON.stringify({ depth: 0, pagesDone: -1 }))).status).toBe(400);
@@ -152,19 +192,26 @@ describe('live progress and the pacing audit', () => {
     // quarter of the liveness window passing would
     await s.tdb.db.updateTable('crawl_level_dispatches').set({ heartbeat_signalled_at: null }).where('crawl_id', '=', crawlId).execute();
     // the flow's own capability and any valid token: accepted, passed on, and the workflow shows it
-    const beat = (host: string) => JSON.stringify({ depth: 0, pagesTotal: 2, pagesDone: 1, pagesInFlight: 1, hosts: [{ host, queued: 0, inFlight: 1, nextAllowedAt: null }] });
+    const beat = (host: string) =>
+      JSON.stringify({ depth: 0, pagesTotal: 2, pagesDone: 1, pagesInFlight: 1, hosts: [{ host, queued: 0, inFlight: 1, nextAllowedAt: null }] });
     const ok = await post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, beat('forged.test:1'));
     expect(ok.status).toBe(202);
     expect(await ok.json()).toEqual({ accepted: true, passedOn: true });
-    const seen = await eventually(async () => {
-      const p = await get<ProgressView>(`/api/crawls/${crawlId}/progress`);
-      return p.body.hosts.some((h) => h.host === 'forged.test:1') ? p.body : undefined;
-    }, 10_000, 'the accepted heartbeat in the progress');
+    const seen = await eventually(
+      async () => {
+        const p = await get<ProgressView>(`/api/crawls/${crawlId}/progress`);
+        return p.body.hosts.some((h) => h.host === 'forged.test:1') ? p.body : undefined;
+      },
+      10_000,
+      'the accepted heartbeat in the progress',
+    );
     expect(seen.hosts.some((h) => h.host === 'refused.test:1')).toBe(false);
 
     // within a quarter of the liveness window the next ones are accepted but not passed on: every
     // signal stays in the workflow's history, so a flow that floods heartbeats cannot grow it
-    const flood = await Promise.all(Array.from({ length: 20 }, (_, i) => post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, beat(`flood${i}.test:1`))));
+    const flood = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post({ ...token, [CAPABILITY_HEADER]: level.dispatch.capability! }, beat(`flood${i}.test:1`))),
+    );
     expect(flood.map((r) => r.status)).toEqual(Array(20).fill(202));
     expect((await Promise.all(flood.map((r) => r.json()))).filter((b) => (b as { passedOn: boolean }).passedOn)).toEqual([]);
     const history = await s.temporal.workflow.getHandle(crawlWorkflowId(crawlId)).fetchHistory();

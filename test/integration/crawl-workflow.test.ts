@@ -27,7 +27,11 @@ const h = useHarness({
 });
 
 async function startCrawl(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${h.api.url}/api/crawls`, { method: 'POST', headers: { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.api.url}/api/crawls`, {
+    method: 'POST',
+    headers: { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status, await res.clone().text()).toBe(202);
   return ((await res.json()) as { crawlId: string }).crawlId;
 }
@@ -96,7 +100,9 @@ describe('crawl workflow', () => {
       return p.phase === 'waiting' ? p : undefined;
     });
     expect(progress0).toMatchObject({ crawlId, phase: 'waiting', depth: 0, maxDepth: 1, cancelRequested: false });
-    expect(progress0.levels).toEqual([{ depth: 0, dispatched: 1, reportId: null, captured: 0, failed: 0, skipped: 0, archives: 0, nextLevelPages: 0, cutPages: 0 }]);
+    expect(progress0.levels).toEqual([
+      { depth: 0, dispatched: 1, reportId: null, captured: 0, failed: 0, skipped: 0, archives: 0, nextLevelPages: 0, cutPages: 0 },
+    ]);
 
     const finishedAt = new Date(Date.now() - 1000);
     const seed = await writeCapture(h.s3, h.bucket, prefix(crawlId, 0), {
@@ -137,7 +143,15 @@ describe('crawl workflow', () => {
 
     const detail = (await (await fetch(`${h.api.url}/api/crawls/${crawlId}`, { headers: devHeaders('alice', [ORG]) })).json()) as Record<string, unknown>;
     // discovered: the three pages and b.test/elsewhere, which no rule took (rule 0)
-    expect(detail).toMatchObject({ state: 'succeeded', stopReason: 'max_depth', pagesDiscovered: 4, pagesCaptured: 2, pagesFailed: 1, waczCount: 2, depthReached: 1 });
+    expect(detail).toMatchObject({
+      state: 'succeeded',
+      stopReason: 'max_depth',
+      pagesDiscovered: 4,
+      pagesCaptured: 2,
+      pagesFailed: 1,
+      waczCount: 2,
+      depthReached: 1,
+    });
 
     // this crawl's archives (earlier tests may have left their own)
     const archives = await h.tdb.db
@@ -152,7 +166,12 @@ describe('crawl workflow', () => {
     expect(subs.every((s) => s.org_id === ORG && s.submitted_by === 'alice' && s.manifest_key !== null)).toBe(true);
 
     // decisions of level 0: two same-origin links followed, one other-origin link skipped (rule 0)
-    const decisions = await h.tdb.db.selectFrom('crawl_decisions').select(['depth', 'rule', 'action', 'hostname', 'links']).where('crawl_id', '=', crawlId).orderBy('rule').execute();
+    const decisions = await h.tdb.db
+      .selectFrom('crawl_decisions')
+      .select(['depth', 'rule', 'action', 'hostname', 'links'])
+      .where('crawl_id', '=', crawlId)
+      .orderBy('rule')
+      .execute();
     expect(decisions).toEqual([
       { depth: 0, rule: 0, action: 'skip', hostname: 'b.test', links: 1 },
       { depth: 0, rule: 1, action: 'follow', hostname: 'a.test', links: 2 },
@@ -191,7 +210,12 @@ describe('crawl workflow', () => {
 
     const row = await waitForCrawlEnd(h.tdb.db, crawlId);
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
-    const pages = await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason', 'task_id']).where('crawl_id', '=', crawlId).orderBy('id').execute();
+    const pages = await h.tdb.db
+      .selectFrom('crawl_pages')
+      .select(['url', 'state', 'skip_reason', 'task_id'])
+      .where('crawl_id', '=', crawlId)
+      .orderBy('id')
+      .execute();
     expect(pages.map((pg) => [pg.url, pg.state, pg.skip_reason])).toEqual([
       [urls[0], 'captured', null], // reported failed, manifest succeeded
       [urls[1], 'failed', null],
@@ -201,7 +225,12 @@ describe('crawl workflow', () => {
     ]);
     const archives = await h.tdb.db.selectFrom('archives').select('task_id').where('task_id', 'in', [lying.taskId, cancelled.taskId, missing.taskId]).execute();
     expect(archives.map((a) => a.task_id)).toEqual([lying.taskId]);
-    const subs = await h.tdb.db.selectFrom('capture_submissions').select(['task_id', 'manifest_key', 'manifest_error']).where('crawl_id', '=', crawlId).orderBy('task_id').execute();
+    const subs = await h.tdb.db
+      .selectFrom('capture_submissions')
+      .select(['task_id', 'manifest_key', 'manifest_error'])
+      .where('crawl_id', '=', crawlId)
+      .orderBy('task_id')
+      .execute();
     expect(subs).toHaveLength(4);
     expect(subs.find((s) => s.task_id === lost.taskId)).toEqual({ task_id: lost.taskId, manifest_key: null, manifest_error: 'upload timed out' });
     expect(subs.find((s) => s.task_id === missing.taskId)?.manifest_key).toBe(missing.manifestKey);
@@ -217,7 +246,9 @@ describe('crawl workflow', () => {
       { url: 'http://k.test/1', follow: true },
       { url: 'http://k.test/2', follow: true },
     ]);
-    const pages = await Promise.all(['1', '2'].map((n) => writeCapture(h.s3, h.bucket, prefix(crawlId, 1), { url: `http://k.test/${n}`, links: [{ href: '/6' }] })));
+    const pages = await Promise.all(
+      ['1', '2'].map((n) => writeCapture(h.s3, h.bucket, prefix(crawlId, 1), { url: `http://k.test/${n}`, links: [{ href: '/6' }] })),
+    );
     expect((await report(crawlId, 1, pages)).status).toBe(202);
     const row = await waitForCrawlEnd(h.tdb.db, crawlId);
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_pages', depth_reached: 1, dispatched_depth: 1 });
@@ -373,9 +404,14 @@ describe('crawl workflow', () => {
   it('a failed workflow result is never a thrown workflow error', async () => {
     // failures end the crawl's row; the workflow itself completes with the outcome
     const crawlId = await startDirect({ seeds: ['http://j.test/'], input: { levelTimeoutSeconds: 1 } });
-    const result = await h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).result().catch((e: unknown) => e);
+    const result = await h.tw.client.workflow
+      .getHandle(crawlWorkflowId(crawlId))
+      .result()
+      .catch((e: unknown) => e);
     expect(result).not.toBeInstanceOf(WorkflowFailedError);
     expect(result).toMatchObject({ state: 'failed', stopReason: 'failed' });
-    await eventually(async () => ((await h.tdb.db.selectFrom('crawls').select('state').where('id', '=', crawlId).executeTakeFirst())?.state === 'failed' ? true : undefined));
+    await eventually(async () =>
+      (await h.tdb.db.selectFrom('crawls').select('state').where('id', '=', crawlId).executeTakeFirst())?.state === 'failed' ? true : undefined,
+    );
   });
 });

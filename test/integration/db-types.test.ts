@@ -48,11 +48,14 @@ function declaredSchema(): Map<string, Map<string, Column>> {
     if (ts.isTypeAliasDeclaration(n)) aliases.set(n.name.text, n.type);
     // the column types it imports (CrawlState, StopReason, RuleAction live in src/domain)
     if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier) && n.moduleSpecifier.text.startsWith('.')) {
-      const names = new Set(n.importClause?.namedBindings && ts.isNamedImports(n.importClause.namedBindings) ? n.importClause.namedBindings.elements.map((e) => e.name.text) : []);
+      const names = new Set(
+        n.importClause?.namedBindings && ts.isNamedImports(n.importClause.namedBindings) ? n.importClause.namedBindings.elements.map((e) => e.name.text) : [],
+      );
       parse(new URL(n.moduleSpecifier.text, `file://${path}`).pathname).forEachChild((m) => {
         if (ts.isTypeAliasDeclaration(m) && names.has(m.name.text)) aliases.set(m.name.text, m.type);
         // the `as const` lists such an alias may index ((typeof STOP_REASONS)[number])
-        if (ts.isVariableStatement(m)) for (const d of m.declarationList.declarations) if (ts.isIdentifier(d.name) && d.initializer) consts.set(d.name.text, d.initializer);
+        if (ts.isVariableStatement(m))
+          for (const d of m.declarationList.declarations) if (ts.isIdentifier(d.name) && d.initializer) consts.set(d.name.text, d.initializer);
       });
     }
   });
@@ -138,7 +141,12 @@ beforeAll(async () => {
   migrated = new Map();
   for (const r of rows.rows) {
     const table = migrated.get(r.table_name) ?? new Map();
-    table.set(r.column_name, { family: PG_FAMILY[r.udt_name] ?? (`unmapped ${r.udt_name}` as Family), nullable: r.is_nullable === 'YES', pgType: r.udt_name, generated: r.is_generated === 'ALWAYS' });
+    table.set(r.column_name, {
+      family: PG_FAMILY[r.udt_name] ?? (`unmapped ${r.udt_name}` as Family),
+      nullable: r.is_nullable === 'YES',
+      pgType: r.udt_name,
+      generated: r.is_generated === 'ALWAYS',
+    });
     migrated.set(r.table_name, table);
   }
 });
@@ -164,7 +172,8 @@ describe('src/db/types.ts against the migrated schema', () => {
         else {
           if (d.family !== col.family) differences.push(`${table}.${name}: declared ${d.family}, the column is ${col.pgType} (${col.family})`);
           // a generated column carries no NOT NULL of its own; its expression decides (url_hash: sha256 of a NOT NULL url)
-          if (d.nullable !== col.nullable && !(col.generated && !d.nullable)) differences.push(`${table}.${name}: declared ${d.nullable ? 'nullable' : 'NOT NULL'}, the column is ${col.nullable ? 'nullable' : 'NOT NULL'}`);
+          if (d.nullable !== col.nullable && !(col.generated && !d.nullable))
+            differences.push(`${table}.${name}: declared ${d.nullable ? 'nullable' : 'NOT NULL'}, the column is ${col.nullable ? 'nullable' : 'NOT NULL'}`);
         }
       }
       for (const name of mine.keys()) if (!columns.has(name)) differences.push(`${table}.${name} is declared but the table has no such column`);

@@ -52,7 +52,13 @@ async function insertCrawl(db: Db, c: { orgId: string; startedAt: Date; seeds?: 
   return row.id;
 }
 
-const tally = (rule: number, action: DecisionTally['action'], hostname: string, links: number, samples: string[] = []): DecisionTally => ({ rule, action, hostname, links, samples });
+const tally = (rule: number, action: DecisionTally['action'], hostname: string, links: number, samples: string[] = []): DecisionTally => ({
+  rule,
+  action,
+  hostname,
+  links,
+  samples,
+});
 
 let crawlA: string; // acme, 1 day ago
 let crawlB: string; // acme, 10 days ago
@@ -196,7 +202,11 @@ describe('GET /api/crawl-rules/check', () => {
   });
 
   it('32 rules and a 2048-character pattern are fine', async () => {
-    const rules = [`rule=follow:same-origin`, ...Array.from({ length: 30 }, (_, i) => `rule=skip:h${i}.b.com`), `rule=skip:https://c.com/${'x'.repeat(2048 - 'https://c.com/'.length)}`];
+    const rules = [
+      `rule=follow:same-origin`,
+      ...Array.from({ length: 30 }, (_, i) => `rule=skip:h${i}.b.com`),
+      `rule=skip:https://c.com/${'x'.repeat(2048 - 'https://c.com/'.length)}`,
+    ];
     const r = await check('seed=https://a.com/&' + rules.join('&'));
     expect(r.status).toBe(200);
     expect((r.body.rules as unknown[]).length).toBe(32);
@@ -204,12 +214,18 @@ describe('GET /api/crawl-rules/check', () => {
   });
 
   it('requires an identity, writes nothing, and exists without the crawl webhook', async () => {
-    const before = await h.tdb.db.selectFrom('crawls').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await h.tdb.db
+      .selectFrom('crawls')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect((await check('seed=https://a.com/', {})).status).toBe(401);
     const r = await check('seed=https://a.com/', alice, bare);
     expect(r.status).toBe(200);
     expect(r.body.ok).toBe(true);
-    const after = await h.tdb.db.selectFrom('crawls').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await h.tdb.db
+      .selectFrom('crawls')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 });
@@ -258,7 +274,18 @@ describe('GET /api/crawls/:id/decisions', () => {
 });
 
 describe('GET /api/decisions', () => {
-  type Row = { crawlId: string; orgId: string; startedAt: string; seeds: string[]; depth: number; rule: number; action: string; pattern: string | null; hostname: string; links: number };
+  type Row = {
+    crawlId: string;
+    orgId: string;
+    startedAt: string;
+    seeds: string[];
+    depth: number;
+    rule: number;
+    action: string;
+    pattern: string | null;
+    hostname: string;
+    links: number;
+  };
   const rowsOf = (body: Record<string, unknown>) => body.decisions as Row[];
 
   it('lists skip decisions for the host and its subdomains at a label boundary, newest crawl first, only the caller\u2019s organizations, last 90 days', async () => {

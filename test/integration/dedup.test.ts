@@ -69,13 +69,19 @@ async function as(subject: string, orgs: string[]): Promise<Record<string, strin
   return rest;
 }
 
-async function sign(id: string): Promise<{ status: number; body: { url: string; requires?: { id: string; objectKey: string; url: string }[]; withheld?: number } }> {
+async function sign(
+  id: string,
+): Promise<{ status: number; body: { url: string; requires?: { id: string; objectKey: string; url: string }[]; withheld?: number } }> {
   const res = await fetch(`${h.api.url}/api/archives/${id}/url`, { method: 'POST', headers: await as('alice', [ORG]) });
   return { status: res.status, body: (await res.json()) as never };
 }
 
 beforeAll(async () => {
-  const res = await fetch(`${h.api.url}/api/crawls`, { method: 'POST', headers: await h.as('alice', [ORG]), body: JSON.stringify({ seeds: [h.site.url('a', '/')], maxDepth: 1, perHostDelayMs: 0 }) });
+  const res = await fetch(`${h.api.url}/api/crawls`, {
+    method: 'POST',
+    headers: await h.as('alice', [ORG]),
+    body: JSON.stringify({ seeds: [h.site.url('a', '/')], maxDepth: 1, perHostDelayMs: 0 }),
+  });
   expect(res.status, await res.clone().text()).toBe(202);
   const { crawlId } = (await res.json()) as { crawlId: string };
   expect(await waitForCrawlEnd(h.tdb.db, crawlId, 120_000)).toMatchObject({ state: 'succeeded' });
@@ -89,7 +95,11 @@ beforeAll(async () => {
     .orderBy('archives.url')
     .execute();
   crawled = await Promise.all(rows.map(async (r) => ({ id: r.id, url: r.url, key: r.object_key, depth: r.depth, wacz: await objectBytes(r.object_key) })));
-  viewer = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  viewer = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
   replay = await buildReplayServer({ endpoint: h.config.s3.endpoint, bucket: h.config.s3.bucket });
   replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
 }, 180_000);
@@ -138,8 +148,19 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
 
   it('the ledger keeps which archive needs which', async () => {
     const [seed, ...later] = crawled;
-    const edges = await h.tdb.db.selectFrom('archive_requires').select(['archive_id', 'object_key', 'required_id']).where('archive_id', 'in', crawled.map((c) => c.id)).orderBy('archive_id').execute();
-    expect(edges).toEqual(later.map((c) => ({ archive_id: c.id, object_key: seed!.key, required_id: seed!.id })).sort((a, b) => a.archive_id.localeCompare(b.archive_id)));
+    const edges = await h.tdb.db
+      .selectFrom('archive_requires')
+      .select(['archive_id', 'object_key', 'required_id'])
+      .where(
+        'archive_id',
+        'in',
+        crawled.map((c) => c.id),
+      )
+      .orderBy('archive_id')
+      .execute();
+    expect(edges).toEqual(
+      later.map((c) => ({ archive_id: c.id, object_key: seed!.key, required_id: seed!.id })).sort((a, b) => a.archive_id.localeCompare(b.archive_id)),
+    );
   });
 
   it('every page replays styled in the project replay, from the signed sources the API handed out', async () => {
@@ -161,7 +182,15 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
         const until = Date.now() + 60_000;
         while (Date.now() < until) {
           const frame = tab.frames().find((f) => f.url().includes('mp_/') && f.url().includes(c.url));
-          seen = frame ? await frame.evaluate(async () => ({ bg: getComputedStyle(document.body).backgroundColor, built: document.getElementById('built')?.textContent ?? null, font: (await document.fonts.ready, document.fonts.check('12px TestMono')) })).catch(() => undefined) : undefined;
+          seen = frame
+            ? await frame
+                .evaluate(async () => ({
+                  bg: getComputedStyle(document.body).backgroundColor,
+                  built: document.getElementById('built')?.textContent ?? null,
+                  font: (await document.fonts.ready, document.fonts.check('12px TestMono')),
+                }))
+                .catch(() => undefined)
+            : undefined;
           if (seen?.bg === 'rgb(1, 2, 3)' && seen.built !== '' && seen.font) break;
           await tab.waitForTimeout(250);
         }
@@ -198,7 +227,17 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
     expect((still.body.requiredBy as { id: string }[]).map((a) => a.id)).toEqual([later.at(-1)!.id]);
     expect((await del(later.at(-1)!.id)).status).toBe(200);
     expect(await del(seed!.id)).toEqual({ status: 200, body: { id: seed!.id, deleted: true, objectDeleted: true } });
-    expect(await h.tdb.db.selectFrom('archives').select('id').where('id', 'in', crawled.map((c) => c.id)).execute()).toEqual([]);
+    expect(
+      await h.tdb.db
+        .selectFrom('archives')
+        .select('id')
+        .where(
+          'id',
+          'in',
+          crawled.map((c) => c.id),
+        )
+        .execute(),
+    ).toEqual([]);
     expect((await sign(seed!.id)).status).toBe(404);
   });
 });

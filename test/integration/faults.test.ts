@@ -139,7 +139,10 @@ afterEach(async () => {
   if (app === undefined) app = await startApi();
   const running = await tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute();
   for (const r of running) {
-    await client.workflow.getHandle(crawlWorkflowId(r.id)).terminate('test cleanup').catch(() => undefined);
+    await client.workflow
+      .getHandle(crawlWorkflowId(r.id))
+      .terminate('test cleanup')
+      .catch(() => undefined);
     await finishCrawlRow(tdb.db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
   }
   await flow.idle();
@@ -159,7 +162,11 @@ afterAll(async () => {
 }, 60_000);
 
 async function startCrawl(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${apiUrl}/api/crawls`, { method: 'POST', headers: { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' }, body: JSON.stringify({ perHostDelayMs: 0, ...body }) });
+  const res = await fetch(`${apiUrl}/api/crawls`, {
+    method: 'POST',
+    headers: { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' },
+    body: JSON.stringify({ perHostDelayMs: 0, ...body }),
+  });
   expect(res.status, await res.clone().text()).toBe(202);
   return ((await res.json()) as { crawlId: string }).crawlId;
 }
@@ -195,7 +202,10 @@ async function archiveParentTuples(crawlId: string): Promise<string[]> {
   const out: string[] = [];
   let token: string | undefined;
   do {
-    const r = await store.client.read({ user: `capture_job:${crawlId}`, relation: 'parent', object: 'archive:' }, { pageSize: 100, ...(token ? { continuationToken: token } : {}) });
+    const r = await store.client.read(
+      { user: `capture_job:${crawlId}`, relation: 'parent', object: 'archive:' },
+      { pageSize: 100, ...(token ? { continuationToken: token } : {}) },
+    );
     out.push(...r.tuples.map((t) => t.key.object));
     token = r.continuation_token || undefined;
   } while (token);
@@ -204,7 +214,11 @@ async function archiveParentTuples(crawlId: string): Promise<string[]> {
 
 /** The real `temporal` CLI, as an operator runs it (README "Operating"). */
 async function temporalCli(args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(`${ROOT}.tools/bin/temporal`, [...args, '--address', config.temporal.address, '--namespace', config.temporal.namespace], { timeout: 30_000 });
+  const { stdout } = await promisify(execFile)(
+    `${ROOT}.tools/bin/temporal`,
+    [...args, '--address', config.temporal.address, '--namespace', config.temporal.namespace],
+    { timeout: 30_000 },
+  );
   return stdout;
 }
 
@@ -226,16 +240,31 @@ describe('faults: nothing is lost', () => {
     expect(await tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks).execute()).toEqual([]);
     const subs = await tdb.db.selectFrom('capture_submissions').selectAll().where('task_id', 'in', tasks).execute();
     expect(subs).toHaveLength(3);
-    for (const s of subs) expect(s).toMatchObject({ org_id: ORG, submitted_by: 'alice', crawl_id: crawlId, manifest_error: null, manifest_key: expect.stringMatching(/\.result\.json$/) });
+    for (const s of subs)
+      expect(s).toMatchObject({
+        org_id: ORG,
+        submitted_by: 'alice',
+        crawl_id: crawlId,
+        manifest_error: null,
+        manifest_key: expect.stringMatching(/\.result\.json$/),
+      });
     expect((await archivesSeenBy('alice', [ORG])).filter((a) => tasks.includes(a.taskId))).toEqual([]);
     expect(await crawlDetail(crawlId)).toMatchObject({ pagesCaptured: 3, waczCount: 0 });
 
     // reconcile while S3 is still down registers nothing and loses nothing
-    const down = await tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, { taskQueue, workflowId: `reconcile-${randomUUID()}`, args: [{}] });
+    const down = await tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, {
+      taskQueue,
+      workflowId: `reconcile-${randomUUID()}`,
+      args: [{}],
+    });
     expect(down).toMatchObject({ pending: 3, registered: 0, unreadable: 3, tuplesDelivered: null });
 
     await s3gw.start();
-    const up = await tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, { taskQueue, workflowId: `reconcile-${randomUUID()}`, args: [{ sinceDays: 1 }] });
+    const up = await tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, {
+      taskQueue,
+      workflowId: `reconcile-${randomUUID()}`,
+      args: [{ sinceDays: 1 }],
+    });
     expect(up).toMatchObject({ pending: 3, registered: 3, skipped: 0, missing: 0, unreadable: 0, tuplesDelivered: 3 });
 
     // in the ledger now, viewable by the submitter and the organization, and the bytes are there
@@ -274,7 +303,11 @@ describe('faults: nothing is lost', () => {
       `user:alice owner capture_job:${bulkJob}`,
       ...bulk.map((id) => `capture_job:${bulkJob} parent archive:${id}`),
     ].sort();
-    const queued = async () => (await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object', 'attempts', 'last_error']).execute()).map((r) => ({ ...r, key: `${r.tuple_user} ${r.relation} ${r.object}` }));
+    const queued = async () =>
+      (await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object', 'attempts', 'last_error']).execute()).map((r) => ({
+        ...r,
+        key: `${r.tuple_user} ${r.relation} ${r.object}`,
+      }));
     const q1 = await queued();
     expect([...new Set(q1.map((r) => r.key))].sort()).toEqual(expected);
     // the crawl tried to deliver its own tuples and failed: they carry attempts and the error
@@ -295,11 +328,19 @@ describe('faults: nothing is lost', () => {
     // the outbox-drain workflow starts while OpenFGA is still down; its retries deliver it all.
     // Its second attempt is usually scheduled ~2 s in; the bound is wide because a worker on a
     // loaded machine (once, right after the search bench) took longer than 30 s.
-    const handle = await tw.client.workflow.start<typeof outboxDrainWorkflow>(OUTBOX_DRAIN_WORKFLOW, { taskQueue, workflowId: `outbox-drain-${randomUUID()}`, args: [] });
-    await eventually(async () => {
-      const d = await handle.describe();
-      return (d.raw.pendingActivities ?? []).some((a) => (a.attempt ?? 0) >= 2) ? true : undefined;
-    }, 60_000, 'a failed delivery attempt');
+    const handle = await tw.client.workflow.start<typeof outboxDrainWorkflow>(OUTBOX_DRAIN_WORKFLOW, {
+      taskQueue,
+      workflowId: `outbox-drain-${randomUUID()}`,
+      args: [],
+    });
+    await eventually(
+      async () => {
+        const d = await handle.describe();
+        return (d.raw.pendingActivities ?? []).some((a) => (a.attempt ?? 0) >= 2) ? true : undefined;
+      },
+      60_000,
+      'a failed delivery attempt',
+    );
     await fgaPriv.start();
     const result = await handle.result();
     expect(result.failed).toBe(0);
@@ -370,14 +411,40 @@ describe('faults: nothing is lost', () => {
         const archives = await tdb.db.selectFrom('archives').selectAll().where('task_id', 'in', tasks0).orderBy('id').execute();
         return {
           pages0: await tdb.db.selectFrom('crawl_pages').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy('id').execute(),
-          pages1: await tdb.db.selectFrom('crawl_pages').select(['id', 'url', 'depth', 'host', 'action', 'discovered_at']).where('crawl_id', '=', crawlId).where('depth', '=', 1).orderBy('id').execute(),
+          pages1: await tdb.db
+            .selectFrom('crawl_pages')
+            .select(['id', 'url', 'depth', 'host', 'action', 'discovered_at'])
+            .where('crawl_id', '=', crawlId)
+            .where('depth', '=', 1)
+            .orderBy('id')
+            .execute(),
           submissions: await tdb.db.selectFrom('capture_submissions').selectAll().where('task_id', 'in', tasks0).orderBy('task_id').execute(),
           archives,
-          decisions: await tdb.db.selectFrom('crawl_decisions').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy('rule').orderBy('hostname').execute(),
+          decisions: await tdb.db
+            .selectFrom('crawl_decisions')
+            .selectAll()
+            .where('crawl_id', '=', crawlId)
+            .where('depth', '=', 0)
+            .orderBy('rule')
+            .orderBy('hostname')
+            .execute(),
           outbox: await tdb.db
             .selectFrom('fga_outbox')
             .select(['tuple_user', 'relation', 'object'])
-            .where((eb) => eb.or([eb('object', '=', `capture_job:${crawlId}`), ...(archives.length ? [eb('object', 'in', archives.map((a) => `archive:${a.id}`))] : [])]))
+            .where((eb) =>
+              eb.or([
+                eb('object', '=', `capture_job:${crawlId}`),
+                ...(archives.length
+                  ? [
+                      eb(
+                        'object',
+                        'in',
+                        archives.map((a) => `archive:${a.id}`),
+                      ),
+                    ]
+                  : []),
+              ]),
+            )
             .execute(),
           tuples: await tuplesOf([`capture_job:${crawlId}`, ...archives.map((a) => `archive:${a.id}`)]),
         };
@@ -387,17 +454,31 @@ describe('faults: nothing is lost', () => {
       expect(once.pages1.map((p) => new URL(p.url).pathname)).toEqual(['/deep1', '/deep2']);
       expect(once.decisions.length).toBeGreaterThan(0);
       expect(once.outbox).toEqual([]);
-      expect(once.tuples).toEqual([`capture_job:${crawlId} parent archive:${once.archives[0]!.id}`, `organization:${ORG} parent capture_job:${crawlId}`, `user:alice owner capture_job:${crawlId}`].sort());
+      expect(once.tuples).toEqual(
+        [
+          `capture_job:${crawlId} parent archive:${once.archives[0]!.id}`,
+          `organization:${ORG} parent capture_job:${crawlId}`,
+          `user:alice owner capture_job:${crawlId}`,
+        ].sort(),
+      );
 
       // the flow's report of level 0, sent again
-      const again = await fetch(level0.dispatch.reportUrl, { method: 'POST', headers: { ...devHeaders(FLOW, [ORG]), ...capabilityHeader(level0.dispatch), 'content-type': 'application/json' }, body: JSON.stringify(level0.report) });
+      const again = await fetch(level0.dispatch.reportUrl, {
+        method: 'POST',
+        headers: { ...devHeaders(FLOW, [ORG]), ...capabilityHeader(level0.dispatch), 'content-type': 'application/json' },
+        body: JSON.stringify(level0.report),
+      });
       expect(again.status).toBe(202);
       const { reportId } = (await again.json()) as { reportId: string };
       expect(reportId).not.toBe(first.report_id);
-      await eventually(async () => {
-        const r = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).executeTakeFirstOrThrow();
-        return r.report_id === reportId && r.admitted_at !== null ? true : undefined;
-      }, 30_000, 'the second report admitted');
+      await eventually(
+        async () => {
+          const r = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).executeTakeFirstOrThrow();
+          return r.report_id === reportId && r.admitted_at !== null ? true : undefined;
+        },
+        30_000,
+        'the second report admitted',
+      );
       expect(await snapshot()).toEqual(once);
 
       // and admission retried as an activity would be (expanding again): still the same, nothing queued
@@ -451,15 +532,21 @@ describe('faults: nothing is lost', () => {
       await eventually(async () => (flow.level(crawlId, 1) !== undefined ? true : undefined), 30_000, 'level 1 dispatched');
 
       // temporal workflow list --query 'CrawlOrg="acme" AND CrawlState="running"'
-      const listed = await eventually(async () => {
-        const out = await temporalCli(['workflow', 'list', '--query', `CrawlOrg="${ORG}" AND CrawlState="running"`, '--output', 'json']);
-        const rows = JSON.parse(out || '[]') as { execution: { workflowId: string } }[];
-        return rows.some((r) => r.execution.workflowId === crawlWorkflowId(crawlId)) ? rows : undefined;
-      }, 20_000, 'the crawl in the visibility query');
+      const listed = await eventually(
+        async () => {
+          const out = await temporalCli(['workflow', 'list', '--query', `CrawlOrg="${ORG}" AND CrawlState="running"`, '--output', 'json']);
+          const rows = JSON.parse(out || '[]') as { execution: { workflowId: string } }[];
+          return rows.some((r) => r.execution.workflowId === crawlWorkflowId(crawlId)) ? rows : undefined;
+        },
+        20_000,
+        'the crawl in the visibility query',
+      );
       expect(listed.length).toBeGreaterThan(0);
 
       // temporal workflow query --workflow-id crawl-<id> --type progress
-      const progress = JSON.parse(await temporalCli(['workflow', 'query', '--workflow-id', crawlWorkflowId(crawlId), '--type', 'progress', '--output', 'json'])) as { queryResult: unknown[] };
+      const progress = JSON.parse(
+        await temporalCli(['workflow', 'query', '--workflow-id', crawlWorkflowId(crawlId), '--type', 'progress', '--output', 'json']),
+      ) as { queryResult: unknown[] };
       expect(progress.queryResult[0]).toMatchObject({ crawlId, phase: 'waiting', depth: 1, maxDepth: 1, cancelRequested: false });
 
       // temporal workflow signal --workflow-id crawl-<id> --name cancel
@@ -469,10 +556,14 @@ describe('faults: nothing is lost', () => {
       // what level 0 captured stays in the ledger
       const tasks0 = levelTaskIds(flow.level(crawlId, 0)!.report);
       expect(await tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks0).execute()).toHaveLength(1);
-      await eventually(async () => {
-        const out = await temporalCli(['workflow', 'list', '--query', `CrawlId="${crawlId}" AND CrawlState="failed"`, '--output', 'json']);
-        return (JSON.parse(out || '[]') as unknown[]).length === 1 ? true : undefined;
-      }, 20_000, 'the crawl listed as failed');
+      await eventually(
+        async () => {
+          const out = await temporalCli(['workflow', 'list', '--query', `CrawlId="${crawlId}" AND CrawlState="failed"`, '--output', 'json']);
+          return (JSON.parse(out || '[]') as unknown[]).length === 1 ? true : undefined;
+        },
+        20_000,
+        'the crawl listed as failed',
+      );
     } finally {
       flow.setKnobs({});
     }

@@ -127,7 +127,7 @@ describe('checks asked together', () => {
     expect((answers[1] as Error).message).toMatch(/OpenFGA check failed \(400\).*no_such_relation/);
   });
 
-  it("batchable() against OpenFGA itself: a question it calls batchable never gets a batch refused as a whole; one it does not is refused, except where it is stricter", async () => {
+  it('batchable() against OpenFGA itself: a question it calls batchable never gets a batch refused as a whole; one it does not is refused, except where it is stricter', async () => {
     const good = q('bob', ['acme']);
     const tuple = (user: string) => ({ user, relation: 'member', object: 'organization:acme' });
     const cases: [string, CheckQuestion][] = [
@@ -150,7 +150,11 @@ describe('checks asked together', () => {
     // the body decide sends, posted here so the answer's status can be seen
     const lean = createCheckEndpoint({ apiUrl: store.apiUrl, storeId: store.storeId, modelId: store.modelId });
     const refusedAsAWhole = async (extra: CheckQuestion): Promise<boolean> => {
-      const res = await fetch(`${store.apiUrl}/stores/${store.storeId}/batch-check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lean.batchRequestBody([good, extra]) });
+      const res = await fetch(`${store.apiUrl}/stores/${store.storeId}/batch-check`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: lean.batchRequestBody([good, extra]),
+      });
       const text = await res.text();
       if (res.status !== 200 && res.status !== 400) throw new Error(`batch-check answered ${res.status}: ${text}`);
       return res.status === 400;
@@ -159,7 +163,12 @@ describe('checks asked together', () => {
     for (const x of seen) expect({ name: x.name, batchable: x.batchable }).toEqual({ name: x.name, batchable: x.openFgaTakesTheBatch });
     // both answers occur, so the comparison can tell them apart
     expect(new Set(seen.map((x) => x.batchable))).toEqual(new Set([true, false]));
-    for (const [name, c] of stricter) expect({ name, batchable: batchable(c), openFgaTakesTheBatch: !(await refusedAsAWhole(c)) }).toEqual({ name, batchable: false, openFgaTakesTheBatch: true });
+    for (const [name, c] of stricter)
+      expect({ name, batchable: batchable(c), openFgaTakesTheBatch: !(await refusedAsAWhole(c)) }).toEqual({
+        name,
+        batchable: false,
+        openFgaTakesTheBatch: true,
+      });
   });
 
   it('a batch refused as a whole is asked again question by question', async () => {
@@ -199,7 +208,8 @@ describe('signing with its checks batched', () => {
   let tdb: TestDatabase;
   let api: TestApi;
   let archiveId: string;
-  const sign = async (subject: string, orgs: string[] = []) => (await fetch(`${api.url}/api/archives/${archiveId}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
+  const sign = async (subject: string, orgs: string[] = []) =>
+    (await fetch(`${api.url}/api/archives/${archiveId}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
@@ -218,7 +228,8 @@ describe('signing with its checks batched', () => {
     const deps = { db: tdb.db, fga: store.client };
     await share(deps, archiveId, 'olivia', '1h');
     // 40 requests at once: olivia's, a member's and an outsider's interleaved in the same batches
-    const round = () => Promise.all(Array.from({ length: 40 }, (_, i) => sign(...([['olivia'], ['bob', ['acme']], ['mallory']] as [string, string[]?][])[i % 3]!)));
+    const round = () =>
+      Promise.all(Array.from({ length: 40 }, (_, i) => sign(...([['olivia'], ['bob', ['acme']], ['mallory']] as [string, string[]?][])[i % 3]!)));
     const before = await round();
     expect(before.filter((_, i) => i % 3 === 0).every((s) => s === 200)).toBe(true);
     expect(before.filter((_, i) => i % 3 === 1).every((s) => s === 200)).toBe(true);

@@ -18,7 +18,12 @@ beforeAll(async () => {
   await store.client.write({
     writes: [
       ...ownedArchiveTuples(job, archive),
-      { user: 'user:sam', relation: 'viewer', object: archive, condition: { name: 'non_expired_grant', context: { grant_time: '2030-01-01T00:00:00Z', grant_duration: '1h' } } },
+      {
+        user: 'user:sam',
+        relation: 'viewer',
+        object: archive,
+        condition: { name: 'non_expired_grant', context: { grant_time: '2030-01-01T00:00:00Z', grant_duration: '1h' } },
+      },
       { user: 'user:ada', relation: 'admin', object: 'organization:acme' },
     ],
   });
@@ -64,7 +69,11 @@ describe('lean check', () => {
     });
     await new Promise<void>((r) => dropping.listen(0, '127.0.0.1', r));
     try {
-      const lean = createCheckEndpoint({ apiUrl: `http://127.0.0.1:${(dropping.address() as { port: number }).port}`, storeId: store.storeId, modelId: store.modelId });
+      const lean = createCheckEndpoint({
+        apiUrl: `http://127.0.0.1:${(dropping.address() as { port: number }).port}`,
+        storeId: store.storeId,
+        modelId: store.modelId,
+      });
       const err = await lean.check(q('olga', 'can_view', archive, [], '2026-01-01T00:00:00Z')).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(FgaCheckError);
       expect((err as FgaCheckError).statusCode).toBeUndefined();
@@ -76,7 +85,12 @@ describe('lean check', () => {
   });
 
   it('leaves a client with credentials, or without a pinned model, to the SDK', () => {
-    const withToken = new OpenFgaClient({ apiUrl: store.apiUrl, storeId: store.storeId, authorizationModelId: store.modelId, credentials: { method: CredentialsMethod.ApiToken, config: { token: 'x' } } });
+    const withToken = new OpenFgaClient({
+      apiUrl: store.apiUrl,
+      storeId: store.storeId,
+      authorizationModelId: store.modelId,
+      credentials: { method: CredentialsMethod.ApiToken, config: { token: 'x' } },
+    });
     expect(checkEndpointOf(withToken)).toBeNull();
     expect(checkEndpointOf(new OpenFgaClient({ apiUrl: store.apiUrl, storeId: store.storeId }))).toBeNull();
   });

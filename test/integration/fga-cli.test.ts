@@ -75,7 +75,11 @@ describe('fga:grant / fga:revoke', () => {
     expect((await grant('grant', 'admin', 'bob', 'acme')).out).toEqual(['bob は acme のクロールを始められます (書いた: user:bob admin organization:acme)']);
     expect((await grant('grant', 'submitter', 'bob', 'acme')).code).toBe(0);
     const r = await grant('revoke', 'submitter', 'bob', 'acme');
-    expect(r).toEqual({ code: 0, out: ['bob は acme のクロールを始められます (消した: user:bob submitter organization:acme、ほかの関係で許されています)'], err: [] });
+    expect(r).toEqual({
+      code: 0,
+      out: ['bob は acme のクロールを始められます (消した: user:bob submitter organization:acme、ほかの関係で許されています)'],
+      err: [],
+    });
     const last = await grant('revoke', 'admin', 'bob', 'acme');
     expect(last.out).toEqual(['bob は acme のクロールを始められません (消した: user:bob admin organization:acme)']);
   });
@@ -219,11 +223,17 @@ describe('fga:deploy', () => {
     const dir = tempDir();
     const envFile = join(dir, '.env');
     writeFileSync(envFile, 'KEEP=1\n');
-    const r = await run(process.execPath, ['src/cli/fga-deploy.ts', '--store-name', 'never-made', '--env-local', envFile], { PATH: process.env.PATH, CAPTURE_LEDGER_FGA_API_URL: apiUrl });
+    const r = await run(process.execPath, ['src/cli/fga-deploy.ts', '--store-name', 'never-made', '--env-local', envFile], {
+      PATH: process.env.PATH,
+      CAPTURE_LEDGER_FGA_API_URL: apiUrl,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('refusing to write');
     expect(readFileSync(envFile, 'utf8')).toBe('KEEP=1\n');
-    const bad = await run(process.execPath, ['src/cli/fga-deploy.ts', '--env-local', join(dir, 'x')], { PATH: process.env.PATH, CAPTURE_LEDGER_FGA_API_URL: '127.0.0.1:8080' });
+    const bad = await run(process.execPath, ['src/cli/fga-deploy.ts', '--env-local', join(dir, 'x')], {
+      PATH: process.env.PATH,
+      CAPTURE_LEDGER_FGA_API_URL: '127.0.0.1:8080',
+    });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('CAPTURE_LEDGER_FGA_API_URL="127.0.0.1:8080"');
   });
@@ -246,7 +256,9 @@ describe('fga:drain', () => {
     ]);
     const env = { ...process.env, CAPTURE_LEDGER_DATABASE_URL: t.url, CAPTURE_LEDGER_FGA_STORE_ID: store.storeId, CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId };
     const r = await run('npm', ['run', '--silent', 'fga:drain'], env);
-    expect(r.stdout).toBe(`delivered write user:olivia owner ${job}\ndelivered write organization:acme parent ${job}\ndelivered 2, failed 0, remaining 0, dead 0\n`);
+    expect(r.stdout).toBe(
+      `delivered write user:olivia owner ${job}\ndelivered write organization:acme parent ${job}\ndelivered 2, failed 0, remaining 0, dead 0\n`,
+    );
     expect(r.code).toBe(0);
     expect(await t.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
     expect((await store.client.read({ object: job })).tuples).toHaveLength(2);
@@ -259,7 +271,10 @@ describe('fga:drain', () => {
     expect(bad.stderr).toContain(`still queued write user:olivia no_such_relation ${job}: 400 `);
 
     // refused OUTBOX_DEAD_AFTER times: the dead letter, counted and named; --retry-dead queues it again
-    await t.db.updateTable('fga_outbox').set({ refusals: OUTBOX_DEAD_AFTER - 1 }).execute();
+    await t.db
+      .updateTable('fga_outbox')
+      .set({ refusals: OUTBOX_DEAD_AFTER - 1 })
+      .execute();
     const dead = await run('npm', ['run', '--silent', 'fga:drain'], env);
     expect(dead.code).toBe(1);
     expect(dead.stdout).toBe('delivered 0, failed 1, remaining 0, dead 1\n');

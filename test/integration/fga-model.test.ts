@@ -128,12 +128,26 @@ describe('the same assertions on the real server, test tuples as contextual tupl
   });
 
   const cases = spec.tests.flatMap((test) =>
-    test.check.flatMap((check) => Object.entries(check.assertions).map(([relation, expected]) => ({ name: `${test.name}: ${check.user} ${relation} ${check.object} → ${expected}`, test, check, relation, expected }))),
+    test.check.flatMap((check) =>
+      Object.entries(check.assertions).map(([relation, expected]) => ({
+        name: `${test.name}: ${check.user} ${relation} ${check.object} → ${expected}`,
+        test,
+        check,
+        relation,
+        expected,
+      })),
+    ),
   );
 
   it.each(cases)('$name', async ({ test, check, relation, expected }) => {
     const res = await store.client.check(
-      { user: check.user, relation, object: check.object, contextualTuples: test.tuples ?? [], context: check.context ?? { current_time: new Date().toISOString() } },
+      {
+        user: check.user,
+        relation,
+        object: check.object,
+        contextualTuples: test.tuples ?? [],
+        context: check.context ?? { current_time: new Date().toISOString() },
+      },
       { consistency: ConsistencyPreference.HigherConsistency },
     );
     expect(res.allowed).toBe(expected);

@@ -32,7 +32,11 @@ const s = useLiveCrawlStack({
 describe('a capture flow killed and restarted in the middle of a level', () => {
   it('the level goes on under the new flow without a re-dispatch; the crawl succeeds with every page captured once', async () => {
     const first = s.flow;
-    const res = await fetch(`${s.api.url}/api/crawls`, { method: 'POST', headers: await s.as('alice', [ORG]), body: JSON.stringify({ seeds: [s.site.url('r', '/')], maxDepth: 1, maxPages: 30, perHostDelayMs: 300 }) });
+    const res = await fetch(`${s.api.url}/api/crawls`, {
+      method: 'POST',
+      headers: await s.as('alice', [ORG]),
+      body: JSON.stringify({ seeds: [s.site.url('r', '/')], maxDepth: 1, maxPages: 30, perHostDelayMs: 300 }),
+    });
     expect(res.status).toBe(202);
     const { crawlId } = (await res.json()) as { crawlId: string };
     const host = s.site.hosts.r!.host;
@@ -40,8 +44,14 @@ describe('a capture flow killed and restarted in the middle of a level', () => {
     // kill the flow once four pages of level 1 are done (captured and their manifests written)
     const level1 = await eventually(async () => first.level(crawlId, 1), 60_000, 'level 1 dispatched');
     expect(level1.dispatch.heartbeatUrl).toBe(`${s.api.url}/api/crawls/${crawlId}/levels/1/heartbeat`);
-    await eventually(async () => (first.hostLog.get(host).filter((c) => c.depth === 1).length >= 4 ? true : undefined), 60_000, "four pages of level 1 captured");
-    const progressBefore = await (await fetch(`${s.api.url}/api/crawls/${crawlId}/progress`, { headers: await s.as('alice', [ORG]) })).json() as { levels: { depth: number; heartbeat: { pagesTotal: number } | null }[] };
+    await eventually(
+      async () => (first.hostLog.get(host).filter((c) => c.depth === 1).length >= 4 ? true : undefined),
+      60_000,
+      'four pages of level 1 captured',
+    );
+    const progressBefore = (await (await fetch(`${s.api.url}/api/crawls/${crawlId}/progress`, { headers: await s.as('alice', [ORG]) })).json()) as {
+      levels: { depth: number; heartbeat: { pagesTotal: number } | null }[];
+    };
     expect(progressBefore.levels.find((l) => l.depth === 1)?.heartbeat?.pagesTotal).toBe(PAGES);
     const second = await s.restartFlow();
     expect(second.port).toBe(first.port);
@@ -51,7 +61,7 @@ describe('a capture flow killed and restarted in the middle of a level', () => {
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
 
     // the workflow dispatched level 1 once: the new flow took the running level up
-    const result = await s.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).result() as CrawlWorkflowResult;
+    const result = (await s.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).result()) as CrawlWorkflowResult;
     const level1Summary = result.levels.find((l) => l.depth === 1);
     expect(level1Summary).toMatchObject({ dispatched: PAGES });
     expect(level1Summary?.redispatches ?? 0).toBe(0);
@@ -60,14 +70,30 @@ describe('a capture flow killed and restarted in the middle of a level', () => {
     const pages = await s.tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'task_id']).where('crawl_id', '=', crawlId).where('depth', '=', 1).execute();
     expect(pages.map((p) => p.url).sort()).toEqual(paths.map((p) => s.site.url('r', p)).sort());
     expect(pages.every((p) => p.state === 'captured')).toBe(true);
-    const archives = await s.tdb.db.selectFrom('archives').innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id').select(['crawl_pages.url']).where('crawl_pages.crawl_id', '=', crawlId).where('crawl_pages.depth', '=', 1).execute();
+    const archives = await s.tdb.db
+      .selectFrom('archives')
+      .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+      .select(['crawl_pages.url'])
+      .where('crawl_pages.crawl_id', '=', crawlId)
+      .where('crawl_pages.depth', '=', 1)
+      .execute();
     expect(archives.map((a) => a.url).sort()).toEqual(pages.map((p) => p.url).sort());
 
     // the new flow reported the first one's finished pages from their slices (same taskIds)
     // and captured only the rest; at most the page being uploaded when the first died is captured
     // by both (its manifest was never written)
-    const capturedBySecond = new Set(second.hostLog.get(host).filter((c) => c.depth === 1).map((c) => c.url));
-    const firstTasks = new Map(first.hostLog.get(host).filter((c) => c.depth === 1).map((c) => [c.url, c.taskId]));
+    const capturedBySecond = new Set(
+      second.hostLog
+        .get(host)
+        .filter((c) => c.depth === 1)
+        .map((c) => c.url),
+    );
+    const firstTasks = new Map(
+      first.hostLog
+        .get(host)
+        .filter((c) => c.depth === 1)
+        .map((c) => [c.url, c.taskId]),
+    );
     const report = (await second.waitForLevel(crawlId, 1, 30_000)).report!;
     expect(report.pages.filter((p) => p.status === 'captured')).toHaveLength(PAGES);
     const reused = report.pages.filter((p) => !capturedBySecond.has(p.url)).map((p) => p.url);

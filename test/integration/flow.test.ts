@@ -6,7 +6,14 @@ import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/cli
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
-import { ERROR_TYPE_CANCELLED, type DispatchBody, type LevelReportBody, type LinksArtifact, type Manifest, type PageReport } from '../../src/domain/contract.ts';
+import {
+  ERROR_TYPE_CANCELLED,
+  type DispatchBody,
+  type LevelReportBody,
+  type LinksArtifact,
+  type Manifest,
+  type PageReport,
+} from '../../src/domain/contract.ts';
 import { pacingViolations } from '../../src/domain/pacing.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
@@ -31,9 +38,17 @@ const sites: Site[] = [];
 
 beforeAll(async () => {
   // the flow needs no OpenFGA; placeholders satisfy loadConfig
-  const base = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused', CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN });
+  const base = testConfig({
+    CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
+    CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
+    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
+    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
+  });
   issuer = await startIssuer({ port: 0, flowClientSecret: TEST_FLOW_CLIENT_SECRET });
-  config = { ...base, identity: { mode: 'oidc', issuer: issuer.url, audience: issuer.audience, devIdentityAlsoSet: false, flowClientSecret: TEST_FLOW_CLIENT_SECRET } };
+  config = {
+    ...base,
+    identity: { mode: 'oidc', issuer: issuer.url, audience: issuer.audience, devIdentityAlsoSet: false, flowClientSecret: TEST_FLOW_CLIENT_SECRET },
+  };
   s3 = createS3(config.s3);
   receiver = await startReceiver();
   flow = await startFlow({ ...testFlowOptions(config), port: 0, reportRetry: { attempts: 4, baseDelayMs: 50 } });
@@ -113,7 +128,13 @@ describe('POST /crawl: the webhook', () => {
 
   it('answers 421 to a Host it does not listen on (DNS rebinding) and starts nothing', async () => {
     const body = dispatchBody({ pages: [{ url: 'http://127.0.0.2:1/never', follow: false }] });
-    const post = (host: string, payload: string) => rawRequest(flow.url, { method: 'POST', path: '/crawl', body: payload, headers: { host, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } });
+    const post = (host: string, payload: string) =>
+      rawRequest(flow.url, {
+        method: 'POST',
+        path: '/crawl',
+        body: payload,
+        headers: { host, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      });
     const res = await post('attacker.test', JSON.stringify(body));
     expect(res.status).toBe(421);
     expect(flow.level(body.crawlId, 0)).toBeUndefined();
@@ -297,7 +318,10 @@ describe('capturing a level', () => {
     const m = await manifestOf(go);
     expect(m.finalUrl).toBe(s.url('e', '/landing'));
     const w = await readWacz(await getObject(m.artifacts.find((a) => a.format === 'wacz')!.key));
-    expect(w.records.filter((r) => r.headers['WARC-Type'] === 'response').map((r) => r.headers['WARC-Target-URI'])).toEqual([s.url('a', '/go'), s.url('e', '/landing')]);
+    expect(w.records.filter((r) => r.headers['WARC-Type'] === 'response').map((r) => r.headers['WARC-Target-URI'])).toEqual([
+      s.url('a', '/go'),
+      s.url('e', '/landing'),
+    ]);
     expect(w.pages[0]).toMatchObject({ url: s.url('a', '/go'), title: 'Landed', text: 'after the redirect\n\nn' });
     const links = JSON.parse((await getObject(m.artifacts.find((a) => a.format === 'links')!.key)).toString('utf8')) as LinksArtifact;
     expect(links).toEqual({ url: s.url('a', '/go'), finalUrl: s.url('e', '/landing'), links: [{ href: s.url('e', '/next'), rel: 'next' }] });
@@ -335,7 +359,9 @@ describe('capturing a level', () => {
       for (const g of gaps) expect(g.gapMs, `${name}: ${g.prev.path} → ${g.next.path}`).toBeGreaterThanOrEqual(DELAY);
     }
     // the timestamps in the report obey the rules too (the spec's pacing query over crawl_pages)
-    const captures = report.pages.filter((p) => p.submittedAt !== undefined).map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
+    const captures = report.pages
+      .filter((p) => p.submittedAt !== undefined)
+      .map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
     expect(pacingViolations(captures, { perHostDelayMs: DELAY, hostParallelism: 2 })).toEqual([]);
     // and the flow's own record agrees with the report
     for (const p of report.pages.filter((x) => x.taskId !== undefined)) {
@@ -350,7 +376,9 @@ describe('capturing a level', () => {
     // hosts' requests need not overlap on the wire) ...
     expect(s.maxConcurrentHosts()).toBeLessThanOrEqual(2);
     // ... and as the captures ran, submit to finish
-    const spans = report.pages.filter((p) => p.submittedAt !== undefined).map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
+    const spans = report.pages
+      .filter((p) => p.submittedAt !== undefined)
+      .map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
     const inFlightAt = (t: number): number => new Set(spans.filter((x) => x.start <= t && t < x.finish).map((x) => x.host)).size;
     expect(Math.max(...spans.map((x) => inFlightAt(x.start)))).toBe(2);
   });
@@ -359,13 +387,17 @@ describe('capturing a level', () => {
     const res = await fetch(`${flow.url}/hosts`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(res.status).toBe(200);
     const hosts = (await res.json()) as Record<string, { taskId: string; submittedAt: string }[]>;
-    expect(hosts[s.hosts.c!.host]!.map((c) => c.taskId).sort()).toEqual([byUrl(report, s.url('c', '/')).taskId, byUrl(report, s.url('c', '/c2')).taskId].sort());
+    expect(hosts[s.hosts.c!.host]!.map((c) => c.taskId).sort()).toEqual(
+      [byUrl(report, s.url('c', '/')).taskId, byUrl(report, s.url('c', '/c2')).taskId].sort(),
+    );
   });
 });
 
 describe('pacing rules beyond one delay', () => {
   it('a longer robots.txt Crawl-delay wins over perHostDelayMs', async () => {
-    const s = await site({ slow: { robots: 'User-agent: *\nCrawl-delay: 0.7\n', pages: { '/1': '<title>1</title>', '/2': '<title>2</title>', '/3': '<title>3</title>' } } });
+    const s = await site({
+      slow: { robots: 'User-agent: *\nCrawl-delay: 0.7\n', pages: { '/1': '<title>1</title>', '/2': '<title>2</title>', '/3': '<title>3</title>' } },
+    });
     const body = dispatchBody({ perHostDelayMs: 100, pages: ['/1', '/2', '/3'].map((p) => ({ url: s.url('slow', p), follow: false })) });
     const { report } = await runLevel(body);
     expect(report.pages.map((p) => p.status)).toEqual(['captured', 'captured', 'captured']);
@@ -384,7 +416,15 @@ describe('pacing rules beyond one delay', () => {
     const s = await site({ h: { pages: { '/1': 'x' } }, k: { pages: { '/1': 'y' } } });
     // far enough ahead that the other host's browser capture starts well before it
     const notBefore = Date.now() + 3000;
-    const { report } = await runLevel(dispatchBody({ notBefore: { [s.hosts.h!.host]: new Date(notBefore).toISOString() }, pages: [{ url: s.url('h', '/1'), follow: false }, { url: s.url('k', '/1'), follow: false }] }));
+    const { report } = await runLevel(
+      dispatchBody({
+        notBefore: { [s.hosts.h!.host]: new Date(notBefore).toISOString() },
+        pages: [
+          { url: s.url('h', '/1'), follow: false },
+          { url: s.url('k', '/1'), follow: false },
+        ],
+      }),
+    );
     const first = s.pageRequests('h')[0]!;
     expect(first.startedAt).toBeGreaterThanOrEqual(notBefore);
     expect(Date.parse(report.pages[0]!.submittedAt!)).toBeGreaterThanOrEqual(notBefore);
@@ -407,7 +447,13 @@ describe('pacing rules beyond one delay', () => {
 
   it('with hostParallelism 1, captures one host at a time and uses a host’s delay for another', async () => {
     const s = await site({ p: { pages: { '/1': 'a', '/2': 'b' } }, q: { pages: { '/1': 'c', '/2': 'd' } } });
-    const { report } = await runLevel(dispatchBody({ perHostDelayMs: 300, hostParallelism: 1, pages: [...['/1', '/2'].map((x) => ({ url: s.url('p', x), follow: false })), ...['/1', '/2'].map((x) => ({ url: s.url('q', x), follow: false }))] }));
+    const { report } = await runLevel(
+      dispatchBody({
+        perHostDelayMs: 300,
+        hostParallelism: 1,
+        pages: [...['/1', '/2'].map((x) => ({ url: s.url('p', x), follow: false })), ...['/1', '/2'].map((x) => ({ url: s.url('q', x), follow: false }))],
+      }),
+    );
     expect(s.maxConcurrentHosts()).toBe(1);
     const captures = report.pages.map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
     expect(pacingViolations(captures, { perHostDelayMs: 300, hostParallelism: 1 })).toEqual([]);
@@ -418,7 +464,14 @@ describe('pacing rules beyond one delay', () => {
 
   it('treats a robots.txt that answers 5xx as disallowing everything, and a 404 as allowing everything', async () => {
     const s = await site({ down: { robotsStatus: 503, pages: { '/': 'x' } }, none: { pages: { '/': 'y' } } });
-    const { report } = await runLevel(dispatchBody({ pages: [{ url: s.url('down', '/'), follow: true }, { url: s.url('none', '/'), follow: true }] }));
+    const { report } = await runLevel(
+      dispatchBody({
+        pages: [
+          { url: s.url('down', '/'), follow: true },
+          { url: s.url('none', '/'), follow: true },
+        ],
+      }),
+    );
     expect(report.pages.map((p) => [p.status, p.skipReason])).toEqual([
       ['skipped', 'robots'],
       ['captured', undefined],
@@ -430,10 +483,23 @@ describe('pacing rules beyond one delay', () => {
 describe('test knobs', () => {
   it('capture duration, failed, cancelled (deadline), succeeded-but-reported-failed and manifestError, from the query string', async () => {
     const s = await site({
-      k: { pages: { '/ok': '<title>ok</title>', '/broken': '<title>b</title>', '/lying': '<title>lying</title><p>fine really</p>', '/lost': '<title>lost</title>' } },
+      k: {
+        pages: {
+          '/ok': '<title>ok</title>',
+          '/broken': '<title>b</title>',
+          '/lying': '<title>lying</title><p>fine really</p>',
+          '/lost': '<title>lost</title>',
+        },
+      },
       m: { pages: { '/slow': '<title>slow</title>', '/ok': '<title>ok m</title>' } },
     });
-    const body = dispatchBody({ perHostDelayMs: 50, pages: [...['/ok', '/broken', '/lying', '/lost'].map((p) => ({ url: s.url('k', p), follow: true })), ...['/slow', '/ok'].map((p) => ({ url: s.url('m', p), follow: true }))] });
+    const body = dispatchBody({
+      perHostDelayMs: 50,
+      pages: [
+        ...['/ok', '/broken', '/lying', '/lost'].map((p) => ({ url: s.url('k', p), follow: true })),
+        ...['/slow', '/ok'].map((p) => ({ url: s.url('m', p), follow: true })),
+      ],
+    });
     const q = `?captureDelayMs=400&fail=/broken&deadlineMs=5000&slow=/slow:9000&reportFailed=/lying&manifestError=/lost`;
     const { report } = await runLevel(body, q);
     const page = (host: string, path: string): PageReport => byUrl(report, s.url(host, path));
@@ -503,7 +569,14 @@ describe('test knobs', () => {
     expect(await put.json()).toEqual({ fail: ['/always-fails'] });
     try {
       const s = await site({ h: { pages: { '/always-fails': 'x', '/fine': 'y' } } });
-      const { report } = await runLevel(dispatchBody({ pages: [{ url: s.url('h', '/always-fails'), follow: false }, { url: s.url('h', '/fine'), follow: false }] }));
+      const { report } = await runLevel(
+        dispatchBody({
+          pages: [
+            { url: s.url('h', '/always-fails'), follow: false },
+            { url: s.url('h', '/fine'), follow: false },
+          ],
+        }),
+      );
       expect(report.pages.map((p) => p.status)).toEqual(['failed', 'captured']);
     } finally {
       await fetch(`${flow.url}/knobs`, { method: 'PUT', headers: auth, body: '{}' });
@@ -560,7 +633,9 @@ describe('signing and formats', () => {
     const w = await readWacz(await getObject(m.artifacts[0]!.key));
     expect(w.digest?.signedData?.publicKey).toBeDefined();
     expect(waczProblems(w)).toEqual([]);
-    expect((await getObject(m.artifacts[1]!.key)).toString('utf8')).toBe('<html><head><title>signed</title></head><body><p>s</p><script>document.body.append("by script")</script>by script</body></html>');
+    expect((await getObject(m.artifacts[1]!.key)).toString('utf8')).toBe(
+      '<html><head><title>signed</title></head><body><p>s</p><script>document.body.append("by script")</script>by script</body></html>',
+    );
   });
 
   it('produces a format on its own: png alone is a png artifact and nothing else', async () => {
@@ -592,7 +667,17 @@ describe('signing and formats', () => {
     // the same level again, now with a third page the first attempt never had
     const again = await runLevel({ ...body, pages: [...body.pages, { url: s.url('h', '/3'), follow: false }] });
     expect(s.pageRequests('h').map((r) => r.path)).toEqual(['/1', '/2', '/3']);
-    expect(again.report.pages.slice(0, 2)).toEqual(first.report.pages.map((p) => ({ url: p.url, status: p.status, taskId: p.taskId, manifestKey: p.manifestKey, finalUrl: p.finalUrl, submittedAt: p.submittedAt, finishedAt: p.finishedAt })));
+    expect(again.report.pages.slice(0, 2)).toEqual(
+      first.report.pages.map((p) => ({
+        url: p.url,
+        status: p.status,
+        taskId: p.taskId,
+        manifestKey: p.manifestKey,
+        finalUrl: p.finalUrl,
+        submittedAt: p.submittedAt,
+        finishedAt: p.finishedAt,
+      })),
+    );
     expect(again.report.pages[2]).toMatchObject({ status: 'captured', taskId: pageTaskId(body.crawlId, 0, s.url('h', '/3')) });
   });
 });

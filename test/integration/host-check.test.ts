@@ -15,7 +15,15 @@ const ATTACKER = 'attacker.test';
 const h = useHarness({ crawls: 'stub', grants: [['alice', 'submitter', ORG]] });
 
 const portOf = (url: string): string => new URL(url).port;
-const crawlCount = async () => Number((await h.tdb.db.selectFrom('crawls').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
+const crawlCount = async () =>
+  Number(
+    (
+      await h.tdb.db
+        .selectFrom('crawls')
+        .select(sql<number>`count(*)`.as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('the API', () => {
   const startCrawl = (host: string) =>
@@ -69,7 +77,12 @@ describe('the dev issuer', () => {
   });
 
   const mint = (base: string, host: string) =>
-    rawRequest(base, { method: 'POST', path: '/token', headers: { 'content-type': 'application/json', host }, body: JSON.stringify({ subject: 'mallory', organizations: [ORG] }) });
+    rawRequest(base, {
+      method: 'POST',
+      path: '/token',
+      headers: { 'content-type': 'application/json', host },
+      body: JSON.stringify({ subject: 'mallory', organizations: [ORG] }),
+    });
 
   it('mints no token for Host: attacker.test (421), and one for its loopback address', async () => {
     const refused = await mint(issuer.url, ATTACKER);

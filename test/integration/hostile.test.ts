@@ -40,7 +40,11 @@ const live = useLiveCrawlStack(async () => {
           ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`/p${i}`, `<title>p${i}</title>`])),
         },
       },
-      slow: { address: '127.0.0.43', robots: 'User-agent: *\nCrawl-delay: 86400\n', pages: { '/': '<title>Slow one</title>', '/2': '<title>Slow two</title>' } },
+      slow: {
+        address: '127.0.0.43',
+        robots: 'User-agent: *\nCrawl-delay: 86400\n',
+        pages: { '/': '<title>Slow one</title>', '/2': '<title>Slow two</title>' },
+      },
     },
     flow: {
       log: (line) => process.env.CAPTURE_LEDGER_TEST_LOG && console.log(`${new Date().toISOString()} flow ${line.slice(0, 300)}`),
@@ -82,7 +86,16 @@ describe('seeds and targets outside the address policy', () => {
   it('POST /api/crawls answers 400 naming every refused seed and why, and starts nothing', async () => {
     const urls = listenerUrls(listener.port);
     const fine = live.site.url('hostile', '/fine');
-    const seeds = [urls.loopback!, urls.localhost!, urls['ipv6-loopback']!, urls['ipv4-mapped']!, urls.decimal!, urls.metadata!, `http://127.0.0.1:${new URL(live.api.config.s3.endpoint).port}/buckets/captures/`, fine];
+    const seeds = [
+      urls.loopback!,
+      urls.localhost!,
+      urls['ipv6-loopback']!,
+      urls['ipv4-mapped']!,
+      urls.decimal!,
+      urls.metadata!,
+      `http://127.0.0.1:${new URL(live.api.config.s3.endpoint).port}/buckets/captures/`,
+      fine,
+    ];
     const res = await post({ seeds, maxDepth: 0 });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('seeds outside the address policy');
@@ -124,7 +137,11 @@ describe('seeds and targets outside the address policy', () => {
       signing: false,
       seedLevel: { take: seeds, cut: [] },
     });
-    const n = await live.tdb.db.selectFrom('crawl_pages').select((eb) => eb.fn.countAll<string>().as('n')).where('crawl_id', '=', crawl.id).executeTakeFirstOrThrow();
+    const n = await live.tdb.db
+      .selectFrom('crawl_pages')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('crawl_id', '=', crawl.id)
+      .executeTakeFirstOrThrow();
     expect(Number(n.n)).toBe(20_000);
     await finishCrawlRow(live.tdb.db, crawl.id, { state: 'failed', stopReason: 'failed', failure: 'test: rows only' });
   });
@@ -197,7 +214,12 @@ describe('a page with 100,000 links, Crawl-delay: 86400 and a dripping robots.tx
     // one capture of the slow host; the second could not start before the deadline
     const slow = [byUrl.get(live.site.url('slow', '/'))?.state, byUrl.get(live.site.url('slow', '/2'))?.state].sort();
     expect(slow).toEqual(['captured', 'failed']);
-    const report = await live.tdb.db.selectFrom('crawl_level_reports').select('body').where('crawl_id', '=', crawlId).where('depth', '=', 0).executeTakeFirstOrThrow();
+    const report = await live.tdb.db
+      .selectFrom('crawl_level_reports')
+      .select('body')
+      .where('crawl_id', '=', crawlId)
+      .where('depth', '=', 0)
+      .executeTakeFirstOrThrow();
     const failedSlow = (report.body as LevelReportBody).pages.find((p) => p.url.startsWith(live.site.url('slow', '/')) && p.status === 'failed');
     expect(failedSlow?.manifestError).toMatch(/cannot start before the level's deadline/);
     // the dripping robots.txt was given up on at its own deadline, not the level's

@@ -70,8 +70,14 @@ describe('dev identity', () => {
   afterAll(() => api.close());
 
   it('trusts the subject and organizations headers', async () => {
-    expect(await get(api, '/api/me', devHeaders('bob', ['acme', 'globex']))).toMatchObject({ status: 200, body: { subject: 'bob', organizations: ['acme', 'globex'], canSubmit: false } });
-    expect(await get(api, '/api/me', { 'X-Capture-ledger-Subject': 'carol', 'X-Capture-ledger-Organizations': ' a , b ,' })).toMatchObject({ status: 200, body: { subject: 'carol', organizations: ['a', 'b'] } });
+    expect(await get(api, '/api/me', devHeaders('bob', ['acme', 'globex']))).toMatchObject({
+      status: 200,
+      body: { subject: 'bob', organizations: ['acme', 'globex'], canSubmit: false },
+    });
+    expect(await get(api, '/api/me', { 'X-Capture-ledger-Subject': 'carol', 'X-Capture-ledger-Organizations': ' a , b ,' })).toMatchObject({
+      status: 200,
+      body: { subject: 'carol', organizations: ['a', 'b'] },
+    });
   });
 
   it('is 401 with no subject, a blank one, or names OpenFGA would misread', async () => {
@@ -102,7 +108,10 @@ describe('OIDC (JWT) identity', () => {
   });
 
   it('accepts a token from the configured issuer', async () => {
-    expect(await get(api, '/api/me', await h.issuer.auth('alice', ['acme']))).toMatchObject({ status: 200, body: { subject: 'alice', organizations: ['acme'], canSubmit: false } });
+    expect(await get(api, '/api/me', await h.issuer.auth('alice', ['acme']))).toMatchObject({
+      status: 200,
+      body: { subject: 'alice', organizations: ['acme'], canSubmit: false },
+    });
     expect(await get(both, '/api/me', await h.issuer.auth('alice'))).toMatchObject({ status: 200, body: { subject: 'alice', organizations: [] } });
   });
 
@@ -123,12 +132,18 @@ describe('OIDC (JWT) identity', () => {
   });
 
   const bad: [string, () => Promise<string>][] = [
-    ['expired', async () => signIssuerToken(h.issuer.key, h.issuer.url, h.issuer.audience, { subject: 'alice', ttlSeconds: 60 }, Math.floor(Date.now() / 1000) - 3600)],
+    [
+      'expired',
+      async () => signIssuerToken(h.issuer.key, h.issuer.url, h.issuer.audience, { subject: 'alice', ttlSeconds: 60 }, Math.floor(Date.now() / 1000) - 3600),
+    ],
     ['from another issuer', async () => otherIssuer.mint({ subject: 'alice', organizations: ['acme'] })],
     ['signed by the right key but naming another issuer', async () => signIssuerToken(h.issuer.key, otherIssuer.url, h.issuer.audience, { subject: 'alice' })],
     ['issuer with a trailing slash', async () => signIssuerToken(h.issuer.key, `${h.issuer.url}/`, h.issuer.audience, { subject: 'alice' })],
     ['for another audience', async () => signIssuerToken(h.issuer.key, h.issuer.url, 'someone-else', { subject: 'alice' })],
-    ['signed by an unknown key with the right kid', async () => signIssuerToken({ ...(await generateIssuerKey()), kid: h.issuer.key.kid }, h.issuer.url, h.issuer.audience, { subject: 'alice' })],
+    [
+      'signed by an unknown key with the right kid',
+      async () => signIssuerToken({ ...(await generateIssuerKey()), kid: h.issuer.key.kid }, h.issuer.url, h.issuer.audience, { subject: 'alice' }),
+    ],
     [
       'alg none',
       async () => {
@@ -148,11 +163,50 @@ describe('OIDC (JWT) identity', () => {
           .setExpirationTime('5m')
           .sign(new TextEncoder().encode(JSON.stringify(h.issuer.key.publicJwk))),
     ],
-    ['without exp', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setSubject('alice').sign(h.issuer.key.privateKey)],
-    ['without sub', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setExpirationTime('5m').sign(h.issuer.key.privateKey)],
+    [
+      'without exp',
+      async () =>
+        new SignJWT({})
+          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
+          .setIssuer(h.issuer.url)
+          .setAudience(h.issuer.audience)
+          .setSubject('alice')
+          .sign(h.issuer.key.privateKey),
+    ],
+    [
+      'without sub',
+      async () =>
+        new SignJWT({})
+          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
+          .setIssuer(h.issuer.url)
+          .setAudience(h.issuer.audience)
+          .setExpirationTime('5m')
+          .sign(h.issuer.key.privateKey),
+    ],
     ['with a subject OpenFGA would misread', async () => signIssuerToken(h.issuer.key, h.issuer.url, h.issuer.audience, { subject: 'alice#member' })],
-    ['with organizations that are not strings', async () => new SignJWT({ organizations: [1, 2] }).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setSubject('alice').setExpirationTime('5m').sign(h.issuer.key.privateKey)],
-    ['not yet valid', async () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience).setSubject('alice').setNotBefore('1h').setExpirationTime('2h').sign(h.issuer.key.privateKey)],
+    [
+      'with organizations that are not strings',
+      async () =>
+        new SignJWT({ organizations: [1, 2] })
+          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
+          .setIssuer(h.issuer.url)
+          .setAudience(h.issuer.audience)
+          .setSubject('alice')
+          .setExpirationTime('5m')
+          .sign(h.issuer.key.privateKey),
+    ],
+    [
+      'not yet valid',
+      async () =>
+        new SignJWT({})
+          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
+          .setIssuer(h.issuer.url)
+          .setAudience(h.issuer.audience)
+          .setSubject('alice')
+          .setNotBefore('1h')
+          .setExpirationTime('2h')
+          .sign(h.issuer.key.privateKey),
+    ],
     [
       'with a tampered payload',
       async () => {
@@ -230,7 +284,11 @@ describe('the dev issuer', () => {
     const jwks = (await (await fetch(disco.jwks_uri!)).json()) as { keys: Record<string, string>[] };
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).not.toHaveProperty('d'); // never the private part
-    const res = await fetch(`${h.issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'alice', organizations: ['acme'], ttlSeconds: 120 }) });
+    const res = await fetch(`${h.issuer.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ subject: 'alice', organizations: ['acme'], ttlSeconds: 120 }),
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { access_token: string; token_type: string; expires_in: number };
     expect(body.token_type).toBe('Bearer');

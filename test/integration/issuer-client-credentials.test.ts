@@ -51,7 +51,11 @@ describe('the anyone-token', () => {
   });
 
   it('still mints for a person', async () => {
-    const res = await fetch(`${issuer.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'alice' }) });
+    const res = await fetch(`${issuer.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ subject: 'alice' }),
+    });
     expect(res.status).toBe(200);
   });
 });

@@ -35,12 +35,20 @@ afterAll(async () => {
 });
 
 const dispatch = (depth: number) =>
-  recordDispatch(tdb.db, { crawlId, depth, capabilityHash: randomBytes(32), artifactPrefix: `crawls/${crawlId}/${depth}/`, deadline: new Date(Date.now() + 60_000) });
+  recordDispatch(tdb.db, {
+    crawlId,
+    depth,
+    capabilityHash: randomBytes(32),
+    artifactPrefix: `crawls/${crawlId}/${depth}/`,
+    deadline: new Date(Date.now() + 60_000),
+  });
 /** moves the level's last heartbeat signal `ms` into the past */
 const age = (depth: number, ms: number) =>
-  sql`UPDATE crawl_level_dispatches SET heartbeat_signalled_at = heartbeat_signalled_at - make_interval(secs => ${ms / 1000}) WHERE crawl_id = ${crawlId} AND depth = ${depth}`.execute(tdb.db);
+  sql`UPDATE crawl_level_dispatches SET heartbeat_signalled_at = heartbeat_signalled_at - make_interval(secs => ${ms / 1000}) WHERE crawl_id = ${crawlId} AND depth = ${depth}`.execute(
+    tdb.db,
+  );
 
-describe('a level\'s turn to signal a heartbeat', () => {
+describe("a level's turn to signal a heartbeat", () => {
   it('goes to exactly one of many heartbeats at once, and again only after the gap', async () => {
     await dispatch(0);
     const turns = await Promise.all(Array.from({ length: 25 }, () => takeHeartbeatTurn(tdb.db, crawlId, 0, 15_000)));

@@ -69,13 +69,14 @@ describe('createObjectReader', () => {
       const amzDate = String(headers['x-amz-date']);
       const signingDate = new Date(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
       const sdkSigner = await s3.config.signer();
-      const reference = await sdkSigner.sign(
-        new HttpRequest({ method: 'GET', protocol: 'http:', hostname: '127.0.0.1', path: url, headers: { host } }),
-        { signingDate },
-      );
+      const reference = await sdkSigner.sign(new HttpRequest({ method: 'GET', protocol: 'http:', hostname: '127.0.0.1', path: url, headers: { host } }), {
+        signingDate,
+      });
       expect(reference.headers['x-amz-date']).toBe(amzDate);
       expect(headers.authorization).toBe(reference.headers.authorization);
-      expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[^/]+\/s3\/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
+      expect(headers.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[^/]+\/s3\/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/,
+      );
     } finally {
       reader.close();
       await new Promise((resolve) => server.close(resolve));

@@ -94,8 +94,19 @@ describe('the edges, for every operation', () => {
   const cases: [string, (op: Operation) => GeneratedRequest][] = [
     ['no body, no content type', (op) => ({ method: op.method, path: fill(op), headers: alice })],
     ['an empty JSON body', (op) => ({ method: op.method, path: fill(op), headers: { ...alice, 'content-type': 'application/json' }, body: '' })],
-    ['a truncated JSON body', (op) => ({ method: op.method, path: fill(op), headers: { ...alice, 'content-type': 'application/json' }, body: '{"seeds": ["http://a.test/"' })],
-    ['a body over 1 MiB', (op) => ({ method: op.method, path: fill(op), headers: { ...alice, 'content-type': 'application/json' }, body: JSON.stringify({ x: 'y'.repeat(1024 * 1024 + 10) }) })],
+    [
+      'a truncated JSON body',
+      (op) => ({ method: op.method, path: fill(op), headers: { ...alice, 'content-type': 'application/json' }, body: '{"seeds": ["http://a.test/"' }),
+    ],
+    [
+      'a body over 1 MiB',
+      (op) => ({
+        method: op.method,
+        path: fill(op),
+        headers: { ...alice, 'content-type': 'application/json' },
+        body: JSON.stringify({ x: 'y'.repeat(1024 * 1024 + 10) }),
+      }),
+    ],
     ['a query over 16 KiB', (op) => ({ method: op.method, path: `${fill(op)}?q=${'z'.repeat(17 * 1024)}`, headers: alice })],
     ['a query of 8 KiB', (op) => ({ method: op.method, path: `${fill(op)}?seed=${'z'.repeat(8 * 1024)}&q=${'z'.repeat(100)}`, headers: alice })],
     ['no identity', (op) => ({ method: op.method, path: fill(op), headers: {} })],

@@ -23,7 +23,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await tw?.client.schedule.getHandle(id).delete().catch(() => undefined);
+  await tw?.client.schedule
+    .getHandle(id)
+    .delete()
+    .catch(() => undefined);
   await tw?.stop();
   await tdb?.drop();
 });

@@ -7,7 +7,16 @@ import { ClientWriteRequestOnDuplicateWrites, OpenFgaClient } from '@openfga/sdk
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { canView } from '../../src/fga/authorize.ts';
-import { deliverTuples, drainOutbox, enqueueTuples, MAX_TUPLES_PER_WRITE, OUTBOX_DEAD_AFTER, OutboxUnavailableError, reviveDeadLetters, type DeliveredTuple } from '../../src/fga/outbox.ts';
+import {
+  deliverTuples,
+  drainOutbox,
+  enqueueTuples,
+  MAX_TUPLES_PER_WRITE,
+  OUTBOX_DEAD_AFTER,
+  OutboxUnavailableError,
+  reviveDeadLetters,
+  type DeliveredTuple,
+} from '../../src/fga/outbox.ts';
 import { archiveTuples, jobTuples, type Tuple } from '../../src/fga/tuples.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';
@@ -53,7 +62,9 @@ describe('enqueueing with the row', () => {
       return a;
     });
     expect(await t.db.selectFrom('archives').select('id').execute()).toEqual([{ id: archive.id }]);
-    expect((await outbox()).map((r) => [r.operation, r.tuple_user, r.relation, r.object])).toEqual([['write', `capture_job:${crawlId}`, 'parent', `archive:${archive.id}`]]);
+    expect((await outbox()).map((r) => [r.operation, r.tuple_user, r.relation, r.object])).toEqual([
+      ['write', `capture_job:${crawlId}`, 'parent', `archive:${archive.id}`],
+    ]);
   });
 
   it('a rollback finds neither the archive nor its tuples', async () => {
@@ -76,7 +87,10 @@ describe('enqueueing with the row', () => {
     await expect(
       t.db.transaction().execute(async (trx) => {
         await enqueueTuples(trx, archiveTuples(randomUUID(), randomUUID()));
-        await trx.insertInto('archives').values({ ...newArchive(taskId), object_key: 'other.wacz' }).execute();
+        await trx
+          .insertInto('archives')
+          .values({ ...newArchive(taskId), object_key: 'other.wacz' })
+          .execute();
       }),
     ).rejects.toMatchObject({ code: '23505' });
     expect(await outbox()).toEqual([]);
@@ -187,7 +201,8 @@ describe('drainOutbox', () => {
   });
 
   it('with many batches in flight, a delete never overtakes the write it undoes', async () => {
-    const fill = (n: number, tag: string): Tuple[] => Array.from({ length: n }, (_, i) => ({ user: `user:${tag}${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` }));
+    const fill = (n: number, tag: string): Tuple[] =>
+      Array.from({ length: n }, (_, i) => ({ user: `user:${tag}${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` }));
     const x: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
     const y: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
     await enqueueTuples(t.db, [x, ...fill(7, 'a')]);
@@ -261,7 +276,10 @@ describe('drainOutbox', () => {
   });
 
   it('maxRows bounds one drain; the rest waits for the next', async () => {
-    await enqueueTuples(t.db, Array.from({ length: 30 }, (_, i): Tuple => ({ user: `user:m${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` })));
+    await enqueueTuples(
+      t.db,
+      Array.from({ length: 30 }, (_, i): Tuple => ({ user: `user:m${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` })),
+    );
     expect(await drainOutbox(t.db, store.client, { maxRows: 12, batchSize: 5 })).toEqual({ delivered: 12, failed: 0, remaining: 18, deadLettered: 0, dead: 0 });
     expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 18, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
   });
@@ -275,11 +293,21 @@ describe('drainOutbox', () => {
     const archiveId = randomUUID();
     const grantTime = new Date(Date.now() - 30 * 60_000);
     await enqueueTuples(t.db, [
-      { user: 'user:sam', relation: 'viewer', object: `archive:${archiveId}`, condition: { name: 'non_expired_grant', context: { grant_time: grantTime.toISOString(), grant_duration: '1h' } } },
+      {
+        user: 'user:sam',
+        relation: 'viewer',
+        object: `archive:${archiveId}`,
+        condition: { name: 'non_expired_grant', context: { grant_time: grantTime.toISOString(), grant_duration: '1h' } },
+      },
     ]);
     expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 1, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
     expect(await canView(store.client, { subject: 'sam', organizations: [] }, archiveId)).toBe(true);
-    const later = await store.client.check({ user: 'user:sam', relation: 'can_view', object: `archive:${archiveId}`, context: { current_time: new Date(grantTime.getTime() + 61 * 60_000).toISOString() } });
+    const later = await store.client.check({
+      user: 'user:sam',
+      relation: 'can_view',
+      object: `archive:${archiveId}`,
+      context: { current_time: new Date(grantTime.getTime() + 61 * 60_000).toISOString() },
+    });
     expect(later.allowed).toBe(false);
   });
 
@@ -287,7 +315,9 @@ describe('drainOutbox', () => {
     const tuples = Array.from({ length: 300 }, (_, i): Tuple => ({ user: `user:c${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` }));
     await enqueueTuples(t.db, tuples);
     const ids: number[] = [];
-    const results = await Promise.all([0, 1, 2].map(() => drainOutbox(t.db, store.client, { batchSize: 25, onBatch: (b) => ids.push(...b.delivered.map((d) => d.id)) })));
+    const results = await Promise.all(
+      [0, 1, 2].map(() => drainOutbox(t.db, store.client, { batchSize: 25, onBatch: (b) => ids.push(...b.delivered.map((d) => d.id)) })),
+    );
     expect(results.reduce((a, r) => a + r.delivered, 0)).toBe(300);
     expect(results.every((r) => r.failed === 0)).toBe(true);
     expect(new Set(ids).size).toBe(300);
@@ -300,7 +330,12 @@ describe('drainOutbox', () => {
     const tuples = jobTuples(randomUUID(), 'olivia', 'acme');
     await enqueueTuples(t.db, tuples);
     const port = await closedPort();
-    const down = new OpenFgaClient({ apiUrl: `http://127.0.0.1:${port}`, storeId: store.storeId, authorizationModelId: store.modelId, retryParams: { maxRetry: 1, minWaitInMs: 10 } });
+    const down = new OpenFgaClient({
+      apiUrl: `http://127.0.0.1:${port}`,
+      storeId: store.storeId,
+      authorizationModelId: store.modelId,
+      retryParams: { maxRetry: 1, minWaitInMs: 10 },
+    });
 
     const r = await drainOutbox(t.db, down);
     expect(r.delivered).toBe(0);
@@ -327,7 +362,9 @@ describe('drainOutbox', () => {
     const old: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
     const fresh: Tuple = { user: 'user:olivia', relation: 'owner', object: `capture_job:${randomUUID()}` };
     await store.client.write({ writes: [old] });
-    await expect(store.client.write({ writes: [old, fresh] }, { conflict: { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Error } })).rejects.toThrow();
+    await expect(
+      store.client.write({ writes: [old, fresh] }, { conflict: { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Error } }),
+    ).rejects.toThrow();
     expect(await stored(fresh)).toBe(false);
   });
 });
@@ -337,7 +374,10 @@ describe('the dead letter', () => {
     const archiveId = randomUUID();
     // viewer is conditioned in the model: without its condition OpenFGA refuses the tuple (400)
     const unconditioned: Tuple = { user: 'user:sam', relation: 'viewer', object: `archive:${archiveId}` };
-    const share: Tuple = { ...unconditioned, condition: { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } } };
+    const share: Tuple = {
+      ...unconditioned,
+      condition: { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } },
+    };
     await enqueueTuples(t.db, [unconditioned]);
     await enqueueTuples(t.db, [share]);
 
@@ -364,7 +404,12 @@ describe('the dead letter', () => {
 
   it('OpenFGA unreachable counts attempts, never refusals: nothing is dead-lettered by an outage', async () => {
     const port = await closedPort();
-    const down = new OpenFgaClient({ apiUrl: `http://127.0.0.1:${port}`, storeId: store.storeId, authorizationModelId: store.modelId, retryParams: { maxRetry: 0 } });
+    const down = new OpenFgaClient({
+      apiUrl: `http://127.0.0.1:${port}`,
+      storeId: store.storeId,
+      authorizationModelId: store.modelId,
+      retryParams: { maxRetry: 0 },
+    });
     await enqueueTuples(t.db, jobTuples(randomUUID(), 'olivia', 'acme'));
     for (let n = 0; n < OUTBOX_DEAD_AFTER + 1; n++) {
       const r = await drainOutbox(t.db, down, { deadAfter: 1 });

@@ -22,7 +22,16 @@ import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
 import { replaceLevelDecisions, replaceLevelSkipped } from '../../src/store/decisions.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SHOTS = `${ROOT}test-results/`;
 
 let tdb: TestDatabase;
@@ -41,11 +50,35 @@ beforeAll(async () => {
   const bucket = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.bucket;
   const acme = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
   const globex = await insertJob(tdb.db, { orgId: 'globex', submittedBy: 'gina' });
-  acmeOld = await insertArchive(tdb.db, { crawlId: acme, bucket, s3, capturedAt: new Date('2026-01-01T10:00:00Z'), url: 'https://example.test/old', body: await makeWacz('https://example.test/old', 'Older acme page') });
-  acmeNew = await insertArchive(tdb.db, { crawlId: acme, bucket, s3, capturedAt: new Date('2026-02-01T10:00:00Z'), url: 'https://example.test/new', body: await makeWacz('https://example.test/new', 'Newest acme page') });
-  await insertArchive(tdb.db, { crawlId: globex, bucket, s3, capturedAt: new Date('2026-03-01T10:00:00Z'), url: 'https://example.test/globex', body: await makeWacz('https://example.test/globex', 'Globex secret') });
+  acmeOld = await insertArchive(tdb.db, {
+    crawlId: acme,
+    bucket,
+    s3,
+    capturedAt: new Date('2026-01-01T10:00:00Z'),
+    url: 'https://example.test/old',
+    body: await makeWacz('https://example.test/old', 'Older acme page'),
+  });
+  acmeNew = await insertArchive(tdb.db, {
+    crawlId: acme,
+    bucket,
+    s3,
+    capturedAt: new Date('2026-02-01T10:00:00Z'),
+    url: 'https://example.test/new',
+    body: await makeWacz('https://example.test/new', 'Newest acme page'),
+  });
+  await insertArchive(tdb.db, {
+    crawlId: globex,
+    bucket,
+    s3,
+    capturedAt: new Date('2026-03-01T10:00:00Z'),
+    url: 'https://example.test/globex',
+    body: await makeWacz('https://example.test/globex', 'Globex secret'),
+  });
   await drain(tdb.db, store.client);
-  replay = await buildReplayServer({ endpoint: testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.endpoint, bucket });
+  replay = await buildReplayServer({
+    endpoint: testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.endpoint,
+    bucket,
+  });
   replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
 });
@@ -95,7 +128,12 @@ async function openInReplay(page: Page, title: string, shot: string): Promise<vo
     let frameText = '';
     while (Date.now() < deadline) {
       const frame = popup.frames().find((f) => f.url().includes('example.test/new'));
-      frameText = frame ? ((await frame.locator('h1').textContent({ timeout: 1000 }).catch(() => '')) ?? '') : '';
+      frameText = frame
+        ? ((await frame
+            .locator('h1')
+            .textContent({ timeout: 1000 })
+            .catch(() => '')) ?? '')
+        : '';
       if (frameText === title) break;
       await popup.waitForTimeout(250);
     }
@@ -183,7 +221,19 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
     const t0 = new Date('2026-04-01T10:00:00.000Z');
     /** a crawl row of carol's for acme, with these seed pages, without a workflow */
     const crawlRow = (seeds: string[], maxDepth: number, perHostDelayMs: number) =>
-      insertCrawl(tdb.db, { orgId: 'acme', submittedBy: 'carol', seeds, rules: [{ follow: 'same-origin' }], maxDepth, maxPages: 30, perHostDelayMs, hostParallelism: 1, formats: ['wacz'], signing: false, seedLevel: { take: seeds, cut: [] } });
+      insertCrawl(tdb.db, {
+        orgId: 'acme',
+        submittedBy: 'carol',
+        seeds,
+        rules: [{ follow: 'same-origin' }],
+        maxDepth,
+        maxPages: 30,
+        perHostDelayMs,
+        hostParallelism: 1,
+        formats: ['wacz'],
+        signing: false,
+        seedLevel: { take: seeds, cut: [] },
+      });
     const finished = await crawlRow(['https://a.test/', 'https://a.test/two'], 1, 2000);
     // two captures on a.test, 2,000 ms apart from finish to submit: the audit owes 2000 and finds 0 short
     for (const [url, submitted] of [
@@ -211,7 +261,11 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
       tdb,
       store,
       identity: 'dev',
-      env: { CAPTURE_LEDGER_REPLAY_URL: replayUrl, CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.2:9/crawl', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'picker-test' },
+      env: {
+        CAPTURE_LEDGER_REPLAY_URL: replayUrl,
+        CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.2:9/crawl',
+        CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'picker-test',
+      },
       deps: { temporal: new Client({ connection, namespace: temporal.namespace }) },
     });
     const context = await browser.newContext();
@@ -225,7 +279,12 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
       expect(await page.locator('#archives-view').isHidden()).toBe(true);
       const rows = page.locator('#crawls tbody tr.crawl');
       // newest first: the two crawls above, then the jobs the archives hang off (started in beforeAll)
-      expect((await rows.evaluateAll((trs) => trs.map((tr) => [(tr as HTMLElement).dataset.id, tr.children[2]!.textContent, tr.children[3]!.textContent]))).slice(0, 2)).toEqual([
+      expect(
+        (await rows.evaluateAll((trs) => trs.map((tr) => [(tr as HTMLElement).dataset.id, tr.children[2]!.textContent, tr.children[3]!.textContent]))).slice(
+          0,
+          2,
+        ),
+      ).toEqual([
         [running.id, 'running', ''],
         [finished.id, 'succeeded', 'max_depth'],
       ]);
@@ -240,7 +299,14 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
       expect(await field('Pages discovered')).toBe('5');
       expect(await page.locator('#pacing tbody tr.pacing-host').first().locator('td').allTextContents()).toEqual(['a.test', '2', '2000 ms', '2000 ms', '0']);
       await expect(page.locator('#pacing-note').textContent()).resolves.toContain('no host was visited sooner');
-      expect(await page.locator('#decisions tbody tr.decision').first().locator('td').allTextContents()).toEqual(['0', '0', 'skip', 'elsewhere.test', '3', 'https://elsewhere.test/']);
+      expect(await page.locator('#decisions tbody tr.decision').first().locator('td').allTextContents()).toEqual([
+        '0',
+        '0',
+        'skip',
+        'elsewhere.test',
+        '3',
+        'https://elsewhere.test/',
+      ]);
       await page.screenshot({ path: `${SHOTS}picker-crawl-finished.png`, fullPage: true });
 
       // the running crawl: its progress refreshes on its own while the ledger moves, and stops once it ends
@@ -276,7 +342,11 @@ describe("the archive list's More in a browser", { timeout: 120_000 }, () => {
     const bucket = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.bucket;
     const job = await insertJob(tdb.db, { orgId: 'initech', submittedBy: 'ivan' });
     const ids = await insertManyArchives(tdb.db, job, bucket, 60);
-    await tdb.db.updateTable('archives').set({ captured_at: new Date('2026-05-05T05:05:05.555Z') }).where('id', 'in', ids).execute();
+    await tdb.db
+      .updateTable('archives')
+      .set({ captured_at: new Date('2026-05-05T05:05:05.555Z') })
+      .where('id', 'in', ids)
+      .execute();
     await drain(tdb.db, store.client);
     await withApi('dev', async (api) => {
       const context = await browser.newContext();

@@ -18,7 +18,16 @@ import { drain } from '../support/ledger.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SHOTS = `${ROOT}test-results/`;
 const ORG = 'acme';
 const INDEX = `cl-test-picker-live-${randomBytes(4).toString('hex')}`;
@@ -31,7 +40,12 @@ const SUB = ['/one', '/two', '/three'];
 const siteHost = (name: string) => ({
   pages: {
     '/': `<title>Front of ${name}</title><h1>Front of ${name}</h1>${SUB.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
-    ...Object.fromEntries(SUB.map((p) => [p, `<title>${name}${p}</title><h1>${name}${p}</h1><p>${name === 'c' && p === '/two' ? 'A quokka smiled at the camera.' : `Plain page ${p} of ${name}.`}</p>`])),
+    ...Object.fromEntries(
+      SUB.map((p) => [
+        p,
+        `<title>${name}${p}</title><h1>${name}${p}</h1><p>${name === 'c' && p === '/two' ? 'A quokka smiled at the camera.' : `Plain page ${p} of ${name}.`}</p>`,
+      ]),
+    ),
   },
   delayMs: 100,
 });
@@ -159,7 +173,11 @@ describe('the picker follows a live crawl, then shows and finds what it captured
     expect(await page.locator('#archives tbody tr.archive td.title', { hasText: 'c/two' }).count()).toBe(1);
     const imgs = page.locator('#archives tbody tr.archive td.thumb img');
     expect(await imgs.count()).toBe(12);
-    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#archives td.thumb img')].every((i) => i.complete && i.src !== ''), undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => [...document.querySelectorAll<HTMLImageElement>('#archives td.thumb img')].every((i) => i.complete && i.src !== ''),
+      undefined,
+      { timeout: 30_000 },
+    );
     const widths = await imgs.evaluateAll((is) => is.map((i) => (i as HTMLImageElement).naturalWidth));
     for (const w of widths) expect(w).toBeGreaterThan(0);
     await shots(page, 'picker-archives-thumbnails');
@@ -184,7 +202,11 @@ describe('the picker follows a live crawl, then shows and finds what it captured
     // the workflow indexes the crawl when it ends; indexed_at is set once the pages are searchable
     await eventually(
       async () => {
-        const r = await s.tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<string>().as('n')).where('indexed_at', 'is not', null).executeTakeFirstOrThrow();
+        const r = await s.tdb.db
+          .selectFrom('archives')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('indexed_at', 'is not', null)
+          .executeTakeFirstOrThrow();
         return Number(r.n) === 12 ? true : undefined;
       },
       30_000,
@@ -213,7 +235,12 @@ describe('the picker follows a live crawl, then shows and finds what it captured
       await eventually(
         async () => {
           const frame = popup.frames().find((f) => f.url().includes('/two'));
-          const text = frame ? await frame.locator('h1').textContent({ timeout: 1000 }).catch(() => null) : null;
+          const text = frame
+            ? await frame
+                .locator('h1')
+                .textContent({ timeout: 1000 })
+                .catch(() => null)
+            : null;
           return text === 'c/two' ? text : undefined;
         },
         30_000,

@@ -12,7 +12,15 @@ import { useLiveCrawlStack } from '../support/live-crawl.ts';
 import { realisticAssets, realisticPage } from '../support/site.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const ORG = 'acme';
 const CLOCK = `<!doctype html><html><head><title>Clock page</title></head><body><h1>Clock page</h1><p id="stamp">waiting</p>
 <script>fetch('/stamp?t=' + Date.now()).then((r) => r.text()).then((t) => { document.getElementById('stamp').textContent = t; });</script></body></html>`;
@@ -54,7 +62,10 @@ describe('a crawl with qa', { timeout: 240_000 }, () => {
     expect(row.state).toBe('succeeded');
     await drain(s.tdb.db, s.store.client);
 
-    const list = (await (await fetch(`${s.api.url}/api/archives`, { headers: await s.as('alice', [ORG]) })).json()) as { url: string; qa: { verdict: string; attempts: number } | null }[];
+    const list = (await (await fetch(`${s.api.url}/api/archives`, { headers: await s.as('alice', [ORG]) })).json()) as {
+      url: string;
+      qa: { verdict: string; attempts: number } | null;
+    }[];
     const byUrl = new Map(list.map((a) => [a.url, a.qa]));
     expect(byUrl.get(s.site.url('a', '/'))).toMatchObject({ verdict: 'good', attempts: 1, misses: 0 });
     expect(byUrl.get(s.site.url('a', '/clock'))).toMatchObject({ verdict: 'review', attempts: 2 });

@@ -34,7 +34,11 @@ function recordCommands(client: S3Client): { command: string; bucket?: string; k
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { Bucket?: string; Key?: string };
-      seen.push({ command: (context as { commandName?: string }).commandName ?? '?', ...(input.Bucket ? { bucket: input.Bucket } : {}), ...(input.Key ? { key: input.Key } : {}) });
+      seen.push({
+        command: (context as { commandName?: string }).commandName ?? '?',
+        ...(input.Bucket ? { bucket: input.Bucket } : {}),
+        ...(input.Key ? { key: input.Key } : {}),
+      });
       return next(args);
     },
     { step: 'initialize', name: `record-${randomBytes(3).toString('hex')}` },
@@ -69,7 +73,10 @@ interface Level {
  * is left is exactly what admission leaves behind — capture_submissions with their manifest
  * keys, crawl_pages as the report said, no archives.
  */
-async function levelAdmittedWhileS3Down(submittedBy: string, specs: { path: string; make: (url: string, prefix: string) => Promise<PageReport> }[]): Promise<Level> {
+async function levelAdmittedWhileS3Down(
+  submittedBy: string,
+  specs: { path: string; make: (url: string, prefix: string) => Promise<PageReport> }[],
+): Promise<Level> {
   const host = `r${randomBytes(3).toString('hex')}.test`;
   const urls = specs.map((s) => `http://${host}${s.path}`);
   const { id: crawlId } = await insertCrawl(h.tdb.db, {
@@ -96,7 +103,12 @@ async function levelAdmittedWhileS3Down(submittedBy: string, specs: { path: stri
 }
 
 const pageState = async (crawlId: string) =>
-  Object.fromEntries((await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).execute()).map((p) => [new URL(p.url).pathname, p.state]));
+  Object.fromEntries(
+    (await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).execute()).map((p) => [
+      new URL(p.url).pathname,
+      p.state,
+    ]),
+  );
 
 describe('reconcile', () => {
   it('registers exactly the pending captures, from exactly their keys, as admission would', async () => {
@@ -112,10 +124,23 @@ describe('reconcile', () => {
     const { crawlId, pages } = level;
     // an orphan manifest next to them, reported by nobody: reconcile must never find it
     const orphanKey = `test-reconcile/${crawlId}/0/orphan.result.json`;
-    await putJson(h.s3, h.bucket, orphanKey, { taskId: 'orphan', url: 'http://orphan.test/', status: 'succeeded', artifacts: [{ format: 'wacz', bucket: h.bucket, key: 'orphan.wacz', sha256: 'a', size: 1 }] });
+    await putJson(h.s3, h.bucket, orphanKey, {
+      taskId: 'orphan',
+      url: 'http://orphan.test/',
+      status: 'succeeded',
+      artifacts: [{ format: 'wacz', bucket: h.bucket, key: 'orphan.wacz', sha256: 'a', size: 1 }],
+    });
 
     expect(await h.tdb.db.selectFrom('archives').select('id').execute()).toEqual([]);
-    expect(await pageState(crawlId)).toEqual({ '/ok': 'captured', '/lying': 'failed', '/cancelled': 'captured', '/failed': 'failed', '/missing': 'captured', '/lost': 'failed', '/robots': 'skipped' });
+    expect(await pageState(crawlId)).toEqual({
+      '/ok': 'captured',
+      '/lying': 'failed',
+      '/cancelled': 'captured',
+      '/failed': 'failed',
+      '/missing': 'captured',
+      '/lost': 'failed',
+      '/robots': 'skipped',
+    });
     const outboxBefore = await h.tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).execute();
 
     const client = createS3(h.config.s3);
@@ -143,19 +168,35 @@ describe('reconcile', () => {
     const archives = await h.tdb.db.selectFrom('archives').selectAll().orderBy('url').execute();
     expect(archives.map((a) => a.task_id).sort()).toEqual([pages['/ok']!.taskId, pages['/lying']!.taskId].sort());
     const ok = archives.find((a) => a.task_id === pages['/ok']!.taskId)!;
-    expect(ok).toMatchObject({ bucket: h.bucket, object_key: pages['/ok']!.manifestKey!.replace(/\.result\.json$/, '.wacz'), url: pages['/ok']!.url, final_url: `${pages['/ok']!.url}?final`, size: 1234 });
+    expect(ok).toMatchObject({
+      bucket: h.bucket,
+      object_key: pages['/ok']!.manifestKey!.replace(/\.result\.json$/, '.wacz'),
+      url: pages['/ok']!.url,
+      final_url: `${pages['/ok']!.url}?final`,
+      size: 1234,
+    });
     expect(ok.provenance).toMatchObject({ manifestKey: pages['/ok']!.manifestKey, software: 'test-capturer', formats: ['wacz'] });
     expect(ok.captured_at.toISOString()).toBe(pages['/ok']!.finishedAt);
 
     // the manifest wins: the lying page is captured now, the cancelled one failed; no orphan
-    expect(await pageState(crawlId)).toEqual({ '/ok': 'captured', '/lying': 'captured', '/cancelled': 'failed', '/failed': 'failed', '/missing': 'captured', '/lost': 'failed', '/robots': 'skipped' });
+    expect(await pageState(crawlId)).toEqual({
+      '/ok': 'captured',
+      '/lying': 'captured',
+      '/cancelled': 'failed',
+      '/failed': 'failed',
+      '/missing': 'captured',
+      '/lost': 'failed',
+      '/robots': 'skipped',
+    });
     expect(await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', 'orphan').execute()).toEqual([]);
 
     // each archive's tuple was queued with it, and nothing else was
     const outboxAfter = await h.tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).execute();
     const added = outboxAfter.filter((r) => !outboxBefore.some((b) => b.object === r.object && b.relation === r.relation && b.tuple_user === r.tuple_user));
     expect(added.sort((a, b) => a.object.localeCompare(b.object))).toEqual(
-      archives.map((a) => ({ tuple_user: `capture_job:${crawlId}`, relation: 'parent', object: `archive:${a.id}` })).sort((a, b) => a.object.localeCompare(b.object)),
+      archives
+        .map((a) => ({ tuple_user: `capture_job:${crawlId}`, relation: 'parent', object: `archive:${a.id}` }))
+        .sort((a, b) => a.object.localeCompare(b.object)),
     );
 
     // delivered, they make the archives viewable to the submitter and the organization only
@@ -213,11 +254,18 @@ describe('reconcile', () => {
   });
 
   it('pages through many pending captures in batches, each registered once', async () => {
-    const specs = Array.from({ length: 23 }, (_, i) => ({ path: `/p${i}`, make: (url: string, prefix: string) => writeCapture(h.s3, h.bucket, prefix, { url, outcome: i % 5 === 4 ? ('cancelled' as const) : ('succeeded' as const) }) }));
+    const specs = Array.from({ length: 23 }, (_, i) => ({
+      path: `/p${i}`,
+      make: (url: string, prefix: string) =>
+        writeCapture(h.s3, h.bucket, prefix, { url, outcome: i % 5 === 4 ? ('cancelled' as const) : ('succeeded' as const) }),
+    }));
     const { crawlId, pages } = await levelAdmittedWhileS3Down('carol', specs);
     const before = await h.tdb.db.selectFrom('archives').select('id').execute();
     // two runs at once, small batches: the unique task id keeps every capture registered once
-    const [a, b] = await Promise.all([reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { batchSize: 4 }), reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { batchSize: 7 })]);
+    const [a, b] = await Promise.all([
+      reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { batchSize: 4 }),
+      reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { batchSize: 7 }),
+    ]);
     const after = await h.tdb.db.selectFrom('archives').select(['id', 'task_id']).execute();
     expect(after.length - before.length).toBe(19);
     const mine = after.filter((r) => Object.values(pages).some((p) => p.taskId === r.task_id));
@@ -226,7 +274,12 @@ describe('reconcile', () => {
     expect(a.skippedBy.cancelled).toBe(b.skippedBy.cancelled);
     expect(a.skippedBy.cancelled).toBeGreaterThanOrEqual(4);
     const states = await pageState(crawlId);
-    expect(Object.entries(states).filter(([, st]) => st === 'failed').map(([p]) => p).sort()).toEqual(['/p14', '/p19', '/p4', '/p9']);
+    expect(
+      Object.entries(states)
+        .filter(([, st]) => st === 'failed')
+        .map(([p]) => p)
+        .sort(),
+    ).toEqual(['/p14', '/p19', '/p4', '/p9']);
     expect(Object.values(states).filter((st) => st === 'captured')).toHaveLength(19);
     // one tuple per archive, however the two runs interleaved
     const queued = await h.tdb.db.selectFrom('fga_outbox').select('object').where('tuple_user', '=', `capture_job:${crawlId}`).execute();
@@ -268,15 +321,32 @@ describe('reconcile', () => {
       expect(desc.spec.calendars![0]).toMatchObject({ minute: [{ start: 17, end: 17 }], hour: [{ start: 3, end: 3 }], dayOfMonth: [{ start: 1, end: 31 }] });
 
       const { pages } = await levelAdmittedWhileS3Down('erin', [{ path: '/s', make: (url, prefix) => writeCapture(h.s3, h.bucket, prefix, { url }) }]);
-      await run(`${ROOT}.tools/bin/temporal`, ['schedule', 'trigger', '--schedule-id', id, '--address', h.config.temporal.address, '--namespace', h.config.temporal.namespace]);
-      await eventually(async () => ((await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', pages['/s']!.taskId!).execute()).length === 1 ? true : undefined), 30_000, 'the triggered reconcile');
+      await run(`${ROOT}.tools/bin/temporal`, [
+        'schedule',
+        'trigger',
+        '--schedule-id',
+        id,
+        '--address',
+        h.config.temporal.address,
+        '--namespace',
+        h.config.temporal.namespace,
+      ]);
+      await eventually(
+        async () =>
+          (await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', pages['/s']!.taskId!).execute()).length === 1 ? true : undefined,
+        30_000,
+        'the triggered reconcile',
+      );
       const recent = await eventually(async () => {
         const d = await h.tw.client.schedule.getHandle(id).describe();
         return d.info.recentActions.length > 0 ? d.info.recentActions : undefined;
       });
       expect(recent).toHaveLength(1);
     } finally {
-      await h.tw.client.schedule.getHandle(id).delete().catch(() => undefined);
+      await h.tw.client.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => undefined);
     }
   }, 60_000);
 
@@ -285,7 +355,12 @@ describe('reconcile', () => {
       { path: '/c1', make: (url, prefix) => writeCapture(h.s3, h.bucket, prefix, { url }) },
       { path: '/c2', make: (url, prefix) => writeCapture(h.s3, h.bucket, prefix, { url, noManifest: true }) },
     ]);
-    const env = { ...process.env, CAPTURE_LEDGER_DATABASE_URL: h.tdb.url, CAPTURE_LEDGER_FGA_STORE_ID: h.store.storeId, CAPTURE_LEDGER_FGA_MODEL_ID: h.store.modelId };
+    const env = {
+      ...process.env,
+      CAPTURE_LEDGER_DATABASE_URL: h.tdb.url,
+      CAPTURE_LEDGER_FGA_STORE_ID: h.store.storeId,
+      CAPTURE_LEDGER_FGA_MODEL_ID: h.store.modelId,
+    };
     // everything still pending from the tests above is counted too; take the baseline first
     const baseline = await reconcile({ db: h.tdb.db, s3: deadS3, bucket: h.bucket }, { sinceDays: 30 });
     const { stdout } = await run('npm', ['run', '--silent', 'fga:reconcile', '--', '--since-days', '30'], { cwd: ROOT, env });
@@ -296,7 +371,9 @@ describe('reconcile', () => {
     expect(lines[3]).toBe(`missing ${baseline.pending - 1 - Number(lines[2]!.split(' ')[1])}`);
     expect(await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', pages['/c1']!.taskId!).execute()).toHaveLength(1);
 
-    const bad = await run('npm', ['run', '--silent', 'fga:reconcile', '--', '--since-days', 'soon'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run('npm', ['run', '--silent', 'fga:reconcile', '--', '--since-days', 'soon'], { cwd: ROOT, env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(bad).toMatchObject({ code: 2 });
     expect((bad as { stderr: string }).stderr).toContain('--since-days must be a number of days ≥ 0, got "soon"');
   }, 60_000);

@@ -25,7 +25,16 @@ import { testConfig } from '../support/config.ts';
 import { makeWacz } from '../support/ledger.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SHOTS = `${ROOT}test-results/`;
 const LISTENER_HOST = '127.0.0.77';
 const WAYS = ['fetch', 'websocket', 'eventsource', 'beacon', 'image', 'form', 'frame', 'open', 'preconnect'] as const;
@@ -64,13 +73,26 @@ function reachOut(to: Record<string, string>, tag: string): Promise<string[]> {
       (how) => void notes.push(`${tag}${name}: ${how}`),
       (err: unknown) => void notes.push(`${tag}${name}: threw ${err instanceof Error ? err.name : String(err)}`),
     );
-  const events = (target: EventTarget, ok: string, bad: string[]) => new Promise<string>((resolve) => { target.addEventListener(ok, () => resolve(ok)); for (const b of bad) target.addEventListener(b, () => resolve(b)); });
+  const events = (target: EventTarget, ok: string, bad: string[]) =>
+    new Promise<string>((resolve) => {
+      target.addEventListener(ok, () => resolve(ok));
+      for (const b of bad) target.addEventListener(b, () => resolve(b));
+    });
   return Promise.all([
     settle('fetch', () => fetch(`${to.fetch}/fetch`, { mode: 'no-cors' }).then(() => 'answered')),
     settle('websocket', async () => events(new WebSocket(`${to.websocket?.replace(/^http/, 'ws')}/ws`), 'open', ['error', 'close'])),
-    settle('eventsource', async () => { const es = new EventSource(`${to.eventsource}/es`); const how = await events(es, 'open', ['error']); es.close(); return how; }),
+    settle('eventsource', async () => {
+      const es = new EventSource(`${to.eventsource}/es`);
+      const how = await events(es, 'open', ['error']);
+      es.close();
+      return how;
+    }),
     settle('beacon', async () => String(navigator.sendBeacon(`${to.beacon}/beacon`, 'x'))),
-    settle('image', async () => { const img = new Image(); img.src = `${to.image}/img`; return events(img, 'load', ['error']); }),
+    settle('image', async () => {
+      const img = new Image();
+      img.src = `${to.image}/img`;
+      return events(img, 'load', ['error']);
+    }),
     settle('form', async () => {
       const sink = document.createElement('iframe');
       sink.name = `sink${tag}`;
@@ -85,8 +107,19 @@ function reachOut(to: Record<string, string>, tag: string): Promise<string[]> {
       return 'submitted';
     }),
     settle('open', async () => (window.open(`${to.open}/open`) === null ? 'null' : 'a window')),
-    settle('frame', async () => { const f = document.createElement('iframe'); f.src = `${to.frame}/frame`; (document.body ?? document.documentElement).append(f); return 'added'; }),
-    settle('preconnect', async () => { const l = document.createElement('link'); l.rel = 'preconnect'; l.href = `${to.preconnect}/`; document.head.append(l); return 'added'; }),
+    settle('frame', async () => {
+      const f = document.createElement('iframe');
+      f.src = `${to.frame}/frame`;
+      (document.body ?? document.documentElement).append(f);
+      return 'added';
+    }),
+    settle('preconnect', async () => {
+      const l = document.createElement('link');
+      l.rel = 'preconnect';
+      l.href = `${to.preconnect}/`;
+      document.head.append(l);
+      return 'added';
+    }),
   ]).then(() => notes);
 }
 
@@ -97,26 +130,40 @@ function reachOut(to: Record<string, string>, tag: string): Promise<string[]> {
 async function readStorage(realm: Window, tag: string): Promise<string[]> {
   const read: string[] = [];
   const bytes = (x: unknown): x is ArrayBuffer | ArrayBufferView => ArrayBuffer.isView(x) || Object.prototype.toString.call(x) === '[object ArrayBuffer]';
-  const decode = (x: ArrayBuffer | ArrayBufferView) => new TextDecoder('latin1').decode(ArrayBuffer.isView(x) ? new Uint8Array(x.buffer, x.byteOffset, x.byteLength) : new Uint8Array(x));
+  const decode = (x: ArrayBuffer | ArrayBufferView) =>
+    new TextDecoder('latin1').decode(ArrayBuffer.isView(x) ? new Uint8Array(x.buffer, x.byteOffset, x.byteLength) : new Uint8Array(x));
   const text = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (bytes(x) ? decode(x) : x));
-  const req = <T,>(r: IDBRequest<T>) => new Promise<T>((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+  const req = <T>(r: IDBRequest<T>) =>
+    new Promise<T>((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
   try {
     const list = await realm.indexedDB.databases();
     for (const info of list) {
       if (info.name === undefined) continue;
       read.push(`${tag}db ${info.name}`);
       const db = await req(realm.indexedDB.open(info.name));
-      for (const store of Array.from(db.objectStoreNames)) read.push(`${tag}store ${info.name}/${store} ${text(await req(db.transaction(store).objectStore(store).getAll()))}`);
+      for (const store of Array.from(db.objectStoreNames))
+        read.push(`${tag}store ${info.name}/${store} ${text(await req(db.transaction(store).objectStore(store).getAll()))}`);
       db.close();
     }
-  } catch (err) { read.push(`${tag}indexedDB ${String(err)}`); }
+  } catch (err) {
+    read.push(`${tag}indexedDB ${String(err)}`);
+  }
   try {
     for (const name of await realm.caches.keys()) {
       const cache = await realm.caches.open(name);
       for (const r of await cache.keys()) read.push(`${tag}cache ${name} ${r.url} ${await (await cache.match(r))?.text()}`);
     }
-  } catch (err) { read.push(`${tag}caches ${String(err)}`); }
-  try { read.push(`${tag}local ${text({ ...realm.localStorage })}`, `${tag}session ${text({ ...realm.sessionStorage })}`, `${tag}cookie ${realm.document.cookie}`); } catch (err) { read.push(`${tag}storage ${String(err)}`); }
+  } catch (err) {
+    read.push(`${tag}caches ${String(err)}`);
+  }
+  try {
+    read.push(`${tag}local ${text({ ...realm.localStorage })}`, `${tag}session ${text({ ...realm.sessionStorage })}`, `${tag}cookie ${realm.document.cookie}`);
+  } catch (err) {
+    read.push(`${tag}storage ${String(err)}`);
+  }
   return read;
 }
 
@@ -245,7 +292,10 @@ function expectNothingOfTheSecret(loot: { notes: string[]; read: string[] }): vo
   // every way out was tried, from the raw page and from its data: frame, and each settled
   for (const tag of ['', 'data-frame ']) {
     for (const way of WAYS) {
-      expect(loot.notes.some((n) => n.startsWith(`${tag}${way}: `)), `${tag}${way}`).toBe(true);
+      expect(
+        loot.notes.some((n) => n.startsWith(`${tag}${way}: `)),
+        `${tag}${way}`,
+      ).toBe(true);
     }
   }
   expect(loot.notes).toContain('open: null');
@@ -326,7 +376,10 @@ describe('an origin per archive', { timeout: 240_000 }, () => {
   it('a hostile page left open reads nothing of an archive opened after it, each archive on its own origin', async () => {
     const { read, origins } = await hostileLeftOpen(perArchiveUrl);
     const port = new URL(perArchiveUrl).port;
-    expect(origins).toEqual([archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, hostileKey), archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, secretKey)]);
+    expect(origins).toEqual([
+      archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, hostileKey),
+      archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, secretKey),
+    ]);
     // it still reads its own archive's records, so the reading works...
     expect(read.some((r) => r.startsWith('store ') && r.includes('Hostile page'))).toBe(true);
     // ...and finds nothing of the other
@@ -348,7 +401,10 @@ describe('an origin per archive', { timeout: 240_000 }, () => {
     expect(sent.statusCode).toBe(302);
     expect(sent.headers.location).toBe(`${own}${path}`);
     // the hostile archive's origin, asked for the secret one, sends it to the secret's own
-    const elsewhere = await perArchive.inject({ url: path, headers: { host: new URL(archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, hostileKey)).host } });
+    const elsewhere = await perArchive.inject({
+      url: path,
+      headers: { host: new URL(archiveOrigin({ protocol: 'http:', port }, ARCHIVE_DOMAIN, hostileKey)).host },
+    });
     expect(elsewhere.statusCode).toBe(302);
     expect(elsewhere.headers.location).toBe(`${own}${path}`);
     const there = await perArchive.inject({ url: path, headers: { host: new URL(own).host } });

@@ -37,13 +37,26 @@ beforeAll(async () => {
 });
 
 async function startCrawl(body: Record<string, unknown>, org = ORG): Promise<string> {
-  const res = await fetch(`${h.api.url}/api/crawls`, { method: 'POST', headers: { ...(await h.issuer.auth('alice', [org])), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.api.url}/api/crawls`, {
+    method: 'POST',
+    headers: { ...(await h.issuer.auth('alice', [org])), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status, await res.clone().text()).toBe(202);
   return ((await res.json()) as { crawlId: string }).crawlId;
 }
 
-async function report(crawlId: string, depth: number, body: unknown, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${h.api.url}/api/crawls/${crawlId}/levels/${depth}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function report(
+  crawlId: string,
+  depth: number,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${h.api.url}/api/crawls/${crawlId}/levels/${depth}`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -53,10 +66,23 @@ const flowToken = (): Promise<Record<string, string>> => h.issuer.auth('capture-
 const progress = (crawlId: string): Promise<CrawlProgress> => h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).query<CrawlProgress>('progress');
 
 /** A manifest at exactly the dispatched key, naming the artifacts given: what a lying capturer writes. */
-async function writeManifest(crawlId: string, depth: number, url: string, artifacts: (taskId: string) => ManifestArtifact[]): Promise<PageReport & { taskId: string; manifestKey: string }> {
+async function writeManifest(
+  crawlId: string,
+  depth: number,
+  url: string,
+  artifacts: (taskId: string) => ManifestArtifact[],
+): Promise<PageReport & { taskId: string; manifestKey: string }> {
   const taskId = randomUUID();
   const manifestKey = `${levelPrefix(crawlId, depth)}/${taskId}.result.json`;
-  const m: Manifest = { taskId, url, finalUrl: url, status: 'succeeded', artifacts: artifacts(taskId), software: 'test-capturer', finishedAt: new Date().toISOString() };
+  const m: Manifest = {
+    taskId,
+    url,
+    finalUrl: url,
+    status: 'succeeded',
+    artifacts: artifacts(taskId),
+    software: 'test-capturer',
+    finishedAt: new Date().toISOString(),
+  };
   await putJson(h.s3, h.bucket, manifestKey, m);
   return { url, status: 'captured', taskId, manifestKey, submittedAt: new Date(Date.now() - 100).toISOString(), finishedAt: new Date().toISOString() };
 }
@@ -75,7 +101,10 @@ describe('forged reports are refused and register nothing', () => {
     const token = await flowToken();
     const good = await writeCapture(h.s3, h.bucket, levelPrefix(crawlId, 0), { url: seed });
     const body = { depth: 0, pages: [good] };
-    expect(await report(crawlId, 0, body, token)).toEqual({ status: 403, body: { error: 'capability refused', detail: "a level report must carry its dispatch's capability in the x-capture-capability header" } });
+    expect(await report(crawlId, 0, body, token)).toEqual({
+      status: 403,
+      body: { error: 'capability refused', detail: "a level report must carry its dispatch's capability in the x-capture-capability header" },
+    });
     expect((await report(crawlId, 0, body, { ...token, 'x-capture-capability': `${d0.body.capability!}x` })).status).toBe(403);
     expect((await report(crawlId, 0, body, { ...token, 'x-capture-capability': capabilityHash(d0.body.capability!).toString('base64url') })).status).toBe(403);
 
@@ -93,7 +122,9 @@ describe('forged reports are refused and register nothing', () => {
     });
     // the right prefix with another task's key, and a task id that climbs out of the prefix
     expect((await report(crawlId, 0, { depth: 0, pages: [{ ...good, taskId: randomUUID() }] }, bound)).status).toBe(400);
-    expect((await report(crawlId, 0, { depth: 0, pages: [{ ...good, taskId: '..', manifestKey: `captures/${crawlId}/0/...result.json` }] }, bound)).status).toBe(400);
+    expect(
+      (await report(crawlId, 0, { depth: 0, pages: [{ ...good, taskId: '..', manifestKey: `captures/${crawlId}/0/...result.json` }] }, bound)).status,
+    ).toBe(400);
 
     // nothing stored, nothing signalled: the workflow still waits for its first report
     expect(await h.tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).execute()).toEqual([]);
@@ -122,35 +153,70 @@ describe('forged reports are refused and register nothing', () => {
     await putJson(h.s3, h.bucket, `${other}/stolen.links.json`, { url: `${site}/links`, links: [{ href: '/stolen' }] });
 
     const good = await writeCapture(h.s3, h.bucket, levelPrefix(crawlId, 0), { url: `${site}/`, links: [{ href: '/next' }] });
-    const own = (taskId: string, ext: string, format: ManifestArtifact['format'] = 'wacz'): ManifestArtifact => ({ format, bucket: h.bucket, key: `${levelPrefix(crawlId, 0)}/${taskId}.${ext}`, sha256: 'f'.repeat(64), size: 10 });
+    const own = (taskId: string, ext: string, format: ManifestArtifact['format'] = 'wacz'): ManifestArtifact => ({
+      format,
+      bucket: h.bucket,
+      key: `${levelPrefix(crawlId, 0)}/${taskId}.${ext}`,
+      sha256: 'f'.repeat(64),
+      size: 10,
+    });
     const foreignBucket = await writeManifest(crawlId, 0, `${site}/bucket`, (t) => [{ ...own(t, 'wacz'), bucket: 'someone-elses' }]);
-    const foreignPrefix = await writeManifest(crawlId, 0, `${site}/prefix`, () => [{ format: 'wacz', bucket: h.bucket, key: `${other}/x.wacz`, sha256: 'f'.repeat(64), size: 10 }]);
-    const foreignLinks = await writeManifest(crawlId, 0, `${site}/links`, (t) => [own(t, 'wacz'), { format: 'links', bucket: h.bucket, key: `${other}/stolen.links.json`, sha256: 'e'.repeat(64), size: 10 }]);
+    const foreignPrefix = await writeManifest(crawlId, 0, `${site}/prefix`, () => [
+      { format: 'wacz', bucket: h.bucket, key: `${other}/x.wacz`, sha256: 'f'.repeat(64), size: 10 },
+    ]);
+    const foreignLinks = await writeManifest(crawlId, 0, `${site}/links`, (t) => [
+      own(t, 'wacz'),
+      { format: 'links', bucket: h.bucket, key: `${other}/stolen.links.json`, sha256: 'e'.repeat(64), size: 10 },
+    ]);
 
-    const res = await report(crawlId, 0, { depth: 0, pages: [good, foreignBucket, foreignPrefix, foreignLinks] }, { ...(await flowToken()), ...capabilityHeader(d0.body) });
+    const res = await report(
+      crawlId,
+      0,
+      { depth: 0, pages: [good, foreignBucket, foreignPrefix, foreignLinks] },
+      { ...(await flowToken()), ...capabilityHeader(d0.body) },
+    );
     expect(res.status).toBe(202);
     const d1 = await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 1);
     // only the good page's link: /stolen was never read
     expect(d1.body.pages).toEqual([{ url: `${site}/next`, follow: false }]);
 
-    const pages = await h.tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy('url').execute();
+    const pages = await h.tdb.db
+      .selectFrom('crawl_pages')
+      .select(['url', 'state'])
+      .where('crawl_id', '=', crawlId)
+      .where('depth', '=', 0)
+      .orderBy('url')
+      .execute();
     expect(pages).toEqual([
       { url: `${site}/`, state: 'captured' },
       { url: `${site}/bucket`, state: 'failed' },
       { url: `${site}/links`, state: 'failed' },
       { url: `${site}/prefix`, state: 'failed' },
     ]);
-    const archives = await h.tdb.db.selectFrom('archives').select(['task_id', 'bucket', 'object_key']).where('task_id', 'in', [good.taskId, foreignBucket.taskId, foreignPrefix.taskId, foreignLinks.taskId]).execute();
+    const archives = await h.tdb.db
+      .selectFrom('archives')
+      .select(['task_id', 'bucket', 'object_key'])
+      .where('task_id', 'in', [good.taskId, foreignBucket.taskId, foreignPrefix.taskId, foreignLinks.taskId])
+      .execute();
     expect(archives).toEqual([{ task_id: good.taskId, bucket: h.bucket, object_key: `${levelPrefix(crawlId, 0)}/${good.taskId}.wacz` }]);
     // the reason is kept where reconcile reads, with the key: reconcile skips them the same way
-    const subs = await h.tdb.db.selectFrom('capture_submissions').select(['task_id', 'manifest_key', 'manifest_error']).where('crawl_id', '=', crawlId).execute();
+    const subs = await h.tdb.db
+      .selectFrom('capture_submissions')
+      .select(['task_id', 'manifest_key', 'manifest_error'])
+      .where('crawl_id', '=', crawlId)
+      .execute();
     const errorOf = new Map(subs.map((s) => [s.task_id, s.manifest_error]));
     expect(errorOf.get(good.taskId)).toBeNull();
-    expect(errorOf.get(foreignBucket.taskId)).toBe(`artifact "${levelPrefix(crawlId, 0)}/${foreignBucket.taskId}.wacz" (wacz) is in bucket "someone-elses", not "${h.bucket}"`);
+    expect(errorOf.get(foreignBucket.taskId)).toBe(
+      `artifact "${levelPrefix(crawlId, 0)}/${foreignBucket.taskId}.wacz" (wacz) is in bucket "someone-elses", not "${h.bucket}"`,
+    );
     expect(errorOf.get(foreignPrefix.taskId)).toBe(`artifact "${other}/x.wacz" (wacz) is not under "captures/${crawlId}/0/"`);
     expect(errorOf.get(foreignLinks.taskId)).toBe(`artifact "${other}/stolen.links.json" (links) is not under "captures/${crawlId}/0/"`);
 
-    expect((await report(crawlId, 1, { depth: 1, pages: [{ url: `${site}/next`, status: 'failed' }] }, { ...(await flowToken()), ...capabilityHeader(d1.body) })).status).toBe(202);
+    expect(
+      (await report(crawlId, 1, { depth: 1, pages: [{ url: `${site}/next`, status: 'failed' }] }, { ...(await flowToken()), ...capabilityHeader(d1.body) }))
+        .status,
+    ).toBe(202);
     expect(await waitForCrawlEnd(h.tdb.db, crawlId)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
     // only the good archive ever reaches OpenFGA
     const tuples = await h.store.client.read({ user: `capture_job:${crawlId}`, relation: 'parent', object: 'archive:' });
@@ -158,7 +224,13 @@ describe('forged reports are refused and register nothing', () => {
     // reconcile reads the same keys and refuses the same manifests: nothing registered there either
     const rec = await reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket });
     expect(rec).toMatchObject({ registered: 0, skippedBy: { refused: 3 } });
-    expect(await h.tdb.db.selectFrom('archives').select('task_id').where('task_id', 'in', [foreignBucket.taskId, foreignPrefix.taskId, foreignLinks.taskId]).execute()).toEqual([]);
+    expect(
+      await h.tdb.db
+        .selectFrom('archives')
+        .select('task_id')
+        .where('task_id', 'in', [foreignBucket.taskId, foreignPrefix.taskId, foreignLinks.taskId])
+        .execute(),
+    ).toEqual([]);
   });
 
   it(`a level takes at most ${MAX_REPORTS_PER_LEVEL} reports`, async () => {
@@ -178,7 +250,9 @@ describe('forged reports are refused and register nothing', () => {
         status: 409,
         body: { error: `level 0 was already reported ${MAX_REPORTS_PER_LEVEL} times; no more reports of it are taken` },
       });
-      expect((await h.tdb.db.selectFrom('crawl_level_reports').select('report_id').where('crawl_id', '=', crawlId).executeTakeFirstOrThrow()).report_id).toBe(last);
+      expect((await h.tdb.db.selectFrom('crawl_level_reports').select('report_id').where('crawl_id', '=', crawlId).executeTakeFirstOrThrow()).report_id).toBe(
+        last,
+      );
     } finally {
       await h.tw.start();
     }
@@ -198,7 +272,16 @@ describe('a dispatch sent again', () => {
     const kept = await h.tdb.db.selectFrom('crawl_level_dispatches').select('capability_hashes').where('crawl_id', '=', crawlId).executeTakeFirstOrThrow();
     expect(kept.capability_hashes).toEqual([capabilityHash(first.body.capability!), capabilityHash(again.body.capability!)]);
     // the first dispatch's capability still reports the level
-    expect((await report(crawlId, 0, { depth: 0, pages: [{ url: 'http://m.test/', status: 'failed' }] }, { ...(await flowToken()), ...capabilityHeader(first.body) })).status).toBe(202);
+    expect(
+      (
+        await report(
+          crawlId,
+          0,
+          { depth: 0, pages: [{ url: 'http://m.test/', status: 'failed' }] },
+          { ...(await flowToken()), ...capabilityHeader(first.body) },
+        )
+      ).status,
+    ).toBe(202);
     expect(await waitForCrawlEnd(h.tdb.db, crawlId)).toMatchObject({ state: 'succeeded' });
   });
 });
@@ -213,7 +296,9 @@ describe('the level deadline', () => {
     // the workflow's own timer has not run out yet: only the route's check stands in the way
     const past = new Date(Date.now() - 1000);
     await h.tdb.db.updateTable('crawl_level_dispatches').set({ deadline: past }).where('crawl_id', '=', crawlId).execute();
-    expect(await report(crawlId, 0, { depth: 0, pages: [{ url: 'http://l.test/', status: 'failed' }] }, { ...(await flowToken()), ...capabilityHeader(d0.body) })).toEqual({
+    expect(
+      await report(crawlId, 0, { depth: 0, pages: [{ url: 'http://l.test/', status: 'failed' }] }, { ...(await flowToken()), ...capabilityHeader(d0.body) }),
+    ).toEqual({
       status: 409,
       body: { error: `level 0 is past its deadline (${past.toISOString()})` },
     });
@@ -226,7 +311,12 @@ describe('a report refused anyway fails the crawl at once', () => {
     const crawlId = await startCrawl({ seeds: ['http://r.test/'], maxDepth: 0 });
     const d0 = await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
     const asked = Date.now();
-    const res = await report(crawlId, 0, { depth: 0, pages: [{ url: 'http://r.test/', status: 'failed' }] }, { ...(await stranger.auth('capture-flow', [ORG])), ...capabilityHeader(d0.body) });
+    const res = await report(
+      crawlId,
+      0,
+      { depth: 0, pages: [{ url: 'http://r.test/', status: 'failed' }] },
+      { ...(await stranger.auth('capture-flow', [ORG])), ...capabilityHeader(d0.body) },
+    );
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('unauthenticated');
     expect(res.body.detail).toMatch(/^the report carried level 0's capability but its token was refused \(.+\); the crawl fails$/);
@@ -265,12 +355,24 @@ describe('the reference capture flow, with no grant on any organization', () => 
       { url: h.site.url('n', '/'), state: 'captured' },
       { url: h.site.url('n', '/one'), state: 'captured' },
     ]);
-    const reports = await h.tdb.db.selectFrom('crawl_level_reports').select(['depth', 'reported_by']).where('crawl_id', '=', crawlId).orderBy('depth').execute();
+    const reports = await h.tdb.db
+      .selectFrom('crawl_level_reports')
+      .select(['depth', 'reported_by'])
+      .where('crawl_id', '=', crawlId)
+      .orderBy('depth')
+      .execute();
     expect(reports).toEqual([
       { depth: 0, reported_by: 'capture-flow' },
       { depth: 1, reported_by: 'capture-flow' },
     ]);
-    expect(await h.tdb.db.selectFrom('archives as a').innerJoin('crawl_pages as p', 'p.task_id', 'a.task_id').select('a.id').where('p.crawl_id', '=', crawlId).execute()).toHaveLength(2);
+    expect(
+      await h.tdb.db
+        .selectFrom('archives as a')
+        .innerJoin('crawl_pages as p', 'p.task_id', 'a.task_id')
+        .select('a.id')
+        .where('p.crawl_id', '=', crawlId)
+        .execute(),
+    ).toHaveLength(2);
     // and the flow holds no grant on that organization (nor any other)
     const granted = await h.store.client.read({ user: 'user:capture-flow', relation: 'submitter', object: `organization:${org}` });
     expect(granted.tuples).toEqual([]);

@@ -21,7 +21,9 @@ const scanned = `/${'b'.repeat(4000)}${'a'.repeat(3999)}`;
 
 /** Just under the 500 KiB the flow reads (a cut rule could match anything: `/*a*a`). */
 function hostileRobots(): string {
-  const rules = Array.from({ length: 1239 }, (_, i) => (i % 2 === 0 ? `Disallow: /${'*a'.repeat(190)}*b${i}` : `Disallow: /${'*a'.repeat(190)}*${'a'.repeat(1 + (i % 5))}b`));
+  const rules = Array.from({ length: 1239 }, (_, i) =>
+    i % 2 === 0 ? `Disallow: /${'*a'.repeat(190)}*b${i}` : `Disallow: /${'*a'.repeat(190)}*${'a'.repeat(1 + (i % 5))}b`,
+  );
   const body = `User-agent: *\n${rules.join('\n')}\n`;
   if (body.length > 500 * 1024) throw new Error(`robots.txt of ${body.length} bytes would be cut`);
   return body;
@@ -31,8 +33,20 @@ const s = useLiveCrawlStack({
   org: ORG,
   hosts: {
     // seeds are at most 2,048 characters: the long paths are links of the first level
-    hostile: { robots: hostileRobots(), pages: { '/': `<title>Hostile</title><a href="${unmatchable}">one</a><a href="${scanned}">two</a>`, [unmatchable]: '<title>Long one</title>', [scanned]: '<title>Long two</title>' } },
-    fast: { pages: { '/': `<title>Fast</title>${fastPaths.map((p) => `<a href="${p}">${p}</a>`).join('')}`, ...Object.fromEntries(fastPaths.map((p) => [p, `<title>${p}</title>`])) } },
+    hostile: {
+      robots: hostileRobots(),
+      pages: {
+        '/': `<title>Hostile</title><a href="${unmatchable}">one</a><a href="${scanned}">two</a>`,
+        [unmatchable]: '<title>Long one</title>',
+        [scanned]: '<title>Long two</title>',
+      },
+    },
+    fast: {
+      pages: {
+        '/': `<title>Fast</title>${fastPaths.map((p) => `<a href="${p}">${p}</a>`).join('')}`,
+        ...Object.fromEntries(fastPaths.map((p) => [p, `<title>${p}</title>`])),
+      },
+    },
   },
 });
 
@@ -49,7 +63,12 @@ describe('a pathological robots.txt on one host', () => {
     expect(await waitForCrawlEnd(s.tdb.db, crawlId, 120_000)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
 
     const pages = await s.tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).execute();
-    const stateOf = new Map(pages.map((p) => [new URL(p.url).host === s.site.hosts.fast!.host ? `fast${new URL(p.url).pathname}` : new URL(p.url).pathname.slice(0, 2), [p.state, p.skip_reason]]));
+    const stateOf = new Map(
+      pages.map((p) => [
+        new URL(p.url).host === s.site.hosts.fast!.host ? `fast${new URL(p.url).pathname}` : new URL(p.url).pathname.slice(0, 2),
+        [p.state, p.skip_reason],
+      ]),
+    );
     expect(Object.fromEntries(stateOf)).toEqual({
       '/': ['captured', null],
       '/a': ['captured', null],
@@ -60,7 +79,10 @@ describe('a pathological robots.txt on one host', () => {
 
     // the fast host's level-1 captures, while the hostile host's long pages were being decided:
     // each began within its pacing of the last one's finish
-    const fast = s.flow.hostLog.get(s.site.hosts.fast!.host).filter((c) => c.crawlId === crawlId && c.depth === 1).sort((a, b) => a.submittedAt - b.submittedAt);
+    const fast = s.flow.hostLog
+      .get(s.site.hosts.fast!.host)
+      .filter((c) => c.crawlId === crawlId && c.depth === 1)
+      .sort((a, b) => a.submittedAt - b.submittedAt);
     expect(fast).toHaveLength(fastPaths.length);
     const gaps = fast.slice(1).map((c, i) => c.submittedAt - fast[i]!.finishedAt);
     for (const gap of gaps) {

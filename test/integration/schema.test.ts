@@ -59,7 +59,12 @@ async function finish(id: string): Promise<void> {
 describe('crawls', () => {
   it('a second running crawl fails on crawls_single_active_idx', async () => {
     await t.db.insertInto('crawls').values(crawl()).execute();
-    const err = await pgError(() => t.db.insertInto('crawls').values(crawl({ org_id: 'globex', submitted_by: 'bob' })).execute());
+    const err = await pgError(() =>
+      t.db
+        .insertInto('crawls')
+        .values(crawl({ org_id: 'globex', submitted_by: 'bob' }))
+        .execute(),
+    );
     expect(err.code).toBe('23505');
     expect(err.constraint).toBe('crawls_single_active_idx');
     expect(err.message).toContain('crawls_single_active_idx');
@@ -78,32 +83,82 @@ describe('crawls', () => {
     const first = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
     await finish(first.id);
     await t.db.insertInto('crawls').values(crawl()).execute();
-    const err = await pgError(() => t.db.updateTable('crawls').set({ state: 'running', stop_reason: null, finished_at: null }).where('id', '=', first.id).execute());
+    const err = await pgError(() =>
+      t.db.updateTable('crawls').set({ state: 'running', stop_reason: null, finished_at: null }).where('id', '=', first.id).execute(),
+    );
     expect(err.constraint).toBe('crawls_single_active_idx');
   });
 
   it("seeds '{}' fails the CHECK", async () => {
-    const err = await pgError(() => t.db.insertInto('crawls').values(crawl({ seeds: [] })).execute());
+    const err = await pgError(() =>
+      t.db
+        .insertInto('crawls')
+        .values(crawl({ seeds: [] }))
+        .execute(),
+    );
     expect(err.code).toBe('23514');
     expect(err.constraint).toBe('crawls_seeds_check');
     // written as the literal too, not only through the driver's array encoding
-    const literal = await pgError(() => sql`INSERT INTO crawls (org_id, submitted_by, seeds, rules, max_depth, max_pages, per_host_delay_ms, host_parallelism, formats)
-      VALUES ('acme', 'alice', '{}', '[]', 0, 1, 0, 1, '{wacz}')`.execute(t.db));
+    const literal = await pgError(() =>
+      sql`INSERT INTO crawls (org_id, submitted_by, seeds, rules, max_depth, max_pages, per_host_delay_ms, host_parallelism, formats)
+      VALUES ('acme', 'alice', '{}', '[]', 0, 1, 0, 1, '{wacz}')`.execute(t.db),
+    );
     expect(literal.constraint).toBe('crawls_seeds_check');
     expect(await t.db.selectFrom('crawls').select('id').execute()).toEqual([]);
   });
 
   it('a NULL seed fails the same CHECK', async () => {
-    const err = await pgError(() => t.db.insertInto('crawls').values(crawl({ seeds: ['https://example.com/', null as never] })).execute());
+    const err = await pgError(() =>
+      t.db
+        .insertInto('crawls')
+        .values(crawl({ seeds: ['https://example.com/', null as never] }))
+        .execute(),
+    );
     expect(err.constraint).toBe('crawls_seeds_check');
   });
 
   it('state and stop_reason only take their own values, and finished_at goes with them', async () => {
-    expect((await pgError(() => t.db.insertInto('crawls').values(crawl({ state: 'done' as never })).execute())).code).toBe('23514');
-    expect((await pgError(() => t.db.insertInto('crawls').values(crawl({ state: 'failed', stop_reason: 'timeout' as never, finished_at: new Date() })).execute())).code).toBe('23514');
+    expect(
+      (
+        await pgError(() =>
+          t.db
+            .insertInto('crawls')
+            .values(crawl({ state: 'done' as never }))
+            .execute(),
+        )
+      ).code,
+    ).toBe('23514');
+    expect(
+      (
+        await pgError(() =>
+          t.db
+            .insertInto('crawls')
+            .values(crawl({ state: 'failed', stop_reason: 'timeout' as never, finished_at: new Date() }))
+            .execute(),
+        )
+      ).code,
+    ).toBe('23514');
     // a finished crawl without finished_at / a running one with a stop reason
-    expect((await pgError(() => t.db.insertInto('crawls').values(crawl({ state: 'succeeded', stop_reason: 'completed' })).execute())).code).toBe('23514');
-    expect((await pgError(() => t.db.insertInto('crawls').values(crawl({ stop_reason: 'max_pages' })).execute())).code).toBe('23514');
+    expect(
+      (
+        await pgError(() =>
+          t.db
+            .insertInto('crawls')
+            .values(crawl({ state: 'succeeded', stop_reason: 'completed' }))
+            .execute(),
+        )
+      ).code,
+    ).toBe('23514');
+    expect(
+      (
+        await pgError(() =>
+          t.db
+            .insertInto('crawls')
+            .values(crawl({ stop_reason: 'max_pages' }))
+            .execute(),
+        )
+      ).code,
+    ).toBe('23514');
   });
 });
 
@@ -112,13 +167,21 @@ describe('crawl_pages', () => {
     const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
     const page = { crawl_id: a.id, url: 'https://example.com/a', depth: 0, host: 'example.com' };
     await t.db.insertInto('crawl_pages').values(page).execute();
-    const err = await pgError(() => t.db.insertInto('crawl_pages').values({ ...page, depth: 1 }).execute());
+    const err = await pgError(() =>
+      t.db
+        .insertInto('crawl_pages')
+        .values({ ...page, depth: 1 })
+        .execute(),
+    );
     expect(err.code).toBe('23505');
     expect(err.constraint).toBe('crawl_pages_crawl_id_url_hash_key');
 
     await finish(a.id);
     const b = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
-    await t.db.insertInto('crawl_pages').values({ ...page, crawl_id: b.id }).execute();
+    await t.db
+      .insertInto('crawl_pages')
+      .values({ ...page, crawl_id: b.id })
+      .execute();
     const rows = await t.db.selectFrom('crawl_pages').select(['crawl_id', 'url']).where('url', '=', page.url).execute();
     expect(rows.map((r) => r.crawl_id).sort()).toEqual([a.id, b.id].sort());
   });
@@ -127,7 +190,12 @@ describe('crawl_pages', () => {
     const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
     const page = { crawl_id: a.id, url: 'https://example.com/b', depth: 0, host: 'example.com' };
     await t.db.insertInto('crawl_pages').values(page).execute();
-    const again = await t.db.insertInto('crawl_pages').values({ ...page, depth: 2 }).onConflict((oc) => oc.columns(['crawl_id', 'url_hash']).doNothing()).returning('id').execute();
+    const again = await t.db
+      .insertInto('crawl_pages')
+      .values({ ...page, depth: 2 })
+      .onConflict((oc) => oc.columns(['crawl_id', 'url_hash']).doNothing())
+      .returning('id')
+      .execute();
     expect(again).toEqual([]);
     expect((await t.db.selectFrom('crawl_pages').select('depth').where('crawl_id', '=', a.id).execute()).map((r) => r.depth)).toEqual([0]);
   });
@@ -135,7 +203,10 @@ describe('crawl_pages', () => {
   it('url_hash equals sha256 of the url computed in TypeScript', async () => {
     const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
     const urls = ['https://example.com/', 'https://例え.テスト/パス?q=ü&x=1#frag', `https://example.com/${'x'.repeat(5000)}`];
-    await t.db.insertInto('crawl_pages').values(urls.map((url) => ({ crawl_id: a.id, url, depth: 0, host: new URL(url).hostname }))).execute();
+    await t.db
+      .insertInto('crawl_pages')
+      .values(urls.map((url) => ({ crawl_id: a.id, url, depth: 0, host: new URL(url).hostname })))
+      .execute();
     const rows = await t.db.selectFrom('crawl_pages').select(['url', 'url_hash']).where('crawl_id', '=', a.id).execute();
     expect(rows).toHaveLength(urls.length);
     for (const r of rows) expect(Buffer.compare(r.url_hash, sha256(r.url))).toBe(0);
@@ -143,7 +214,9 @@ describe('crawl_pages', () => {
 
   it('url_hash cannot be written', async () => {
     const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
-    const err = await pgError(() => sql`INSERT INTO crawl_pages (crawl_id, url, url_hash, depth, host) VALUES (${a.id}, 'https://example.com/', '\\x00', 0, 'example.com')`.execute(t.db));
+    const err = await pgError(() =>
+      sql`INSERT INTO crawl_pages (crawl_id, url, url_hash, depth, host) VALUES (${a.id}, 'https://example.com/', '\\x00', 0, 'example.com')`.execute(t.db),
+    );
     expect(err.code).toBe('428C9'); // generated_always
   });
 });
@@ -151,7 +224,10 @@ describe('crawl_pages', () => {
 describe('capture_targets', () => {
   it('url_hash equals sha256 of the url computed in TypeScript', async () => {
     const urls = ['https://example.org/', 'https://example.org/ä?b=c'];
-    await t.db.insertInto('capture_targets').values(urls.map((url) => ({ org_id: 'acme', url }))).execute();
+    await t.db
+      .insertInto('capture_targets')
+      .values(urls.map((url) => ({ org_id: 'acme', url })))
+      .execute();
     const rows = await t.db.selectFrom('capture_targets').select(['url', 'url_hash']).execute();
     expect(rows).toHaveLength(2);
     for (const r of rows) expect(r.url_hash.toString('hex')).toBe(sha256(r.url).toString('hex'));
@@ -206,7 +282,11 @@ describe('migrations', () => {
     const before = await schema(t.url);
     const r = await migrate(t.url);
     expect(r.applied).toEqual([]);
-    expect(r.alreadyApplied).toEqual(readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort());
+    expect(r.alreadyApplied).toEqual(
+      readdirSync(MIGRATIONS_DIR)
+        .filter((f) => f.endsWith('.sql'))
+        .sort(),
+    );
     expect(await schema(t.url)).toBe(before);
   });
 
@@ -234,7 +314,9 @@ describe('migrations', () => {
       '9993_later.sql': 'CREATE TABLE later_one (id int);',
     });
     await expect(migrate(t.url, dir)).rejects.toThrow(/9992_bad\.sql failed and was rolled back: division by zero/);
-    const tables = await sql<{ t: string }>`SELECT table_name AS t FROM information_schema.tables WHERE table_name IN ('good_one', 'bad_one', 'later_one')`.execute(t.db);
+    const tables = await sql<{
+      t: string;
+    }>`SELECT table_name AS t FROM information_schema.tables WHERE table_name IN ('good_one', 'bad_one', 'later_one')`.execute(t.db);
     expect(tables.rows.map((r) => r.t)).toEqual(['good_one']);
     await sql`DROP TABLE good_one`.execute(t.db);
     await sql`DELETE FROM schema_migrations WHERE name = '9991_good.sql'`.execute(t.db);
@@ -249,7 +331,9 @@ describe('migrations', () => {
       await admin.query(`CREATE DATABASE ${name}`);
       const url = adminUrl(base, name);
       const [a, b] = await Promise.all([migrate(url), migrate(url)]);
-      const all = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort();
+      const all = readdirSync(MIGRATIONS_DIR)
+        .filter((f) => f.endsWith('.sql'))
+        .sort();
       expect([...a.applied, ...b.applied].sort()).toEqual(all);
       expect([...a.alreadyApplied, ...b.alreadyApplied].sort()).toEqual(all);
       expect(await schema(url)).toBe(await schema(t.url));

@@ -85,8 +85,15 @@ it('two pages of 60 MiB of text are captured cut to the cap, noted, and indexed 
   for (const path of ['/', '/dugong', '/kowari']) expect(byPath.get(path)!.provenance).not.toHaveProperty('truncated');
 
   await drain(live.tdb.db, live.store.client);
-  for (const [word, path] of [['wombat', '/'], ['dugong', '/dugong'], ['kowari', '/kowari']] as const) {
-    expect((await hitsFor(word)).hits.map((h) => h.archiveId), word).toEqual([byPath.get(path)!.id]);
+  for (const [word, path] of [
+    ['wombat', '/'],
+    ['dugong', '/dugong'],
+    ['kowari', '/kowari'],
+  ] as const) {
+    expect(
+      (await hitsFor(word)).hits.map((h) => h.archiveId),
+      word,
+    ).toEqual([byPath.get(path)!.id]);
   }
   const first = await hitsFor('bilby');
   expect(first.hits.map((h) => new URL(h.url).pathname).sort()).toEqual(['/huge1', '/huge2']);

@@ -50,7 +50,16 @@ it('a finished crawl is indexed by its workflow', async () => {
         url: 'http://a.test/',
         date: when,
         request: { method: 'GET', target: '/', httpVersion: '1.1', headers: [['Host', 'a.test']] },
-        response: { status: 200, statusText: 'OK', httpVersion: '1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+        response: {
+          status: 200,
+          statusText: 'OK',
+          httpVersion: '1.1',
+          headers: [
+            ['Content-Type', 'text/html'],
+            ['Content-Length', String(body.length)],
+          ],
+          body,
+        },
       },
     ],
   });
@@ -68,7 +77,8 @@ it('a finished crawl is indexed by its workflow', async () => {
 
   // indexed_at is set only once the page is searchable, so no waiting on the index after this
   const archive = await eventually(
-    async () => h.tdb.db.selectFrom('archives').select(['id', 'indexed_at']).where('task_id', '=', page.taskId).where('indexed_at', 'is not', null).executeTakeFirst(),
+    async () =>
+      h.tdb.db.selectFrom('archives').select(['id', 'indexed_at']).where('task_id', '=', page.taskId).where('indexed_at', 'is not', null).executeTakeFirst(),
     20_000,
     'archive indexed by the workflow',
   );

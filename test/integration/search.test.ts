@@ -49,7 +49,16 @@ async function wacz(pages: (Omit<WaczPage, 'ts'> & { ts?: Date })[], bodyBytes =
         url,
         date: when,
         request: { method: 'GET', target: new URL(url).pathname, httpVersion: '1.1', headers: [['Host', new URL(url).host]] },
-        response: { status: 200, statusText: 'OK', httpVersion: '1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+        response: {
+          status: 200,
+          statusText: 'OK',
+          httpVersion: '1.1',
+          headers: [
+            ['Content-Type', 'text/html'],
+            ['Content-Length', String(body.length)],
+          ],
+          body,
+        },
       },
     ],
   });
@@ -59,8 +68,16 @@ async function wacz(pages: (Omit<WaczPage, 'ts'> & { ts?: Date })[], bodyBytes =
 async function archiveOf(crawlId: string, body: Buffer, opts: { url?: string; provenance?: Record<string, unknown> } = {}): Promise<Archive> {
   const url = opts.url ?? `https://example.test/${randomUUID()}`;
   const row = await insertArchive(tdb.db, { crawlId, bucket, url, body, s3: api.deps.s3 });
-  if (opts.provenance) await tdb.db.updateTable('archives').set({ provenance: JSON.stringify(opts.provenance) }).where('id', '=', row.id).execute();
-  await tdb.db.insertInto('crawl_pages').values({ crawl_id: crawlId, url, depth: 0, host: new URL(url).host, state: 'captured', task_id: row.task_id }).execute();
+  if (opts.provenance)
+    await tdb.db
+      .updateTable('archives')
+      .set({ provenance: JSON.stringify(opts.provenance) })
+      .where('id', '=', row.id)
+      .execute();
+  await tdb.db
+    .insertInto('crawl_pages')
+    .values({ crawl_id: crawlId, url, depth: 0, host: new URL(url).host, state: 'captured', task_id: row.task_id })
+    .execute();
   return row;
 }
 
@@ -91,7 +108,11 @@ async function postIndex(crawlId: string, headers: Record<string, string>, targe
   return fetch(`${target.url}/api/crawls/${crawlId}/index`, { method: 'POST', headers });
 }
 
-async function searchAs(q: string, headers: Record<string, string>, extra = ''): Promise<{ status: number; body: { hits: Record<string, unknown>[]; total: number } }> {
+async function searchAs(
+  q: string,
+  headers: Record<string, string>,
+  extra = '',
+): Promise<{ status: number; body: { hits: Record<string, unknown>[]; total: number } }> {
   const res = await fetch(`${api.url}/api/search?q=${encodeURIComponent(q)}${extra}`, { headers });
   return { status: res.status, body: (await res.json()) as never };
 }
@@ -114,14 +135,29 @@ beforeAll(async () => {
 
   acmeCrawl = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
   globexCrawl = await insertJob(tdb.db, { orgId: 'globex', submittedBy: 'bob' });
-  ids.english = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/responsive', title: 'Layouts that adapt', text: 'A responsive grid adapts to every viewport width.' }]))).id;
-  ids.japanese = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.jp/yakei', title: '東京の夜', text: '東京タワーの夜景はとても綺麗でした。' }]))).id;
+  ids.english = (
+    await archiveOf(
+      acmeCrawl,
+      await wacz([{ url: 'https://example.test/responsive', title: 'Layouts that adapt', text: 'A responsive grid adapts to every viewport width.' }]),
+    )
+  ).id;
+  ids.japanese = (
+    await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.jp/yakei', title: '東京の夜', text: '東京タワーの夜景はとても綺麗でした。' }]))
+  ).id;
   // withheld as the manifest said (provenance), the page line itself silent
-  ids.withheld = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/withheld', title: 'Quokka withheld', text: '' }]), { provenance: { documentWithheld: 'url-policy' } })).id;
+  ids.withheld = (
+    await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/withheld', title: 'Quokka withheld', text: '' }]), {
+      provenance: { documentWithheld: 'url-policy' },
+    })
+  ).id;
   // withheld as the page line says
-  ids.withheldLine = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/denied', title: 'Wombat denied', text: '', textWithheld: 'deny' }]))).id;
+  ids.withheldLine = (
+    await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/denied', title: 'Wombat denied', text: '', textWithheld: 'deny' }]))
+  ).id;
   ids.empty = (await archiveOf(acmeCrawl, await wacz([{ url: 'https://example.test/empty', title: 'Quokka empty', text: '' }]))).id;
-  ids.globex = (await archiveOf(globexCrawl, await wacz([{ url: 'https://globex.test/secret', title: 'Globex plans', text: 'Our responsive strategy for next year.' }]))).id;
+  ids.globex = (
+    await archiveOf(globexCrawl, await wacz([{ url: 'https://globex.test/secret', title: 'Globex plans', text: 'Our responsive strategy for next year.' }]))
+  ).id;
   await drain(tdb.db, store.client);
   await store.client.write({
     writes: [
@@ -170,7 +206,11 @@ describe('POST /api/crawls/:id/index', () => {
     expect(await denied.json()).toEqual({ error: 'not found' });
     expect((await postIndex(acmeCrawl, bob)).status).toBe(404);
     expect((await postIndex('not-a-uuid', alice)).status).toBe(400);
-    const withBody = await fetch(`${api.url}/api/crawls/${acmeCrawl}/index`, { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: '{"all":true}' });
+    const withBody = await fetch(`${api.url}/api/crawls/${acmeCrawl}/index`, {
+      method: 'POST',
+      headers: { ...alice, 'content-type': 'application/json' },
+      body: '{"all":true}',
+    });
     expect(withBody.status).toBe(400);
     const marked = await tdb.db.selectFrom('archives').select('id').where('indexed_at', 'is not', null).execute();
     expect(marked).toEqual([]);
@@ -216,7 +256,10 @@ describe('GET /api/search', () => {
   it('finds a Japanese page by words of its text (cjk bigrams), and not by words it lacks', async () => {
     for (const q of ['東京タワー', '夜景', 'タワー', '綺麗']) {
       const { body } = await searchAs(q, alice);
-      expect(body.hits.map((h) => h.archiveId), q).toEqual([ids.japanese]);
+      expect(
+        body.hits.map((h) => h.archiveId),
+        q,
+      ).toEqual([ids.japanese]);
       expect(body.hits[0]!.title).toBe('東京の夜');
     }
     for (const q of ['大阪', '京都タワー']) {
@@ -238,7 +281,14 @@ describe('GET /api/search', () => {
 
   it('a share reaches the search: a viewer tuple makes the hit appear', async () => {
     await store.client.write({
-      writes: [{ user: 'user:mallory', relation: 'viewer', object: `archive:${ids.globex}`, condition: { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } } }],
+      writes: [
+        {
+          user: 'user:mallory',
+          relation: 'viewer',
+          object: `archive:${ids.globex}`,
+          condition: { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } },
+        },
+      ],
     });
     const m = await searchAs('responsive', mallory);
     expect(m.body.hits.map((h) => h.archiveId)).toEqual([ids.globex]);
@@ -294,8 +344,22 @@ describe('GET /api/search for a caller who sees few of the hits', () => {
     // 450 pages the caller may not view rank first (the word in the title too); five of theirs last
     visible = [ids.english!, ids.japanese!, ids.withheld!, ids.withheldLine!, ids.empty!];
     const body: unknown[] = [];
-    for (const id of hidden) body.push({ index: { _index: INDEX, _id: `${id}:0` } }, { archiveId: id, position: 0, url: `https://globex.test/${id}`, title: 'okapi okapi', text: 'okapi okapi okapi', capturedAt: '2024-05-01T00:00:00Z' });
-    for (const id of visible) body.push({ index: { _index: INDEX, _id: `${id}:9` } }, { archiveId: id, position: 9, url: `https://example.test/okapi/${id}`, text: 'a lone okapi among many words of plain text', capturedAt: '2024-05-01T00:00:00Z' });
+    for (const id of hidden)
+      body.push(
+        { index: { _index: INDEX, _id: `${id}:0` } },
+        { archiveId: id, position: 0, url: `https://globex.test/${id}`, title: 'okapi okapi', text: 'okapi okapi okapi', capturedAt: '2024-05-01T00:00:00Z' },
+      );
+    for (const id of visible)
+      body.push(
+        { index: { _index: INDEX, _id: `${id}:9` } },
+        {
+          archiveId: id,
+          position: 9,
+          url: `https://example.test/okapi/${id}`,
+          text: 'a lone okapi among many words of plain text',
+          capturedAt: '2024-05-01T00:00:00Z',
+        },
+      );
     const res = await search.client.bulk({ body: body as never, refresh: true });
     expect(res.body.errors).toBe(false);
   });
@@ -352,25 +416,58 @@ describe('GET /api/search for a caller whose reach is too wide to list', () => {
     const grant = { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } };
     const sharedIds = [...shared, ...Array.from({ length: 1000 }, () => randomUUID())];
     for (let i = 0; i < sharedIds.length; i += 100) {
-      await store.client.write({ writes: sharedIds.slice(i, i + 100).map((id) => ({ user: 'user:wide', relation: 'viewer', object: `archive:${id}`, condition: grant })) });
+      await store.client.write({
+        writes: sharedIds.slice(i, i + 100).map((id) => ({ user: 'user:wide', relation: 'viewer', object: `archive:${id}`, condition: grant })),
+      });
     }
     const when = new Date('2024-05-01T00:00:00Z');
     await tdb.db
       .insertInto('archives')
-      .values([...inLedger, ...shared].map((id) => ({ id, task_id: `task-${id}`, bucket, object_key: `search-tests/${id}.wacz`, url: `https://wide.test/${id}`, provenance: JSON.stringify({}), captured_at: when })))
+      .values(
+        [...inLedger, ...shared].map((id) => ({
+          id,
+          task_id: `task-${id}`,
+          bucket,
+          object_key: `search-tests/${id}.wacz`,
+          url: `https://wide.test/${id}`,
+          provenance: JSON.stringify({}),
+          captured_at: when,
+        })),
+      )
       .execute();
     const body: unknown[] = [];
-    for (const id of inLedger) body.push({ index: { _index: INDEX, _id: `${id}:0` } }, { archiveId: id, position: 0, url: `https://wide.test/${id}`, title: 'pangolin pangolin', text: 'pangolin pangolin pangolin', capturedAt: '2024-05-01T00:00:00Z' });
-    for (const id of shared) body.push({ index: { _index: INDEX, _id: `${id}:0` } }, { archiveId: id, position: 0, url: `https://wide.test/${id}`, text: 'one pangolin among many words of plain text', capturedAt: '2024-05-01T00:00:00Z' });
+    for (const id of inLedger)
+      body.push(
+        { index: { _index: INDEX, _id: `${id}:0` } },
+        {
+          archiveId: id,
+          position: 0,
+          url: `https://wide.test/${id}`,
+          title: 'pangolin pangolin',
+          text: 'pangolin pangolin pangolin',
+          capturedAt: '2024-05-01T00:00:00Z',
+        },
+      );
+    for (const id of shared)
+      body.push(
+        { index: { _index: INDEX, _id: `${id}:0` } },
+        { archiveId: id, position: 0, url: `https://wide.test/${id}`, text: 'one pangolin among many words of plain text', capturedAt: '2024-05-01T00:00:00Z' },
+      );
     const res = await search.client.bulk({ body: body as never, refresh: true });
     expect(res.body.errors).toBe(false);
   });
 
   afterAll(async () => {
-    const res = await search.client.bulk({ body: [...inLedger, ...shared].map((id) => ({ delete: { _index: INDEX, _id: `${id}:0` } })) as never, refresh: true });
+    const res = await search.client.bulk({
+      body: [...inLedger, ...shared].map((id) => ({ delete: { _index: INDEX, _id: `${id}:0` } })) as never,
+      refresh: true,
+    });
     expect(res.body.errors).toBe(false);
     // rows without a WACZ behind them: the indexing tests below would count them as failed
-    await tdb.db.deleteFrom('archives').where('id', 'in', [...inLedger, ...shared]).execute();
+    await tdb.db
+      .deleteFrom('archives')
+      .where('id', 'in', [...inLedger, ...shared])
+      .execute();
   });
 
   it('checks past 50 hidden hits in the ledger and shows the shared ones, with their ledger rows', async () => {
@@ -394,7 +491,9 @@ describe('indexing', () => {
     expect(src.requests).toBeLessThanOrEqual(3);
     expect(src.bytesRead).toBeLessThanOrEqual(DEFAULT_TAIL_BYTES + 8 * 1024);
     expect(big.length).toBeGreaterThan(3 * 1024 * 1024);
-    expect((await readArchivePages(api.deps.s3, bucket, key)).pages).toEqual([expect.objectContaining({ url: 'https://example.test/big', title: 'Big', text: 'big page' })]);
+    expect((await readArchivePages(api.deps.s3, bucket, key)).pages).toEqual([
+      expect.objectContaining({ url: 'https://example.test/big', title: 'Big', text: 'big page' }),
+    ]);
   });
 
   it('leaves an archive it cannot read unindexed and indexes the rest', async () => {
@@ -415,35 +514,56 @@ describe('indexing', () => {
     await tdb.db.deleteFrom('archives').where('id', '=', bad.id).execute();
   });
 
-  it('a crawl with two pages of 60 MiB of text: the others are searchable, the two carry their reason, and no later run fails on them', { timeout: 120_000 }, async () => {
-    // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
-    const crawl = acmeCrawl;
-    // as another capturer (or this one before its cap) wrote them: the text whole in pages.jsonl
-    const huge = await Promise.all([0, 1].map(async (i) => archiveOf(crawl, await wacz([{ url: `https://example.test/huge${i}`, title: 'Huge', text: `bilby ${'okapi '.repeat(HUGE_TEXT / 6)}` }]))));
-    const fine = await Promise.all(['quokka', 'dugong', 'kowari'].map(async (w) => archiveOf(crawl, await wacz([{ url: `https://example.test/${w}`, title: w, text: `a ${w} and a bilby` }]))));
-    await drain(tdb.db, store.client);
-    const res = await postIndex(crawl, alice);
-    expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ indexed: 3, pages: 3, failed: 2 });
-    for (const a of huge) expect(await indexErrorOf(a.id)).toMatch(/^pages\/pages\.jsonl is 629\d{5} bytes, more than the 8388608 allowed$/);
-    expect(MAX_PAGES_JSONL_BYTES).toBe(8388608);
-    for (const a of fine) expect(await indexErrorOf(a.id)).toBeNull();
-    const found = await searchAs('bilby', alice);
-    expect(found.body.hits.map((h) => h.archiveId).sort()).toEqual(fine.map((a) => a.id).sort());
-    expect(found.body.total).toBe(3);
-    // neither the crawl's indexing nor the pending one reads them again
-    expect(await (await postIndex(crawl, alice)).json()).toEqual({ indexed: 0, pages: 0, failed: 0 });
-    const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search });
-    expect((await acts.indexPending()).failed).toBe(0);
-    // out again: the rebuild below counts every archive it finds
-    await tdb.db.deleteFrom('archives').where('id', 'in', huge.map((a) => a.id)).execute();
-  });
+  it(
+    'a crawl with two pages of 60 MiB of text: the others are searchable, the two carry their reason, and no later run fails on them',
+    { timeout: 120_000 },
+    async () => {
+      // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
+      const crawl = acmeCrawl;
+      // as another capturer (or this one before its cap) wrote them: the text whole in pages.jsonl
+      const huge = await Promise.all(
+        [0, 1].map(async (i) =>
+          archiveOf(crawl, await wacz([{ url: `https://example.test/huge${i}`, title: 'Huge', text: `bilby ${'okapi '.repeat(HUGE_TEXT / 6)}` }])),
+        ),
+      );
+      const fine = await Promise.all(
+        ['quokka', 'dugong', 'kowari'].map(async (w) =>
+          archiveOf(crawl, await wacz([{ url: `https://example.test/${w}`, title: w, text: `a ${w} and a bilby` }])),
+        ),
+      );
+      await drain(tdb.db, store.client);
+      const res = await postIndex(crawl, alice);
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ indexed: 3, pages: 3, failed: 2 });
+      for (const a of huge) expect(await indexErrorOf(a.id)).toMatch(/^pages\/pages\.jsonl is 629\d{5} bytes, more than the 8388608 allowed$/);
+      expect(MAX_PAGES_JSONL_BYTES).toBe(8388608);
+      for (const a of fine) expect(await indexErrorOf(a.id)).toBeNull();
+      const found = await searchAs('bilby', alice);
+      expect(found.body.hits.map((h) => h.archiveId).sort()).toEqual(fine.map((a) => a.id).sort());
+      expect(found.body.total).toBe(3);
+      // neither the crawl's indexing nor the pending one reads them again
+      expect(await (await postIndex(crawl, alice)).json()).toEqual({ indexed: 0, pages: 0, failed: 0 });
+      const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search });
+      expect((await acts.indexPending()).failed).toBe(0);
+      // out again: the rebuild below counts every archive it finds
+      await tdb.db
+        .deleteFrom('archives')
+        .where(
+          'id',
+          'in',
+          huge.map((a) => a.id),
+        )
+        .execute();
+    },
+  );
 
   it('bulk requests are bounded by bytes: 30 archives of a 1 MB page go out in requests of at most MAX_BULK_BYTES', { timeout: 120_000 }, async () => {
     // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
     const crawl = acmeCrawl;
     const page = (i: number): string => `numbat${i} ${'marsupial '.repeat(MAX_PAGE_TEXT_BYTES / 10 - 2)}`;
-    const rows = await Promise.all(Array.from({ length: 30 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/bulk${i}`, title: `Bulk ${i}`, text: page(i) }]))));
+    const rows = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/bulk${i}`, title: `Bulk ${i}`, text: page(i) }]))),
+    );
     const { client, sent } = measuringBulks();
     const result = await indexCrawl({ db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX } }, crawl);
     expect(result).toEqual({ indexed: 30, pages: 30, failed: 0 });
@@ -455,34 +575,65 @@ describe('indexing', () => {
     // out again: the rebuild below need not index 30 MB
     const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
     expect(removed.body.errors).toBe(false);
-    await tdb.db.deleteFrom('archives').where('id', 'in', rows.map((r) => r.id)).execute();
+    await tdb.db
+      .deleteFrom('archives')
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
   });
 
-  it('a bulk request the node refuses whole (413 over 100 MB, 429 over its indexing pressure limit) is split until it goes through', { timeout: 120_000 }, async () => {
-    const crawl = acmeCrawl;
-    // control characters: 6 bytes of JSON each, and no tokens, so 108 MB of requests cost little to index
-    const rows = await Promise.all(Array.from({ length: 18 }, async (_, i) => archiveOf(crawl, await wacz([{ url: `https://example.test/escaped${i}`, title: `Escaped ${i}`, text: `kiwi${i} ${'\u0001'.repeat(MAX_PAGE_TEXT_BYTES - 10)}` }]))));
-    const { client, sent } = measuringBulks();
-    // a byte bound above the node's http.max_content_length (100 MB), as a deployment could set it
-    const result = await indexCrawl({ db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX }, bulk: { maxBytes: 128 * 1024 * 1024, maxDocs: 1000 } }, crawl);
-    expect(result).toEqual({ indexed: 18, pages: 18, failed: 0 });
-    // refused at 108 MB (413), then halves of 54 MB (429 on this stack's node, whose limit is
-    // 51 MB), then quarters of 27 MB taken: depth first, 7 requests (more if other bulks pressed)
-    expect(sent[0]).toBeGreaterThan(100 * 1024 * 1024);
-    expect(sent.length).toBeGreaterThanOrEqual(3);
-    for (const n of sent.slice(1)) expect(n).toBeLessThan(0.51 * sent[0]!);
-    expect(sent[1]! + sent.find((n, i) => i > 1 && n > 0.45 * sent[0]!)!).toBe(sent[0]);
-    await drain(tdb.db, store.client);
-    expect((await searchAs('kiwi11', alice)).body.hits.map((h) => h.archiveId)).toEqual([rows[11]!.id]);
-    const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
-    expect(removed.body.errors).toBe(false);
-    await tdb.db.deleteFrom('archives').where('id', 'in', rows.map((r) => r.id)).execute();
-  });
+  it(
+    'a bulk request the node refuses whole (413 over 100 MB, 429 over its indexing pressure limit) is split until it goes through',
+    { timeout: 120_000 },
+    async () => {
+      const crawl = acmeCrawl;
+      // control characters: 6 bytes of JSON each, and no tokens, so 108 MB of requests cost little to index
+      const rows = await Promise.all(
+        Array.from({ length: 18 }, async (_, i) =>
+          archiveOf(
+            crawl,
+            await wacz([{ url: `https://example.test/escaped${i}`, title: `Escaped ${i}`, text: `kiwi${i} ${'\u0001'.repeat(MAX_PAGE_TEXT_BYTES - 10)}` }]),
+          ),
+        ),
+      );
+      const { client, sent } = measuringBulks();
+      // a byte bound above the node's http.max_content_length (100 MB), as a deployment could set it
+      const result = await indexCrawl(
+        { db: tdb.db, s3: api.deps.s3, search: { client, index: INDEX }, bulk: { maxBytes: 128 * 1024 * 1024, maxDocs: 1000 } },
+        crawl,
+      );
+      expect(result).toEqual({ indexed: 18, pages: 18, failed: 0 });
+      // refused at 108 MB (413), then halves of 54 MB (429 on this stack's node, whose limit is
+      // 51 MB), then quarters of 27 MB taken: depth first, 7 requests (more if other bulks pressed)
+      expect(sent[0]).toBeGreaterThan(100 * 1024 * 1024);
+      expect(sent.length).toBeGreaterThanOrEqual(3);
+      for (const n of sent.slice(1)) expect(n).toBeLessThan(0.51 * sent[0]!);
+      expect(sent[1]! + sent.find((n, i) => i > 1 && n > 0.45 * sent[0]!)!).toBe(sent[0]);
+      await drain(tdb.db, store.client);
+      expect((await searchAs('kiwi11', alice)).body.hits.map((h) => h.archiveId)).toEqual([rows[11]!.id]);
+      const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
+      expect(removed.body.errors).toBe(false);
+      await tdb.db
+        .deleteFrom('archives')
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute();
+    },
+  );
 
   it('text past the cap in a WACZ from elsewhere is indexed cut to the cap: found by its first words, not by its last', async () => {
     // acme's crawl of the file: a new one would be outside alice's reach as OpenFGA cached it (10 s)
     const crawl = acmeCrawl;
-    const long = await archiveOf(crawl, await wacz([{ url: 'https://example.test/long', title: 'Long', text: `wallaby ${'filler '.repeat((3 * MAX_PAGE_TEXT_BYTES) / 7)} quoll` }]));
+    const long = await archiveOf(
+      crawl,
+      await wacz([{ url: 'https://example.test/long', title: 'Long', text: `wallaby ${'filler '.repeat((3 * MAX_PAGE_TEXT_BYTES) / 7)} quoll` }]),
+    );
     await drain(tdb.db, store.client);
     expect(await (await postIndex(crawl, alice)).json()).toEqual({ indexed: 1, pages: 1, failed: 0 });
     expect((await searchAs('wallaby', alice)).body.hits.map((h) => h.archiveId)).toEqual([long.id]);
@@ -492,7 +643,11 @@ describe('indexing', () => {
   });
 
   it('rebuilds everything from one statement: UPDATE archives SET indexed_at = NULL', { timeout: 120_000 }, async () => {
-    const before = await tdb.db.selectFrom('archives').select((eb) => eb.fn.countAll<number>().as('n')).where('indexed_at', 'is not', null).executeTakeFirstOrThrow();
+    const before = await tdb.db
+      .selectFrom('archives')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('indexed_at', 'is not', null)
+      .executeTakeFirstOrThrow();
     // the index itself is gone (a mapping change would do this), and only the column says so
     await search.client.indices.delete({ index: INDEX });
     forgetIndex(search);
@@ -502,7 +657,11 @@ describe('indexing', () => {
     const worker = await startTestWorker({ config, db: tdb.db, fga: store.client });
     let result: unknown;
     try {
-      result = await worker.client.workflow.execute('indexPending', { taskQueue: config.temporal.taskQueue, workflowId: `index-pending-${randomUUID()}`, args: [] });
+      result = await worker.client.workflow.execute('indexPending', {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: `index-pending-${randomUUID()}`,
+        args: [],
+      });
     } finally {
       await worker.stop();
     }

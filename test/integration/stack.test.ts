@@ -109,7 +109,11 @@ describe('OpenSearch (profile search, which npm test always starts)', () => {
     const base = process.env.CAPTURE_LEDGER_OPENSEARCH_URL || `http://127.0.0.1:${process.env.CAPTURE_LEDGER_OPENSEARCH_PORT}`;
     const index = `stack-test-${randomBytes(4).toString('hex')}`;
     const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(base + path, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, json: (await res.json()) as Record<string, unknown> };
     };
     const created = await call('PUT', `/${index}`, { mappings: { properties: { text: { type: 'text', analyzer: 'cjk' } } } });

@@ -26,7 +26,11 @@ describe('targets', () => {
   it('adds, lists, disables and re-enables, per organization', async () => {
     expect(await cli('add', 'acme', 'https://Example.test/a#frag')).toEqual({ code: 0, out: ['added https://example.test/a for acme'], err: [] });
     expect((await cli('add', 'acme', 'https://example.test/b')).code).toBe(0);
-    expect(await cli('add', 'acme', 'https://example.test/a')).toEqual({ code: 0, out: ['https://example.test/a was already listed for acme; enabled'], err: [] });
+    expect(await cli('add', 'acme', 'https://example.test/a')).toEqual({
+      code: 0,
+      out: ['https://example.test/a was already listed for acme; enabled'],
+      err: [],
+    });
     expect((await cli('add', 'other', 'https://other.test/')).code).toBe(0);
     expect(await cli('disable', 'acme', 'https://example.test/a')).toEqual({ code: 0, out: ['disabled https://example.test/a for acme'], err: [] });
     expect(await cli('list', 'acme')).toEqual({ code: 0, out: ['disabled  https://example.test/a', 'enabled   https://example.test/b'], err: [] });
@@ -39,7 +43,16 @@ describe('targets', () => {
 
   it('refuses what it cannot do, with the usage', async () => {
     expect(await cli('disable', 'acme', 'https://never.test/')).toEqual({ code: 1, out: [], err: ['https://never.test/ is not a target of acme'] });
-    for (const argv of [[], ['remove', 'acme', 'https://x.test/'], ['add', 'acme'], ['add', '', 'https://x.test/'], ['add', 'acme', 'ftp://x.test/'], ['add', 'acme', '/relative'], ['list', 'acme', 'extra'], ['add', 'acme', 'https://x.test/', 'more']]) {
+    for (const argv of [
+      [],
+      ['remove', 'acme', 'https://x.test/'],
+      ['add', 'acme'],
+      ['add', '', 'https://x.test/'],
+      ['add', 'acme', 'ftp://x.test/'],
+      ['add', 'acme', '/relative'],
+      ['list', 'acme', 'extra'],
+      ['add', 'acme', 'https://x.test/', 'more'],
+    ]) {
       const r = await cli(...argv);
       expect(r.code, JSON.stringify(argv)).toBe(2);
       expect(r.err.join('\n')).toContain('usage: npm run targets --');

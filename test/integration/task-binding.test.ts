@@ -24,20 +24,36 @@ const h = useHarness({
 });
 
 async function startCrawl(subject: string, org: string, seeds: string[]): Promise<string> {
-  const res = await fetch(`${h.api.url}/api/crawls`, { method: 'POST', headers: { ...(await h.issuer.auth(subject, [org])), 'content-type': 'application/json' }, body: JSON.stringify({ seeds, maxDepth: 0 }) });
+  const res = await fetch(`${h.api.url}/api/crawls`, {
+    method: 'POST',
+    headers: { ...(await h.issuer.auth(subject, [org])), 'content-type': 'application/json' },
+    body: JSON.stringify({ seeds, maxDepth: 0 }),
+  });
   expect(res.status, await res.clone().text()).toBe(202);
   return ((await res.json()) as { crawlId: string }).crawlId;
 }
 
 async function report(crawlId: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${h.api.url}/api/crawls/${crawlId}/levels/0`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.api.url}/api/crawls/${crawlId}/levels/0`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
 /** What a lying capturer of crawl B writes: a manifest of A's task, at B's own key for it. */
 async function forgedUnderB(crawlB: string, taskId: string, url: string): Promise<PageReport & { taskId: string; manifestKey: string }> {
   const base = `${levelPrefix(crawlB, 0)}/${taskId}`;
-  const m: Manifest = { taskId, url, finalUrl: url, status: 'succeeded', artifacts: [{ format: 'wacz', bucket: h.bucket, key: `${base}.wacz`, sha256: 'b'.repeat(64), size: 66 }], software: 'mallory', finishedAt: new Date().toISOString() };
+  const m: Manifest = {
+    taskId,
+    url,
+    finalUrl: url,
+    status: 'succeeded',
+    artifacts: [{ format: 'wacz', bucket: h.bucket, key: `${base}.wacz`, sha256: 'b'.repeat(64), size: 66 }],
+    software: 'mallory',
+    finishedAt: new Date().toISOString(),
+  };
   await putJson(h.s3, h.bucket, `${base}.result.json`, m);
   return { url, status: 'captured', taskId, manifestKey: `${base}.result.json`, finishedAt: new Date().toISOString() };
 }
@@ -58,10 +74,17 @@ describe('a report naming another crawl’s task ids', () => {
     const captured = await writeCapture(h.s3, h.bucket, levelPrefix(crawlA, 0), { url: `${a}/` });
     // reported with its key, manifest not (yet) there: a pending capture reconcile would pick up
     const pending = await writeCapture(h.s3, h.bucket, levelPrefix(crawlA, 0), { url: `${a}/pending`, noManifest: true });
-    expect((await report(crawlA, { depth: 0, pages: [captured, pending] }, { ...(await h.issuer.auth('capture-flow', [])), ...capabilityHeader(dA.body) })).status).toBe(202);
+    expect(
+      (await report(crawlA, { depth: 0, pages: [captured, pending] }, { ...(await h.issuer.auth('capture-flow', [])), ...capabilityHeader(dA.body) })).status,
+    ).toBe(202);
     expect(await waitForCrawlEnd(h.tdb.db, crawlA)).toMatchObject({ state: 'succeeded' });
     const before = await ledgerOf([captured.taskId, pending.taskId]);
-    expect(before.submissions.map((s) => [s.task_id, s.crawl_id])).toEqual([[captured.taskId, crawlA], [pending.taskId, crawlA]].sort((x, y) => x[0]!.localeCompare(y[0]!)));
+    expect(before.submissions.map((s) => [s.task_id, s.crawl_id])).toEqual(
+      [
+        [captured.taskId, crawlA],
+        [pending.taskId, crawlA],
+      ].sort((x, y) => x[0]!.localeCompare(y[0]!)),
+    );
     expect(before.archives.map((r) => r.task_id)).toEqual([captured.taskId]);
 
     const b = 'http://task-b.test';
@@ -69,7 +92,11 @@ describe('a report naming another crawl’s task ids', () => {
     const dB = await h.hook.waitFor((d) => d.body.crawlId === crawlB && d.body.depth === 0);
     const stealCaptured = await forgedUnderB(crawlB, captured.taskId, `${b}/`);
     const stealPending = await forgedUnderB(crawlB, pending.taskId, `${b}/two`);
-    const res = await report(crawlB, { depth: 0, pages: [stealCaptured, stealPending] }, { ...(await h.issuer.auth('capture-flow', [])), ...capabilityHeader(dB.body) });
+    const res = await report(
+      crawlB,
+      { depth: 0, pages: [stealCaptured, stealPending] },
+      { ...(await h.issuer.auth('capture-flow', [])), ...capabilityHeader(dB.body) },
+    );
     expect(res).toEqual({
       status: 400,
       body: {
@@ -108,7 +135,9 @@ describe('a report naming another crawl’s task ids', () => {
     const admitted = await admitLevel({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { crawlId: crawlB, depth: 0, expand: false });
     expect(admitted).toMatchObject({ captured: 0, failed: 1, archivesCreated: 0 });
     expect(await ledgerOf([a.taskId])).toEqual(before);
-    expect(await h.tdb.db.selectFrom('crawl_pages').select(['state', 'task_id']).where('crawl_id', '=', crawlB).execute()).toEqual([{ state: 'failed', task_id: null }]);
+    expect(await h.tdb.db.selectFrom('crawl_pages').select(['state', 'task_id']).where('crawl_id', '=', crawlB).execute()).toEqual([
+      { state: 'failed', task_id: null },
+    ]);
     expect(await h.tdb.db.selectFrom('capture_submissions').select('task_id').where('crawl_id', '=', crawlB).execute()).toEqual([]);
   });
 });
@@ -135,7 +164,11 @@ describe('reconcile', () => {
 
     // the same row with its own crawl's key is registered: the check is the prefix, nothing else
     const ownKey = await writeCapture(h.s3, h.bucket, levelPrefix(crawlA, 0), { url: 'http://rec-a.test/' });
-    await h.tdb.db.updateTable('capture_submissions').set({ task_id: ownKey.taskId, manifest_key: ownKey.manifestKey }).where('task_id', '=', a.taskId).execute();
+    await h.tdb.db
+      .updateTable('capture_submissions')
+      .set({ task_id: ownKey.taskId, manifest_key: ownKey.manifestKey })
+      .where('task_id', '=', a.taskId)
+      .execute();
     expect(await reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket })).toMatchObject({ pending: 1, registered: 1 });
   });
 });

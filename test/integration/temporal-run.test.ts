@@ -19,7 +19,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const id of started) await client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+  for (const id of started)
+    await client.workflow
+      .getHandle(id)
+      .terminate('test over')
+      .catch(() => undefined);
   await connection?.close();
 });
 
@@ -41,15 +45,23 @@ describe('the end of a test run', () => {
     const mine = [await startOn(`a-${tag}-1`), await startOn(`b-${tag}-2`)];
     const theirs = await startOn(`a-${other}-1`);
     const scheduleId = `run-end-${tag}`;
-    await client.schedule.create({ scheduleId, spec: { intervals: [{ every: '1h' }] }, action: { type: 'startWorkflow', workflowType: 'outboxDrain', taskQueue: `s-${tag}-3`, args: [] } });
+    await client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: '1h' }] },
+      action: { type: 'startWorkflow', workflowType: 'outboxDrain', taskQueue: `s-${tag}-3`, args: [] },
+    });
     // workflows and schedules are found through visibility, which trails a start a little (a run's
     // end comes long after its starts)
-    await eventually(async () => {
-      let listed = 0;
-      for await (const s of client.schedule.list()) if (s.scheduleId === scheduleId) listed++;
-      for (const id of mine) for await (const _w of client.workflow.list({ query: `WorkflowId="${id}"` })) listed++;
-      return listed === 1 + mine.length ? true : undefined;
-    }, 30_000, 'the workflows and the schedule listed');
+    await eventually(
+      async () => {
+        let listed = 0;
+        for await (const s of client.schedule.list()) if (s.scheduleId === scheduleId) listed++;
+        for (const id of mine) for await (const _w of client.workflow.list({ query: `WorkflowId="${id}"` })) listed++;
+        return listed === 1 + mine.length ? true : undefined;
+      },
+      30_000,
+      'the workflows and the schedule listed',
+    );
 
     const ended = await endRun(tag);
 

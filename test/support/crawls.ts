@@ -74,7 +74,11 @@ export async function startWebhookStub(): Promise<WebhookStub> {
       }
       void (async () => {
         await relay.hold?.(d);
-        const answer = await fetch(relay.to, { method: 'POST', headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: raw });
+        const answer = await fetch(relay.to, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
+          body: raw,
+        });
         res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
       })().catch((err: unknown) => res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message })));
     });
@@ -125,7 +129,12 @@ export interface FakeCapture {
  * (and a links artifact for follow pages) — and returns the page as the flow would report it.
  * No WACZ bytes are written: admission reads the manifest, not the archive.
  */
-export async function writeCapture(s3: S3Client, bucket: string, prefix: string, c: FakeCapture): Promise<PageReport & { taskId: string; manifestKey: string }> {
+export async function writeCapture(
+  s3: S3Client,
+  bucket: string,
+  prefix: string,
+  c: FakeCapture,
+): Promise<PageReport & { taskId: string; manifestKey: string }> {
   const taskId = randomUUID();
   const base = `${prefix}/${taskId}`;
   const outcome = c.outcome ?? 'succeeded';
@@ -144,7 +153,11 @@ export async function writeCapture(s3: S3Client, bucket: string, prefix: string,
     url: c.url,
     finalUrl: c.finalUrl ?? c.url,
     status: outcome === 'succeeded' ? 'succeeded' : 'failed',
-    ...(outcome === 'cancelled' ? { error: { type: ERROR_TYPE_CANCELLED, message: 'deadline exceeded' } } : outcome === 'failed' ? { error: { type: 'ERROR_TYPE_NAVIGATION', message: 'boom' } } : {}),
+    ...(outcome === 'cancelled'
+      ? { error: { type: ERROR_TYPE_CANCELLED, message: 'deadline exceeded' } }
+      : outcome === 'failed'
+        ? { error: { type: 'ERROR_TYPE_NAVIGATION', message: 'boom' } }
+        : {}),
     artifacts,
     software: 'test-capturer',
     startedAt: submittedAt.toISOString(),
@@ -167,10 +180,16 @@ export async function grant(fga: OpenFgaClient, subject: string, relation: 'subm
 }
 
 /** After a test that failed mid-crawl: terminate every running crawl's workflow and finish its row. */
-export async function endRunningCrawls(db: Db, temporal: { workflow: { getHandle(id: string): { terminate(reason: string): Promise<unknown> } } }): Promise<void> {
+export async function endRunningCrawls(
+  db: Db,
+  temporal: { workflow: { getHandle(id: string): { terminate(reason: string): Promise<unknown> } } },
+): Promise<void> {
   const running = await db.selectFrom('crawls').select('id').where('state', '=', 'running').execute();
   for (const r of running) {
-    await temporal.workflow.getHandle(crawlWorkflowId(r.id)).terminate('test cleanup').catch(() => undefined);
+    await temporal.workflow
+      .getHandle(crawlWorkflowId(r.id))
+      .terminate('test cleanup')
+      .catch(() => undefined);
     await finishCrawlRow(db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
   }
 }

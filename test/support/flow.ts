@@ -21,7 +21,8 @@ export function captureIdentity(): { accessKeyId: string; secretAccessKey: strin
   loadProjectEnv();
   const accessKeyId = process.env.CAPTURE_WORKER_S3_ACCESS_KEY_ID;
   const secretAccessKey = process.env.CAPTURE_WORKER_S3_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY are not set (.env.example declares them)');
+  if (!accessKeyId || !secretAccessKey)
+    throw new Error('CAPTURE_WORKER_S3_ACCESS_KEY_ID and CAPTURE_WORKER_S3_SECRET_ACCESS_KEY are not set (.env.example declares them)');
   return { accessKeyId, secretAccessKey };
 }
 
@@ -47,7 +48,14 @@ export function testFlowConfig(ledger: Config, queues: FlowQueues, webhookToken:
 
 /** startFlow's options for a test: its own queues (or the ones given, to take over from a flow
  * that died), the prebuilt workflow bundle and a capture worker in this process. */
-export function testFlowOptions(ledger: Config, opts: { webhookToken?: string; queues?: FlowQueues; resolve?: FlowOptions['capture'] extends infer C ? (C extends { resolve?: infer R } ? R : never) : never } = {}): FlowOptions & { queues: FlowQueues } {
+export function testFlowOptions(
+  ledger: Config,
+  opts: {
+    webhookToken?: string;
+    queues?: FlowQueues;
+    resolve?: FlowOptions['capture'] extends infer C ? (C extends { resolve?: infer R } ? R : never) : never;
+  } = {},
+): FlowOptions & { queues: FlowQueues } {
   const queues = opts.queues ?? newFlowQueues();
   const token = opts.webhookToken ?? ledger.crawl.webhook?.token;
   if (token === undefined) throw new Error('testFlowOptions: no webhook token in the configuration and none given');

@@ -59,7 +59,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   return async () => {
     const left = await endRun(runTag);
-    if (left.workflows.length + left.schedules.length) console.log(`test run ${runTag}: ended ${left.workflows.length} workflows and ${left.schedules.length} schedules the tests left running`);
+    if (left.workflows.length + left.schedules.length)
+      console.log(`test run ${runTag}: ended ${left.workflows.length} workflows and ${left.schedules.length} schedules the tests left running`);
     rmSync(ROOT + `.stack/test/workflow-bundle-${template}.js`, { force: true });
     rmSync(ROOT + `.stack/test/flow-workflow-bundle-${template}.js`, { force: true });
     const c = new pg.Client({ connectionString: adminUrl(base) });

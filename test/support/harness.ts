@@ -139,7 +139,12 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
     let env: Record<string, string> = { ...opts.env };
     // the flow holds its own address policy: a test's allowlist applies to it as to the API
     const flowAllow = opts.env?.CAPTURE_LEDGER_CAPTURE_ALLOW;
-    const flowConfig = testApiConfig({ tdb, store, identity, env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token, ...(flowAllow !== undefined ? { CAPTURE_LEDGER_CAPTURE_ALLOW: flowAllow } : {}) } });
+    const flowConfig = testApiConfig({
+      tdb,
+      store,
+      identity,
+      env: { CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token, ...(flowAllow !== undefined ? { CAPTURE_LEDGER_CAPTURE_ALLOW: flowAllow } : {}) },
+    });
     // the harness's flow keeps its queues across restartFlow: the new one takes up the old one's levels
     const queues = newFlowQueues();
     h.flowQueues = queues;
@@ -172,7 +177,10 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
     }
     const withWorker = opts.crawls !== undefined || opts.worker === true;
     if (withWorker) {
-      const webhook: Record<string, string> = opts.crawls === undefined ? {} : { CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: opts.crawls === 'flow' ? h.flow.webhookUrl : hook!.url, CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token };
+      const webhook: Record<string, string> =
+        opts.crawls === undefined
+          ? {}
+          : { CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: opts.crawls === 'flow' ? h.flow.webhookUrl : hook!.url, CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: token };
       env = { ...webhook, CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: uniqueTaskQueue('harness'), ...env };
       const { temporal } = testApiConfig({ tdb, store, env });
       const connection = await Connection.connect({ address: temporal.address });

@@ -39,7 +39,12 @@ export async function insertJob(db: Db, opts: { orgId: string; submittedBy: stri
 }
 
 /** A small but real WACZ: one HTML page titled `text`, whose body says `text` unless `html` is given. */
-export async function makeWacz(url: string, text: string, when = new Date(), html = `<!doctype html><html><head><title>${text}</title></head><body><h1>${text}</h1><p>captured for a capture-ledger test</p></body></html>`): Promise<Buffer> {
+export async function makeWacz(
+  url: string,
+  text: string,
+  when = new Date(),
+  html = `<!doctype html><html><head><title>${text}</title></head><body><h1>${text}</h1><p>captured for a capture-ledger test</p></body></html>`,
+): Promise<Buffer> {
   const body = Buffer.from(html, 'utf8');
   return writeWacz({
     software: 'capture-ledger tests',
@@ -120,7 +125,13 @@ export async function reportedFor(db: Db | Transaction<Database>, crawlId: strin
     .expression(
       db
         .selectFrom('crawls')
-        .innerJoin(sql<{ task_id: string; url: string }>`(SELECT unnest(${tasks.map((t) => t.taskId)}::text[]) AS task_id, unnest(${tasks.map((t) => t.url)}::text[]) AS url)`.as('t'), (j) => j.onTrue())
+        .innerJoin(
+          sql<{
+            task_id: string;
+            url: string;
+          }>`(SELECT unnest(${tasks.map((t) => t.taskId)}::text[]) AS task_id, unnest(${tasks.map((t) => t.url)}::text[]) AS url)`.as('t'),
+          (j) => j.onTrue(),
+        )
         .select(['t.task_id', 'crawls.org_id', 'crawls.submitted_by', 'crawls.id', 't.url'])
         .where('crawls.id', '=', crawlId),
     )
@@ -151,7 +162,11 @@ export async function insertManyArchives(db: Db, crawlId: string, bucket: string
     });
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('archives').values(rows).execute();
-      await reportedFor(trx, crawlId, rows.map((r) => ({ taskId: r.task_id, url: r.url })));
+      await reportedFor(
+        trx,
+        crawlId,
+        rows.map((r) => ({ taskId: r.task_id, url: r.url })),
+      );
       await enqueueTuples(
         trx,
         rows.flatMap((r) => archiveTuples(r.id, crawlId)),

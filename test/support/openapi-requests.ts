@@ -43,13 +43,19 @@ const printable = fc.stringMatching(/^[\x20-\x7e]{0,40}$/);
 
 function pathValue(p: Parameter, knownIds: readonly string[]): fc.Arbitrary<string> {
   const fits = p.schema.format === 'uuid' && knownIds.length > 0 ? fc.oneof(fc.constantFrom(...knownIds), fc.uuid()) : fitting(p.schema).map(String);
-  return fc.oneof({ weight: 4, arbitrary: fits }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) }, { weight: 1, arbitrary: fc.constant('9'.repeat(1100)) });
+  return fc.oneof(
+    { weight: 4, arbitrary: fits },
+    { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) },
+    { weight: 1, arbitrary: fc.constant('9'.repeat(1100)) },
+  );
 }
 
 /** One query parameter's pairs: absent, or its values (an array is the key repeated). */
 function queryPairs(p: Parameter, hints: Hints): fc.Arbitrary<[string, string][]> {
   const encode = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
-  const present = anyValue(p.schema, hints, p.name).map((v): [string, string][] => (Array.isArray(v) ? v.map((x) => [p.name, encode(x)]) : [[p.name, encode(v)]]));
+  const present = anyValue(p.schema, hints, p.name).map((v): [string, string][] =>
+    Array.isArray(v) ? v.map((x) => [p.name, encode(x)]) : [[p.name, encode(v)]],
+  );
   const absent = fc.constant<[string, string][]>([]);
   const empty = fc.constant<[string, string][]>([[p.name, '']]);
   return fc.oneof({ weight: 3, arbitrary: present }, { weight: 1, arbitrary: absent }, { weight: 1, arbitrary: empty });
@@ -67,8 +73,19 @@ function bodyOf(schema: JsonSchema, hints: Hints): fc.Arbitrary<Body> {
     { weight: 1, arbitrary: fc.constant({}) },
     { weight: 1, arbitrary: fc.constant({ text: '', type: json }) },
     { weight: 1, arbitrary: fc.constantFrom('null', '[]', '"x"', '0', 'true').map((text) => ({ text, type: json })) },
-    { weight: 2, arbitrary: fitting(schema, hints).chain((v) => { const text = JSON.stringify(v); return fc.nat({ max: Math.max(0, text.length - 1) }).map((n) => ({ text: text.slice(0, n), type: json })); }) },
-    { weight: 1, arbitrary: fc.tuple(printable, fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'multipart/form-data')).map(([text, type]) => ({ text, type })) },
+    {
+      weight: 2,
+      arbitrary: fitting(schema, hints).chain((v) => {
+        const text = JSON.stringify(v);
+        return fc.nat({ max: Math.max(0, text.length - 1) }).map((n) => ({ text: text.slice(0, n), type: json }));
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(printable, fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'multipart/form-data'))
+        .map(([text, type]) => ({ text, type })),
+    },
   );
 }
 
@@ -78,7 +95,13 @@ function identityHeaders(valid: Record<string, string>): fc.Arbitrary<Record<str
     { weight: 1, arbitrary: fc.constant({}) },
     { weight: 1, arbitrary: fc.record({ 'x-capture-ledger-subject': printable, 'x-capture-ledger-organizations': printable }) },
     { weight: 1, arbitrary: printable.map((t) => ({ authorization: `Bearer ${t}` })) },
-    { weight: 1, arbitrary: fc.record({ 'x-capture-ledger-subject': fc.constant('alice'), 'x-capture-ledger-organizations': fc.array(fc.constant('o'), { minLength: 65, maxLength: 70 }).map((o) => o.map((x, i) => `${x}${i}`).join(',')) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        'x-capture-ledger-subject': fc.constant('alice'),
+        'x-capture-ledger-organizations': fc.array(fc.constant('o'), { minLength: 65, maxLength: 70 }).map((o) => o.map((x, i) => `${x}${i}`).join(',')),
+      }),
+    },
   );
 }
 

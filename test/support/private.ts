@@ -41,7 +41,8 @@ export async function freePort(): Promise<number> {
 async function waitFor(what: string, check: () => Promise<boolean>, child: ChildProcess, logFile: string, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before answering; log: ${logFile}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before answering; log: ${logFile}`);
     if (await check().catch(() => false)) return;
     if (Date.now() > until) throw new Error(`${what} did not answer within ${timeoutMs} ms; log: ${logFile}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -117,7 +118,16 @@ export async function startPrivateS3Gateway(): Promise<PrivateService> {
     port,
     () => [
       `${ROOT}.tools/bin/weed`,
-      ['s3', `-filer=${filer}`, `-port=${port}`, `-port.grpc=${grpc}`, '-port.iceberg=0', '-port.lance=0', '-ip.bind=127.0.0.1', `-config=${ROOT}.stack/seaweed/s3.json`],
+      [
+        's3',
+        `-filer=${filer}`,
+        `-port=${port}`,
+        `-port.grpc=${grpc}`,
+        '-port.iceberg=0',
+        '-port.lance=0',
+        '-ip.bind=127.0.0.1',
+        `-config=${ROOT}.stack/seaweed/s3.json`,
+      ],
     ],
     // an unsigned request is refused (403) once the gateway serves: signatures are checked
     async (url) => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status === 403,

@@ -20,12 +20,15 @@ export interface RawRequest {
 export function rawRequest(base: string, req: RawRequest): Promise<RawAnswer> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const r = request({ hostname, port, method: req.method ?? 'GET', path: req.path, headers: req.headers, setHost: req.headers?.host === undefined }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const r = request(
+      { hostname, port, method: req.method ?? 'GET', path: req.path, headers: req.headers, setHost: req.headers?.host === undefined },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     r.on('error', reject);
     r.end(req.body);
   });

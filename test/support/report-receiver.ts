@@ -29,10 +29,20 @@ export async function startReceiver(): Promise<{ url: string; received: Received
   return { url: `http://127.0.0.1:${port}`, received, answers, server, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-
 /** A level dispatch whose report goes to the receiver at `receiverUrl` (a new crawl id, depth 0, wacz, 200 ms spacing unless given). */
 export function dispatchTo(receiverUrl: string, over: Partial<DispatchBody> & Pick<DispatchBody, 'pages'>): DispatchBody {
   const crawlId = over.crawlId ?? randomUUID();
   const depth = over.depth ?? 0;
-  return { crawlId, depth, orgId: 'acme', reportUrl: `${receiverUrl}/api/crawls/${crawlId}/levels/${depth}`, formats: ['wacz'], signing: false, perHostDelayMs: 200, hostParallelism: 4, notBefore: {}, ...over };
+  return {
+    crawlId,
+    depth,
+    orgId: 'acme',
+    reportUrl: `${receiverUrl}/api/crawls/${crawlId}/levels/${depth}`,
+    formats: ['wacz'],
+    signing: false,
+    perHostDelayMs: 200,
+    hostParallelism: 4,
+    notBefore: {},
+    ...over,
+  };
 }

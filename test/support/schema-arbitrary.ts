@@ -66,7 +66,8 @@ function fittingObject(s: JsonSchema, hints: Hints): fc.Arbitrary<Record<string,
 export function fittingNamed(name: string, s: JsonSchema, hints: Hints): fc.Arbitrary<unknown> {
   const hint = hints[name];
   if (hint === undefined) return fitting(s, hints);
-  if (typesOf(s).includes('array')) return fc.array(hint, { minLength: Math.max(1, s.minItems ?? 0), maxLength: Math.max(1, Math.min(s.maxItems ?? SMALL, SMALL)) });
+  if (typesOf(s).includes('array'))
+    return fc.array(hint, { minLength: Math.max(1, s.minItems ?? 0), maxLength: Math.max(1, Math.min(s.maxItems ?? SMALL, SMALL)) });
   return hint;
 }
 
@@ -88,7 +89,10 @@ export function fitting(s: JsonSchema, hints: Hints = {}): fc.Arbitrary<unknown>
       case 'null':
         return fc.constant(null);
       case 'array':
-        return fc.array(fitting(s.items ?? {}, hints), { minLength: s.minItems ?? 0, maxLength: Math.max(s.minItems ?? 0, Math.min(s.maxItems ?? SMALL, SMALL)) });
+        return fc.array(fitting(s.items ?? {}, hints), {
+          minLength: s.minItems ?? 0,
+          maxLength: Math.max(s.minItems ?? 0, Math.min(s.maxItems ?? SMALL, SMALL)),
+        });
       case 'object':
         return fittingObject(s, hints);
       default:
@@ -107,12 +111,16 @@ export function breaking(s: JsonSchema, hints: Hints = {}): fc.Arbitrary<unknown
   if (s.maximum !== undefined) wrongs.push(fc.constant(s.maximum + 1));
   if (s.minimum !== undefined) wrongs.push(fc.constant(s.minimum - 1), fc.constant(s.minimum + 0.5));
   if (s.enum !== undefined) wrongs.push(fc.string({ maxLength: 10 }).filter((v) => !s.enum!.includes(v)));
-  if (s.maxItems !== undefined && s.maxItems < 200 && s.items !== undefined) wrongs.push(fc.array(fitting(s.items, hints), { minLength: s.maxItems + 1, maxLength: s.maxItems + 1 }));
+  if (s.maxItems !== undefined && s.maxItems < 200 && s.items !== undefined)
+    wrongs.push(fc.array(fitting(s.items, hints), { minLength: s.maxItems + 1, maxLength: s.maxItems + 1 }));
   if (s.minItems !== undefined && s.minItems > 0) wrongs.push(fc.constant([]));
   if (types.includes('object')) {
     wrongs.push(fittingObject(s, hints).map((o) => ({ ...o, ['unknown-key']: 1 })));
     const required = s.required ?? [];
-    if (required.length > 0) wrongs.push(fc.tuple(fittingObject(s, hints), fc.constantFrom(...required)).map(([o, k]) => Object.fromEntries(Object.entries(o).filter(([key]) => key !== k))));
+    if (required.length > 0)
+      wrongs.push(
+        fc.tuple(fittingObject(s, hints), fc.constantFrom(...required)).map(([o, k]) => Object.fromEntries(Object.entries(o).filter(([key]) => key !== k))),
+      );
   }
   return fc.oneof(...wrongs);
 }
@@ -128,11 +136,20 @@ function jsonType(v: unknown): string {
 export function anyValue(s: JsonSchema, hints: Hints = {}, name?: string, depth = 0): fc.Arbitrary<unknown> {
   const fits = name === undefined ? fitting(s, hints) : fittingNamed(name, s, hints);
   const inner = depth < 3 && typesOf(s).includes('object') && s.properties !== undefined && s.maxProperties !== 1 ? [withInnerBreak(s, hints, depth)] : [];
-  const arrayInner = depth < 3 && typesOf(s).includes('array') && s.items !== undefined ? [fc.array(anyValue(s.items, hints, undefined, depth + 1), { minLength: 1, maxLength: 3 })] : [];
-  return fc.oneof({ weight: 4, arbitrary: fits }, { weight: 2, arbitrary: breaking(s, hints) }, ...[...inner, ...arrayInner].map((arbitrary) => ({ weight: 2, arbitrary })));
+  const arrayInner =
+    depth < 3 && typesOf(s).includes('array') && s.items !== undefined
+      ? [fc.array(anyValue(s.items, hints, undefined, depth + 1), { minLength: 1, maxLength: 3 })]
+      : [];
+  return fc.oneof(
+    { weight: 4, arbitrary: fits },
+    { weight: 2, arbitrary: breaking(s, hints) },
+    ...[...inner, ...arrayInner].map((arbitrary) => ({ weight: 2, arbitrary })),
+  );
 }
 
 function withInnerBreak(s: JsonSchema, hints: Hints, depth: number): fc.Arbitrary<unknown> {
   const keys = Object.keys(s.properties!);
-  return fc.tuple(fittingObject(s, hints), fc.constantFrom(...keys)).chain(([o, k]) => anyValue(s.properties![k]!, hints, k, depth + 1).map((v) => ({ ...o, [k]: v })));
+  return fc
+    .tuple(fittingObject(s, hints), fc.constantFrom(...keys))
+    .chain(([o, k]) => anyValue(s.properties![k]!, hints, k, depth + 1).map((v) => ({ ...o, [k]: v })));
 }

@@ -140,7 +140,19 @@ export async function startSite(opts: SiteOptions): Promise<Site> {
     inFlight++;
     const spec = specs.get(name)!;
     const path = req.url ?? '/';
-    const entry: SiteRequest = { name, host: req.headers.host ?? hosts[name]!.host, method: req.method ?? 'GET', path, url: `${hosts[name]!.base}${path}`, status: 0, userAgent: req.headers['user-agent'], cookie: req.headers.cookie, startedAt, finishedAt: 0, aborted: false };
+    const entry: SiteRequest = {
+      name,
+      host: req.headers.host ?? hosts[name]!.host,
+      method: req.method ?? 'GET',
+      path,
+      url: `${hosts[name]!.base}${path}`,
+      status: 0,
+      userAgent: req.headers['user-agent'],
+      cookie: req.headers.cookie,
+      startedAt,
+      finishedAt: 0,
+      aborted: false,
+    };
     let done = false;
     // stamped when the last byte is handed over (end()), not on 'finish': client and server may
     // share one event loop, and the client can act on the response before 'finish' is emitted
@@ -215,7 +227,8 @@ export async function startSite(opts: SiteOptions): Promise<Site> {
     throw err;
   }
 
-  const pageRequests = (name?: string): SiteRequest[] => log.filter((r) => (name === undefined || r.name === name) && r.path.split('?')[0] !== '/robots.txt').sort((a, b) => a.startedAt - b.startedAt);
+  const pageRequests = (name?: string): SiteRequest[] =>
+    log.filter((r) => (name === undefined || r.name === name) && r.path.split('?')[0] !== '/robots.txt').sort((a, b) => a.startedAt - b.startedAt);
 
   return {
     hosts,
@@ -307,7 +320,12 @@ export function pngImage(width: number, height: number, rgb: [number, number, nu
   const row = Buffer.alloc(1 + width * 3);
   for (let x = 0; x < width; x++) row.set(rgb, 1 + x * 3);
   const raw = Buffer.concat(Array.from({ length: height }, () => row));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(raw)), pngChunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** A real TrueType font: Debian's DejaVu Sans Mono, which chromium's package depends on (read from disk, never committed). */
@@ -330,7 +348,10 @@ export interface RealisticPageOptions {
 /** The shared assets every realistic page loads: a stylesheet (with a web font), an image, a font and a script. */
 export function realisticAssets(assets = '/assets'): Record<string, SitePage> {
   return {
-    [`${assets}/site.css`]: { contentType: 'text/css', body: `@font-face { font-family: "TestMono"; src: url("${assets}/mono.ttf") format("truetype"); }\nbody { font-family: "TestMono", serif; background-color: rgb(1, 2, 3); color: rgb(250, 250, 250); }\n#nav a { margin-right: 4px; }\n` },
+    [`${assets}/site.css`]: {
+      contentType: 'text/css',
+      body: `@font-face { font-family: "TestMono"; src: url("${assets}/mono.ttf") format("truetype"); }\nbody { font-family: "TestMono", serif; background-color: rgb(1, 2, 3); color: rgb(250, 250, 250); }\n#nav a { margin-right: 4px; }\n`,
+    },
     [`${assets}/logo.png`]: { contentType: 'image/png', body: pngImage(64, 32) },
     [`${assets}/mono.ttf`]: { contentType: 'font/ttf', body: ttfFont() },
     [`${assets}/app.js`]: {

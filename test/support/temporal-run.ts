@@ -6,19 +6,33 @@ import { Client, Connection } from '@temporalio/client';
 import { loadProjectEnv } from './env.ts';
 
 /** True for a task queue uniqueTaskQueue made in the run tagged `tag`. */
-export const queueOfRun = (tag: string) => (taskQueue: string): boolean => taskQueue.includes(`-${tag}-`);
+export const queueOfRun =
+  (tag: string) =>
+  (taskQueue: string): boolean =>
+    taskQueue.includes(`-${tag}-`);
 
 /**
  * Terminates the running workflows whose task queue `belongs`, and deletes the schedules that
  * start workflows on such a queue. Visibility trails the server a little, so it lists again until
  * nothing of them is left running (bounded). Returns what it ended.
  */
-export async function endWorkflows(client: Client, belongs: (taskQueue: string) => boolean, reason: string, narrowQuery = ''): Promise<{ workflows: string[]; schedules: string[] }> {
+export async function endWorkflows(
+  client: Client,
+  belongs: (taskQueue: string) => boolean,
+  reason: string,
+  narrowQuery = '',
+): Promise<{ workflows: string[]; schedules: string[] }> {
   const ended = { workflows: [] as string[], schedules: [] as string[] };
   for await (const s of client.schedule.list()) {
-    const d = await client.schedule.getHandle(s.scheduleId).describe().catch(() => undefined);
+    const d = await client.schedule
+      .getHandle(s.scheduleId)
+      .describe()
+      .catch(() => undefined);
     if (d?.action.type === 'startWorkflow' && belongs(d.action.taskQueue)) {
-      await client.schedule.getHandle(s.scheduleId).delete().catch(() => undefined);
+      await client.schedule
+        .getHandle(s.scheduleId)
+        .delete()
+        .catch(() => undefined);
       ended.schedules.push(s.scheduleId);
     }
   }
@@ -29,7 +43,10 @@ export async function endWorkflows(client: Client, belongs: (taskQueue: string) 
     if (running.length === 0) return ended;
     if (Date.now() > deadline) throw new Error(`workflows still running after termination: ${running.map((w) => w.workflowId).join(', ')}`);
     for (const w of running) {
-      await client.workflow.getHandle(w.workflowId, w.runId).terminate(reason).catch(() => undefined);
+      await client.workflow
+        .getHandle(w.workflowId, w.runId)
+        .terminate(reason)
+        .catch(() => undefined);
       if (!ended.workflows.includes(w.workflowId)) ended.workflows.push(w.workflowId);
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -54,7 +71,9 @@ export async function checkTestNamespace(): Promise<void> {
     try {
       await client.workflowService.describeNamespace({ namespace });
     } catch (err) {
-      throw new Error(`Temporal has no namespace ${namespace} (CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE): run \`npm run stack:up\`, which creates it (${(err as Error).message})`);
+      throw new Error(
+        `Temporal has no namespace ${namespace} (CAPTURE_LEDGER_TEMPORAL_TEST_NAMESPACE): run \`npm run stack:up\`, which creates it (${(err as Error).message})`,
+      );
     }
   });
 }
@@ -63,4 +82,3 @@ export async function checkTestNamespace(): Promise<void> {
 export function endRun(tag: string): Promise<{ workflows: string[]; schedules: string[] }> {
   return withTestClient((client) => endWorkflows(client, queueOfRun(tag), `test run ${tag} ended`));
 }
-

@@ -18,7 +18,13 @@ export async function readWithWarcio(warc: Buffer): Promise<WarcioRecord[]> {
   for await (const record of new WARCParser([warc])) {
     const content = await record.contentText();
     const status = record.httpHeaders?.statusCode;
-    out.push({ type: record.warcType, uri: record.warcTargetURI ?? undefined, header: (name) => record.warcHeader(name) ?? null, content, status: typeof status === 'number' ? status : undefined });
+    out.push({
+      type: record.warcType,
+      uri: record.warcTargetURI ?? undefined,
+      header: (name) => record.warcHeader(name) ?? null,
+      content,
+      status: typeof status === 'number' ? status : undefined,
+    });
   }
   return out;
 }

@@ -41,7 +41,13 @@ describe('validationDetails', () => {
         [
           { keyword: 'type', instancePath: '/maxDepth', schemaPath: '', params: { type: 'integer' }, message: 'must be integer' },
           { keyword: 'required', instancePath: '', schemaPath: '', params: { missingProperty: 'seeds' }, message: "must have required property 'seeds'" },
-          { keyword: 'additionalProperties', instancePath: '/rules/0', schemaPath: '', params: { additionalProperty: 'extra' }, message: 'must NOT have additional properties' },
+          {
+            keyword: 'additionalProperties',
+            instancePath: '/rules/0',
+            schemaPath: '',
+            params: { additionalProperty: 'extra' },
+            message: 'must NOT have additional properties',
+          },
           { keyword: 'format', instancePath: '/a~1b', schemaPath: '', params: { format: 'uuid' }, message: 'must match format "uuid"' },
         ],
         'body',
@@ -52,8 +58,16 @@ describe('validationDetails', () => {
       { field: 'body.rules.0.extra', message: 'is not allowed' },
       { field: 'body.a/b', message: 'must be a UUID' },
     ]);
-    expect(validationDetails([{ keyword: 'pattern', instancePath: '/id', schemaPath: '', params: { pattern: UUID_PATTERN }, message: 'must match pattern' }], 'params')).toEqual([{ field: 'params.id', message: 'must be a UUID' }]);
-    expect(validationDetails([{ keyword: 'format', instancePath: '/before', schemaPath: '', params: { format: 'date-time' }, message: 'x' }], 'querystring')[0]!.message).toContain('ISO 8601');
+    expect(
+      validationDetails(
+        [{ keyword: 'pattern', instancePath: '/id', schemaPath: '', params: { pattern: UUID_PATTERN }, message: 'must match pattern' }],
+        'params',
+      ),
+    ).toEqual([{ field: 'params.id', message: 'must be a UUID' }]);
+    expect(
+      validationDetails([{ keyword: 'format', instancePath: '/before', schemaPath: '', params: { format: 'date-time' }, message: 'x' }], 'querystring')[0]!
+        .message,
+    ).toContain('ISO 8601');
   });
 });
 
@@ -61,7 +75,9 @@ describe('picker', () => {
   it('links replay with the object key, path segments encoded, and the signature of the presigned URL', () => {
     const signed = 'http://s3:8333/captures/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12';
     const link = replayLink('http://127.0.0.1:8899', 'crawls/abc/page.wacz', signed);
-    expect(link).toBe(`http://127.0.0.1:8899/?source=${encodeURIComponent('/wacz/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12')}`);
+    expect(link).toBe(
+      `http://127.0.0.1:8899/?source=${encodeURIComponent('/wacz/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12')}`,
+    );
     expect(new URL(link).searchParams.get('source')).toBe('/wacz/crawls/abc/page.wacz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab12');
     const odd = new URL(replayLink('http://127.0.0.1:8899/', 'a b/c&d+e.wacz', 'http://s3/x?X-Amz-Signature=1'));
     expect(odd.searchParams.get('source')).toBe('/wacz/a%20b/c%26d%2Be.wacz?X-Amz-Signature=1');

@@ -51,6 +51,13 @@ describe('compose.yaml', () => {
   it('runs OpenFGA with the check-query and iterator caches on for 10 s, as the local stack does', () => {
     const cmd = ([] as string[]).concat(compose.services.openfga!.command ?? []);
     for (const flag of OPENFGA_CACHE_FLAGS) expect(cmd).toContain(flag);
-    expect(OPENFGA_CACHE_FLAGS).toEqual(expect.arrayContaining(['--check-query-cache-enabled=true', '--check-query-cache-ttl=10s', '--check-iterator-cache-enabled=true', '--check-iterator-cache-ttl=10s']));
+    expect(OPENFGA_CACHE_FLAGS).toEqual(
+      expect.arrayContaining([
+        '--check-query-cache-enabled=true',
+        '--check-query-cache-ttl=10s',
+        '--check-iterator-cache-enabled=true',
+        '--check-iterator-cache-ttl=10s',
+      ]),
+    );
   });
 });

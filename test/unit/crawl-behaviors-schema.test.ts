@@ -8,7 +8,12 @@ import { CrawlRequest } from '../../src/api/schemas/crawls.ts';
 import { CRAWL_LIMITS } from '../../src/domain/crawl.ts';
 
 // the compiler fastify builds the app's body validator with, with the app's options for bodies
-const validate = AjvCompiler()({} as never, { customOptions: AJV_OPTIONS.body } as never)({ schema: CrawlRequest, method: 'POST', url: '/api/crawls', httpPart: 'body' } as never) as unknown as ((body: unknown) => boolean) & { errors?: unknown[] };
+const validate = AjvCompiler()({} as never, { customOptions: AJV_OPTIONS.body } as never)({
+  schema: CrawlRequest,
+  method: 'POST',
+  url: '/api/crawls',
+  httpPart: 'body',
+} as never) as unknown as ((body: unknown) => boolean) & { errors?: unknown[] };
 
 function details(body: unknown): { field: string; message: string }[] {
   if (validate(body)) return [];
@@ -31,7 +36,10 @@ describe('POST /api/crawls body: behaviorsSeconds and siteBehaviors', () => {
     ];
     for (const [behaviorsSeconds, message] of cases) {
       const d = details({ seeds: ['https://a.test/'], behaviorsSeconds });
-      expect(d.map((x) => x.field), JSON.stringify(behaviorsSeconds)).toEqual(['body.behaviorsSeconds']);
+      expect(
+        d.map((x) => x.field),
+        JSON.stringify(behaviorsSeconds),
+      ).toEqual(['body.behaviorsSeconds']);
       expect(d[0]!.message).toMatch(message);
     }
   });

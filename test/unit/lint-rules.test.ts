@@ -8,7 +8,19 @@ import { ROOT } from '../support/env.ts';
 let eslint: ESLint;
 beforeAll(() => {
   // the probes are not files on disk: the project service takes them as they are given
-  eslint = new ESLint({ cwd: ROOT, overrideConfig: { languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['src/*/*.probe.ts', 'src/*/*/*.probe.ts'], maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 20 } } } } });
+  eslint = new ESLint({
+    cwd: ROOT,
+    overrideConfig: {
+      languageOptions: {
+        parserOptions: {
+          projectService: {
+            allowDefaultProject: ['src/*/*.probe.ts', 'src/*/*/*.probe.ts'],
+            maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 20,
+          },
+        },
+      },
+    },
+  });
 });
 
 async function problems(path: string, code: string): Promise<string[]> {
@@ -37,14 +49,31 @@ describe('eslint.config.js', { timeout: 180_000 }, () => {
       "import pg from 'pg';",
       'export const used = [createDb, createActivities, defineSearchAttributeKey, pg];',
     ].join('\n');
-    expect(await problems('src/workflows/refused.probe.ts', refused)).toEqual(['1 @typescript-eslint/no-restricted-imports', '2 @typescript-eslint/no-restricted-imports', '3 @typescript-eslint/no-restricted-imports', '4 @typescript-eslint/no-restricted-imports']);
+    expect(await problems('src/workflows/refused.probe.ts', refused)).toEqual([
+      '1 @typescript-eslint/no-restricted-imports',
+      '2 @typescript-eslint/no-restricted-imports',
+      '3 @typescript-eslint/no-restricted-imports',
+      '4 @typescript-eslint/no-restricted-imports',
+    ]);
   });
 
   it('keeps the capture tier (src/flow) to the contract and src/domain outside its own tree, and the ledger out of it', async () => {
-    const allowed = ["import { CAPTURE_FORMATS } from '../domain/contract.ts';", "import { Pacer } from '../domain/pacing.ts';", "import { levelPrefix } from './level.ts';", 'export const used = [CAPTURE_FORMATS, Pacer, levelPrefix];'].join('\n');
+    const allowed = [
+      "import { CAPTURE_FORMATS } from '../domain/contract.ts';",
+      "import { Pacer } from '../domain/pacing.ts';",
+      "import { levelPrefix } from './level.ts';",
+      'export const used = [CAPTURE_FORMATS, Pacer, levelPrefix];',
+    ].join('\n');
     expect(await problems('src/flow/allowed.probe.ts', allowed)).toEqual([]);
-    const refused = ["import { loadConfig } from '../config/env.ts';", "import { createS3 } from '../../s3/client.ts';", 'export const used = [loadConfig, createS3];'].join('\n');
-    expect(await problems('src/flow/refused.probe.ts', refused)).toEqual(['1 @typescript-eslint/no-restricted-imports', '2 @typescript-eslint/no-restricted-imports']);
+    const refused = [
+      "import { loadConfig } from '../config/env.ts';",
+      "import { createS3 } from '../../s3/client.ts';",
+      'export const used = [loadConfig, createS3];',
+    ].join('\n');
+    expect(await problems('src/flow/refused.probe.ts', refused)).toEqual([
+      '1 @typescript-eslint/no-restricted-imports',
+      '2 @typescript-eslint/no-restricted-imports',
+    ]);
     // one folder down, ../config is the capture tier's own config; ../../s3 is the ledger's
     expect(await problems('src/flow/activities/refused.probe.ts', refused)).toEqual(['2 @typescript-eslint/no-restricted-imports']);
     const ledger = ["import { startFlow } from '../flow/server.ts';", 'export const used = [startFlow];'].join('\n');
@@ -54,10 +83,20 @@ describe('eslint.config.js', { timeout: 180_000 }, () => {
   });
 
   it('holds the capture workflows to what their sandbox allows', async () => {
-    const code = ["import { readFileSync } from 'node:fs';", "import { createCaptureS3 } from '../s3.ts';", "import { planSlices } from '../../domain/level-slices.ts';", 'export const used = [readFileSync, createCaptureS3, planSlices, setTimeout];'].join('\n');
+    const code = [
+      "import { readFileSync } from 'node:fs';",
+      "import { createCaptureS3 } from '../s3.ts';",
+      "import { planSlices } from '../../domain/level-slices.ts';",
+      'export const used = [readFileSync, createCaptureS3, planSlices, setTimeout];',
+    ].join('\n');
     const found = await problems('src/flow/workflows/impure.probe.ts', code);
     // node:fs is refused both as a builtin and as a path outside the allowed ones
-    expect(found).toEqual(['1 @typescript-eslint/no-restricted-imports', '1 @typescript-eslint/no-restricted-imports', '2 @typescript-eslint/no-restricted-imports', '4 no-restricted-globals']);
+    expect(found).toEqual([
+      '1 @typescript-eslint/no-restricted-imports',
+      '1 @typescript-eslint/no-restricted-imports',
+      '2 @typescript-eslint/no-restricted-imports',
+      '4 no-restricted-globals',
+    ]);
   });
 
   it('refuses every Node builtin in workflow files, with or without node:, and their clocks and randomness', async () => {
@@ -74,7 +113,14 @@ describe('eslint.config.js', { timeout: 180_000 }, () => {
   });
 
   it('refuses a promise nobody awaits, anywhere', async () => {
-    const code = ['async function work(): Promise<void> {}', 'export async function main(): Promise<void> {', '  work();', '  void work();', '  await work();', '}'].join('\n');
+    const code = [
+      'async function work(): Promise<void> {}',
+      'export async function main(): Promise<void> {',
+      '  work();',
+      '  void work();',
+      '  await work();',
+      '}',
+    ].join('\n');
     expect(await problems('src/api/floating.probe.ts', code)).toEqual(['3 @typescript-eslint/no-floating-promises']);
   });
 });

@@ -30,7 +30,16 @@ describe('the Chromium sandbox', () => {
   });
 
   it('the pattern finds each way of turning it off', () => {
-    for (const line of ['args: ["--no-sandbox"]', "'-no-sandbox'", '--disable-setuid-sandbox', '--disable-namespace-sandbox', '--disable-seccomp-filter-sandbox', 'chromiumSandbox: false', 'chromiumSandbox: !root']) expect(WEAKENING.test(line), line).toBe(true);
+    for (const line of [
+      'args: ["--no-sandbox"]',
+      "'-no-sandbox'",
+      '--disable-setuid-sandbox',
+      '--disable-namespace-sandbox',
+      '--disable-seccomp-filter-sandbox',
+      'chromiumSandbox: false',
+      'chromiumSandbox: !root',
+    ])
+      expect(WEAKENING.test(line), line).toBe(true);
     expect(WEAKENING.test('chromiumSandbox: true,')).toBe(false);
   });
 });

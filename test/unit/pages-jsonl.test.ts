@@ -6,7 +6,12 @@ const HEADER = '{"format":"json-pages-1.0","id":"pages","title":"All Pages"}';
 
 describe('parsePagesJsonl', () => {
   it('reads the header and the pages after it', () => {
-    const input = [HEADER, '{"id":"p1","url":"https://example.com/","title":"Example","text":"Hello world","ts":"2024-05-01T00:00:00Z"}', '{"url":"https://example.jp/","title":"日本語","text":"東京タワーの夜景"}', ''].join('\n');
+    const input = [
+      HEADER,
+      '{"id":"p1","url":"https://example.com/","title":"Example","text":"Hello world","ts":"2024-05-01T00:00:00Z"}',
+      '{"url":"https://example.jp/","title":"日本語","text":"東京タワーの夜景"}',
+      '',
+    ].join('\n');
     const parsed = parsePagesJsonl(input);
     expect(parsed.header).toEqual({ format: 'json-pages-1.0', id: 'pages', title: 'All Pages' });
     expect(parsed.pages).toEqual([
@@ -23,9 +28,14 @@ describe('parsePagesJsonl', () => {
     expect('text' in parsed.pages[2]!).toBe(false);
   });
 
-  it('carries a page line\'s textWithheld (an empty one means nothing was withheld)', () => {
-    const parsed = parsePagesJsonl([HEADER, '{"url":"https://a/","text":"","textWithheld":"url-policy"}', '{"url":"https://b/","text":"","textWithheld":""}'].join('\n'));
-    expect(parsed.pages).toEqual([{ url: 'https://a/', text: '', textWithheld: 'url-policy' }, { url: 'https://b/', text: '' }]);
+  it("carries a page line's textWithheld (an empty one means nothing was withheld)", () => {
+    const parsed = parsePagesJsonl(
+      [HEADER, '{"url":"https://a/","text":"","textWithheld":"url-policy"}', '{"url":"https://b/","text":"","textWithheld":""}'].join('\n'),
+    );
+    expect(parsed.pages).toEqual([
+      { url: 'https://a/', text: '', textWithheld: 'url-policy' },
+      { url: 'https://b/', text: '' },
+    ]);
     expect(() => parsePagesJsonl([HEADER, '{"url":"https://a/","textWithheld":true}'].join('\n'))).toThrow(/line 2: textWithheld is not a string/);
   });
 

@@ -29,7 +29,21 @@ describe('the picker as files', () => {
 
   it('has a template per identity mode, and the views the modules fill', () => {
     const html = readFileSync(`${PICKER_DIR}index.html`, 'utf8');
-    for (const id of ['tpl-dev', 'tpl-oidc', 'tpl-none', 'tpl-views', 'archives', 'hits', 'search', 'crawls', 'progress-levels', 'progress-hosts', 'pacing', 'pacing-chart-slot', 'decisions']) {
+    for (const id of [
+      'tpl-dev',
+      'tpl-oidc',
+      'tpl-none',
+      'tpl-views',
+      'archives',
+      'hits',
+      'search',
+      'crawls',
+      'progress-levels',
+      'progress-hosts',
+      'pacing',
+      'pacing-chart-slot',
+      'decisions',
+    ]) {
       expect(html).toContain(`id="${id}"`);
     }
     expect(html).not.toMatch(/<script>|<style>| on[a-z]+=/);

@@ -6,19 +6,36 @@ import { buildFetchQuery, buildQuery } from '../../src/search/query.ts';
 import { documentId, INDEX_MAPPINGS } from '../../src/search/schema.ts';
 import { withheldFromProvenance } from '../../src/search/types.ts';
 
-const archive = (provenance: Record<string, unknown> = {}) => ({ id: '11111111-1111-4111-8111-111111111111', provenance, captured_at: new Date('2024-05-01T12:00:00.000Z') });
+const archive = (provenance: Record<string, unknown> = {}) => ({
+  id: '11111111-1111-4111-8111-111111111111',
+  provenance,
+  captured_at: new Date('2024-05-01T12:00:00.000Z'),
+});
 
 describe('pageDocuments', () => {
   it('makes one document per page line, title and text as written', () => {
     const parsed = parsePagesJsonl(formatPagesJsonl([{ url: 'https://a/', title: ' A ', text: 'x\ny', ts: '2024-05-01T11:59:00Z' }, { url: 'https://b/' }]));
     expect(pageDocuments(archive(), parsed)).toEqual([
-      { archiveId: archive().id, position: 0, url: 'https://a/', title: ' A ', text: 'x\ny', ts: '2024-05-01T11:59:00Z', capturedAt: '2024-05-01T12:00:00.000Z' },
+      {
+        archiveId: archive().id,
+        position: 0,
+        url: 'https://a/',
+        title: ' A ',
+        text: 'x\ny',
+        ts: '2024-05-01T11:59:00Z',
+        capturedAt: '2024-05-01T12:00:00.000Z',
+      },
       { archiveId: archive().id, position: 1, url: 'https://b/', capturedAt: '2024-05-01T12:00:00.000Z' },
     ]);
   });
 
-  it('carries textWithheld from provenance, and the page line\'s own first', () => {
-    const parsed = parsePagesJsonl(formatPagesJsonl([{ url: 'https://a/', text: '' }, { url: 'https://b/', text: '', textWithheld: 'deny' }]));
+  it("carries textWithheld from provenance, and the page line's own first", () => {
+    const parsed = parsePagesJsonl(
+      formatPagesJsonl([
+        { url: 'https://a/', text: '' },
+        { url: 'https://b/', text: '', textWithheld: 'deny' },
+      ]),
+    );
     const docs = pageDocuments(archive({ documentWithheld: 'url-policy' }), parsed);
     expect(docs.map((d) => d.textWithheld)).toEqual(['url-policy', 'deny']);
     const plain = pageDocuments(archive({ software: 'x' }), parsed);
@@ -90,7 +107,9 @@ describe('the index shape', () => {
 
 describe('pageDocuments caps', () => {
   it('cuts text and title to the capture caps again: a WACZ may come from another capturer', () => {
-    const parsed = parsePagesJsonl(formatPagesJsonl([{ url: 'https://a/', title: 't'.repeat(MAX_PAGE_TITLE_BYTES + 9), text: 'éa'.repeat(MAX_PAGE_TEXT_BYTES) }]));
+    const parsed = parsePagesJsonl(
+      formatPagesJsonl([{ url: 'https://a/', title: 't'.repeat(MAX_PAGE_TITLE_BYTES + 9), text: 'éa'.repeat(MAX_PAGE_TEXT_BYTES) }]),
+    );
     const [doc] = pageDocuments(archive(), parsed);
     expect(doc!.title).toBe('t'.repeat(MAX_PAGE_TITLE_BYTES));
     expect(Buffer.byteLength(doc!.text!)).toBeLessThanOrEqual(MAX_PAGE_TEXT_BYTES);

@@ -91,7 +91,11 @@ describe('tools.json', () => {
   });
 
   it('registers the search attributes the workflows set, as Keyword', () => {
-    expect(Object.entries(WORKFLOW_SEARCH_ATTRIBUTES).map(([name, type]) => `${name}=${type}`).sort()).toEqual(SEARCH_ATTRIBUTES.map((n) => `${n}=Keyword`).sort());
+    expect(
+      Object.entries(WORKFLOW_SEARCH_ATTRIBUTES)
+        .map(([name, type]) => `${name}=${type}`)
+        .sort(),
+    ).toEqual(SEARCH_ATTRIBUTES.map((n) => `${n}=Keyword`).sort());
   });
 
   it('names each service once', () => {

@@ -56,7 +56,13 @@ describe('readZipEntry', () => {
   });
 
   it('reads ZIP64 archives', async () => {
-    const zip = await buildZip([{ name: 'a', data: 'x'.repeat(5000), forceZip64: true, compress: true }, { name: 'b', data: 'bee', forceZip64: true }], { forceZip64: true });
+    const zip = await buildZip(
+      [
+        { name: 'a', data: 'x'.repeat(5000), forceZip64: true, compress: true },
+        { name: 'b', data: 'bee', forceZip64: true },
+      ],
+      { forceZip64: true },
+    );
     expect(text(await readZipEntry(bufferRangeSource(zip), 'a'))).toBe('x'.repeat(5000));
     expect(text(await readZipEntry(bufferRangeSource(zip), 'b'))).toBe('bee');
   });
@@ -120,7 +126,10 @@ describe('readZipEntry', () => {
   });
 
   it('reports a source that returns fewer bytes than asked', async () => {
-    const zip = await buildZip([{ name: 'big', data: Buffer.alloc(50_000, 1) }, { name: 'a', data: 'hello' }]);
+    const zip = await buildZip([
+      { name: 'big', data: Buffer.alloc(50_000, 1) },
+      { name: 'a', data: 'hello' },
+    ]);
     const inner = bufferRangeSource(zip);
     const short: RangeSource = { tail: (n) => inner.tail(n), read: async (s, n) => (await inner.read(s, n)).subarray(0, Math.max(0, n - 1)) };
     await expect(readZipEntry(short, 'big', { tailBytes: 1024 })).rejects.toThrow(/short read/);
@@ -134,15 +143,20 @@ describe('readZipEntry', () => {
       streamed: fc.boolean(),
     });
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(entry, { selector: (e) => e.name, minLength: 1, maxLength: 6 }), fc.boolean(), fc.constantFrom(22, 100, 1024, DEFAULT_TAIL_BYTES), async (entries, zip64, tail) => {
-        const zip = await buildZip(entries, { forceZip64: zip64 });
-        const reference = await yauzlEntries(zip);
-        for (const e of entries) {
-          const ours = await readZipEntry(bufferRangeSource(zip), e.name, { tailBytes: tail });
-          expect(ours).toEqual(reference.get(e.name));
-          expect(ours).toEqual(e.data);
-        }
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(entry, { selector: (e) => e.name, minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        fc.constantFrom(22, 100, 1024, DEFAULT_TAIL_BYTES),
+        async (entries, zip64, tail) => {
+          const zip = await buildZip(entries, { forceZip64: zip64 });
+          const reference = await yauzlEntries(zip);
+          for (const e of entries) {
+            const ours = await readZipEntry(bufferRangeSource(zip), e.name, { tailBytes: tail });
+            expect(ours).toEqual(reference.get(e.name));
+            expect(ours).toEqual(e.data);
+          }
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -150,7 +164,10 @@ describe('readZipEntry', () => {
 
 describe('findEndOfCentralDirectory', () => {
   it('reads the counts of a plain zip', async () => {
-    const zip = await buildZip([{ name: 'a', data: 'x' }, { name: 'b', data: 'y' }]);
+    const zip = await buildZip([
+      { name: 'a', data: 'x' },
+      { name: 'b', data: 'y' },
+    ]);
     const eocd = findEndOfCentralDirectory(zip, 0, zip.length)!;
     expect(eocd.entries).toBe(2);
     expect(eocd.offset).toBe(zip.length - 22);

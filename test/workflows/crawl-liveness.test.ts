@@ -91,7 +91,7 @@ describe('crawl workflow: waiting for a level (time skipped)', () => {
     expect(calls.finish).toEqual([{ state: 'failed', stopReason: 'failed', failure: 'level 0 was not reported within 1800s' }]);
   });
 
-  it('a flow without heartbeats that reports after 20 minutes still succeeds (today\'s behaviour)', async () => {
+  it("a flow without heartbeats that reports after 20 minutes still succeeds (today's behaviour)", async () => {
     const { result, calls } = await run('no-heartbeat-late-report', {}, async (h, c) => {
       await dispatched(c, 1);
       await t.env.sleep('20 minutes');

@@ -11,7 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { quietRuntime, workflowBundle } from './support.ts';
 
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
-const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 type HistoryJson = { events: { eventType: string; activityTaskScheduledEventAttributes?: { activityType: { name: string } } }[] };
 const load = (f: string): HistoryJson => JSON.parse(readFileSync(DIR + f, 'utf8')) as HistoryJson;

@@ -37,7 +37,11 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
     },
   });
   return worker.runUntil(async () => {
-    const handle = await t.env.client.workflow.start(crawl, { taskQueue, workflowId: `crawl-${crawlId}`, args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds: LEVEL_TIMEOUT_S }] });
+    const handle = await t.env.client.workflow.start(crawl, {
+      taskQueue,
+      workflowId: `crawl-${crawlId}`,
+      args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds: LEVEL_TIMEOUT_S }],
+    });
     await drive(crawlId);
     const result = await handle.result();
     return { result, admits, finishes, finishedAfterMs: finishedAt - dispatchedAt };
@@ -59,7 +63,9 @@ describe('crawl workflow: reports bound to their dispatch (time skipped)', () =>
   it('a refused report fails the crawl at once, saying why, and nothing is admitted', async () => {
     const { result, admits, finishes, finishedAfterMs } = await run({ deadlineInMs: LEVEL_TIMEOUT_S * 1000 }, async (crawlId) => {
       await waiting(crawlId);
-      await t.env.client.workflow.getHandle(`crawl-${crawlId}`).signal(reportRefusedSignal, { depth: 0, reason: 'JWTExpired: "exp" claim timestamp check failed' });
+      await t.env.client.workflow
+        .getHandle(`crawl-${crawlId}`)
+        .signal(reportRefusedSignal, { depth: 0, reason: 'JWTExpired: "exp" claim timestamp check failed' });
     });
     expect(result).toMatchObject({ state: 'failed', stopReason: 'failed', failure: 'level 0 report refused: JWTExpired: "exp" claim timestamp check failed' });
     expect(finishes).toEqual([{ state: 'failed', failure: 'level 0 report refused: JWTExpired: "exp" claim timestamp check failed' }]);

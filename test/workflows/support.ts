@@ -29,7 +29,8 @@ export function quietRuntime(): void {
 
 /** The executable the SDK starts as `<path> <port>`: java on the jars `npm run tools` fetched. */
 function serverWrapper(): string {
-  if (!existsSync(`${SERVER_DIR}stamp.json`)) throw new Error('the time-skipping test server is not built: run `npm run tools` (tools.json "temporal-test-server")');
+  if (!existsSync(`${SERVER_DIR}stamp.json`))
+    throw new Error('the time-skipping test server is not built: run `npm run tools` (tools.json "temporal-test-server")');
   const dir = `${ROOT}.stack/test/`;
   mkdirSync(dir, { recursive: true });
   const path = `${dir}temporal-test-server.sh`;
@@ -44,7 +45,9 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   // what `npm run stack:up` registers on the dev server; the crawl workflow upserts CrawlState
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
-    searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    searchAttributes: Object.fromEntries(
+      Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+    ),
   });
   return env;
 }

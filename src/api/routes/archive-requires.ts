@@ -19,17 +19,27 @@ import { errorAnswer, errorResponses, NoBody, notFoundResponse, UuidParams } fro
  * ledger, is not signed and not named: it only counts in `withheld` (a 404 of its own would tell
  * an outsider holding a share of this archive which ids exist).
  */
-export async function signRequired(deps: Pick<AppDeps, 'db' | 'fga' | 'signer'>, identity: Identity, id: string, ttlSeconds: number): Promise<{ requires?: { id: string; objectKey: string; url: string }[]; withheld?: number }> {
+export async function signRequired(
+  deps: Pick<AppDeps, 'db' | 'fga' | 'signer'>,
+  identity: Identity,
+  id: string,
+  ttlSeconds: number,
+): Promise<{ requires?: { id: string; objectKey: string; url: string }[]; withheld?: number }> {
   const { found, unresolved } = await requiredArchives(deps.db, id);
   if (found.length === 0 && unresolved === 0) return {};
   const allowed = await Promise.all(found.map((a) => canView(deps.fga, identity, a.id)));
   const visible = found.filter((_, i) => allowed[i]);
-  const requires = await Promise.all(visible.map(async (a) => ({ id: a.id, objectKey: a.objectKey, url: await deps.signer(a.bucket, a.objectKey, ttlSeconds) })));
+  const requires = await Promise.all(
+    visible.map(async (a) => ({ id: a.id, objectKey: a.objectKey, url: await deps.signer(a.bucket, a.objectKey, ttlSeconds) })),
+  );
   const withheld = found.length - visible.length + unresolved;
   return { requires, ...(withheld > 0 ? { withheld } : {}) };
 }
 
-const RequiredBy = Type.Object({ error: Type.String(), requiredBy: Type.Array(Type.Object({ id: Type.String(), url: Type.String(), objectKey: Type.String() })) }, { additionalProperties: true, description: 'other archives require this one (their revisit records refer to payloads stored in it): delete those first' });
+const RequiredBy = Type.Object(
+  { error: Type.String(), requiredBy: Type.Array(Type.Object({ id: Type.String(), url: Type.String(), objectKey: Type.String() })) },
+  { additionalProperties: true, description: 'other archives require this one (their revisit records refer to payloads stored in it): delete those first' },
+);
 
 const archiveRequiresRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
   const { db, fga, s3 } = opts.deps;
@@ -38,11 +48,18 @@ const archiveRequiresRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = asyn
     {
       schema: {
         summary: 'Delete an archive',
-        description: 'can_view and can_delete at HIGHER_CONSISTENCY. An unknown id and one you may not see give the same 404; one you may see but not delete is 403; one other archives require is 409 naming them.',
+        description:
+          'can_view and can_delete at HIGHER_CONSISTENCY. An unknown id and one you may not see give the same 404; one you may see but not delete is 403; one other archives require is 409 naming them.',
         tags: ['archives'],
         params: UuidParams,
         body: NoBody,
-        response: { 200: ArchiveDeleted, ...errorResponses, ...notFoundResponse, 403: errorAnswer('you may view this archive but not delete it (only the owner of its crawl may)'), 409: RequiredBy },
+        response: {
+          200: ArchiveDeleted,
+          ...errorResponses,
+          ...notFoundResponse,
+          403: errorAnswer('you may view this archive but not delete it (only the owner of its crawl may)'),
+          409: RequiredBy,
+        },
       },
     },
     async (request) => {
@@ -54,7 +71,10 @@ const archiveRequiresRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = asyn
       const outcome = await deleteArchive({ db, s3, log: (m) => request.log.warn(m) }, id);
       if (outcome.kind === 'missing') throw new NotFoundError();
       if (outcome.kind === 'required') {
-        throw new ConflictError(`archive ${id} is required by ${outcome.by.length} other archive(s): ${outcome.by.map((a) => a.id).join(', ')} — their revisit records refer to payloads stored in it; delete those first`, { requiredBy: outcome.by });
+        throw new ConflictError(
+          `archive ${id} is required by ${outcome.by.length} other archive(s): ${outcome.by.map((a) => a.id).join(', ')} — their revisit records refer to payloads stored in it; delete those first`,
+          { requiredBy: outcome.by },
+        );
       }
       request.log.info({ archiveId: id, subject: identity.subject }, 'deleted archive');
       return { id, deleted: true as const, objectDeleted: outcome.objectDeleted };

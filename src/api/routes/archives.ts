@@ -62,7 +62,10 @@ const archiveRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, 
       if (!allowed || archive === undefined) throw new NotFoundError();
       const url = await signUrl(archive.bucket, archive.object_key, SIGNED_URL_TTL_SECONDS);
       const required = await signRequired(opts.deps, identity, id, SIGNED_URL_TTL_SECONDS);
-      request.log.info({ archiveId: id, subject: identity.subject, requires: required.requires?.length ?? 0, withheld: required.withheld ?? 0 }, 'signed archive url');
+      request.log.info(
+        { archiveId: id, subject: identity.subject, requires: required.requires?.length ?? 0, withheld: required.withheld ?? 0 },
+        'signed archive url',
+      );
       return { url, expiresIn: SIGNED_URL_TTL_SECONDS, ...required };
     },
   );
@@ -92,11 +95,19 @@ const archiveRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, 
       const scope: CandidateScope = reach === undefined ? { kind: 'all' } : { kind: 'reachable', ...reach };
       const page = await scanPage(
         (at, size) => archiveCandidates(db, { ...(at ? { cursor: at } : {}), limit: size, scope }),
-        async (chunk) => viewableArchives(fga, identity, chunk.map((a) => a.id)),
+        async (chunk) =>
+          viewableArchives(
+            fga,
+            identity,
+            chunk.map((a) => a.id),
+          ),
         (a) => ({ at: a.captured_at, id: a.id }),
         { ...(cursor ? { cursor } : {}), limit, maxExamined: MAX_EXAMINED, ...(scope.kind === 'reachable' ? { firstChunk: limit } : {}) },
       );
-      request.log.debug({ scope: scope.kind, examined: page.examined, chunks: page.chunks, returned: page.rows.length, stoppedEarly: page.stoppedEarly }, 'archive page');
+      request.log.debug(
+        { scope: scope.kind, examined: page.examined, chunks: page.chunks, returned: page.rows.length, stoppedEarly: page.stoppedEarly },
+        'archive page',
+      );
       if (page.next !== undefined) {
         reply.header('link', `</api/archives?${new URLSearchParams({ ...cursorQuery(page.next), limit: String(limit) })}>; rel="next"`);
       }

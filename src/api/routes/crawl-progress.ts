@@ -59,7 +59,7 @@ const crawlProgressRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; levels: Cr
       schema: {
         summary: 'Live progress of a crawl',
         description:
-          "Per level: pages by state (the ledger), pages dispatched, re-dispatches and the flow's latest heartbeat (the workflow); per host of the level in flight: queue length, pages in flight and the next allowed start. A finished crawl (or one whose workflow cannot be asked) is answered from the ledger alone, source \"ledger\". 404 unless you may submit for its organization.",
+          'Per level: pages by state (the ledger), pages dispatched, re-dispatches and the flow\'s latest heartbeat (the workflow); per host of the level in flight: queue length, pages in flight and the next allowed start. A finished crawl (or one whose workflow cannot be asked) is answered from the ledger alone, source "ledger". 404 unless you may submit for its organization.',
         tags: ['crawls'],
         params: UuidParams,
         response: { 200: Progress, ...errorResponses, ...notFoundResponse },

@@ -31,7 +31,11 @@ const crawlRulesRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (ap
       let rules: RuleInput[] | undefined;
       if (rule !== undefined) {
         const parsed = rule.map((r) => parseRuleParam(r));
-        const bad = parsed.flatMap((r, i) => (r === null ? [{ field: `querystring.rule[${i}]`, message: `must be action:pattern (follow, capture or skip; 1 to ${MAX_PATTERN_LENGTH} characters)` }] : []));
+        const bad = parsed.flatMap((r, i) =>
+          r === null
+            ? [{ field: `querystring.rule[${i}]`, message: `must be action:pattern (follow, capture or skip; 1 to ${MAX_PATTERN_LENGTH} characters)` }]
+            : [],
+        );
         if (bad.length > 0) throw new BadRequestError('invalid request', { details: bad });
         rules = parsed as RuleInput[];
       }

@@ -76,7 +76,8 @@ const crawlRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, op
     {
       schema: {
         summary: 'One crawl: its state, why it stopped, and what it took',
-        description: 'pagesDiscovered counts every page the crawl recorded and every link the rules skipped; the difference to pagesCaptured is what failures, rules, robots and the caps threw away. 404 unless you may submit for its organization.',
+        description:
+          'pagesDiscovered counts every page the crawl recorded and every link the rules skipped; the difference to pagesCaptured is what failures, rules, robots and the caps threw away. 404 unless you may submit for its organization.',
         tags: ['crawls'],
         params: UuidParams,
         response: { 200: CrawlView, ...errorResponses, ...notFoundResponse },

@@ -55,8 +55,7 @@ const searchRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, o
     {
       schema: {
         summary: 'Full-text search over captured pages you may see',
-        description:
-          `Title and text of every indexed page (cjk bigrams, so Japanese works without word breaks). OpenSearch answers first and can_view filters its hits; when it drops most of them the search reads on (search_after, at most ${MAX_SEARCH_ROUNDS} reads) to fill the page, so a page holds fewer than \`limit\` hits only when no more visible ones were found in that reach. \`total\` is the index's raw count, including what authorization dropped. Continue with \`offset=nextOffset\`. Unknown query parameters are dropped.`,
+        description: `Title and text of every indexed page (cjk bigrams, so Japanese works without word breaks). OpenSearch answers first and can_view filters its hits; when it drops most of them the search reads on (search_after, at most ${MAX_SEARCH_ROUNDS} reads) to fill the page, so a page holds fewer than \`limit\` hits only when no more visible ones were found in that reach. \`total\` is the index's raw count, including what authorization dropped. Continue with \`offset=nextOffset\`. Unknown query parameters are dropped.`,
         tags: ['search'],
         querystring: SearchQuery,
         response: { 200: SearchAnswer, ...errorResponses },
@@ -66,7 +65,9 @@ const searchRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, o
       const identity = requireIdentity(request);
       const { q, limit = DEFAULT_SEARCH_LIMIT, offset = 0 } = request.query;
       if (offset + limit > MAX_RESULT_WINDOW) {
-        throw new BadRequestError('invalid request', { details: [{ field: 'querystring.offset', message: `offset + limit must be at most ${MAX_RESULT_WINDOW}` }] });
+        throw new BadRequestError('invalid request', {
+          details: [{ field: 'querystring.offset', message: `offset + limit must be at most ${MAX_RESULT_WINDOW}` }],
+        });
       }
       const { nextOffset, ...answer } = await searchForCaller({ db, fga, search }, identity, q, { size: limit, from: offset });
       request.log.debug({ returned: answer.hits.length, total: answer.total, nextOffset }, 'search');

@@ -9,7 +9,9 @@ export const MAX_SEED_LENGTH = 8192;
 export const CrawlRulesCheckQuery = Type.Object(
   {
     seed: Type.Array(Type.String({ minLength: 1, maxLength: MAX_SEED_LENGTH }), { minItems: 1, maxItems: MAX_CHECK_SEEDS }),
-    rule: Type.Optional(Type.Array(Type.String({ pattern: `^(${RULE_ACTIONS.join('|')}):[\\s\\S]{1,${MAX_PATTERN_LENGTH}}$` }), { minItems: 1, maxItems: MAX_RULES })),
+    rule: Type.Optional(
+      Type.Array(Type.String({ pattern: `^(${RULE_ACTIONS.join('|')}):[\\s\\S]{1,${MAX_PATTERN_LENGTH}}$` }), { minItems: 1, maxItems: MAX_RULES }),
+    ),
   },
   { additionalProperties: false },
 );

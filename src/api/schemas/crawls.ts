@@ -30,7 +30,9 @@ export const CrawlRequest = Type.Object(
     rules: Type.Optional(Type.Unsafe<RuleInput[]>({ ...RULES_JSON_SCHEMA, description: 'first match decides; default [{"follow":"same-origin"}]' })),
     maxDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.maxDepth, description: 'default 2 (0 with fromTargets)' })),
     maxPages: Type.Optional(Type.Integer({ minimum: 1, maximum: CRAWL_LIMITS.maxPages, description: 'total pages, seeds included; default 30' })),
-    perHostDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.perHostDelayMs, description: 'from one finish to the next submit on a host; default 2000' })),
+    perHostDelayMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.perHostDelayMs, description: 'from one finish to the next submit on a host; default 2000' }),
+    ),
     hostParallelism: Type.Optional(Type.Integer({ minimum: 1, maximum: CRAWL_LIMITS.hostParallelism, description: 'distinct hosts at once; default 4' })),
     behaviorsSeconds: Type.Optional(
       Type.Integer({
@@ -39,8 +41,15 @@ export const CrawlRequest = Type.Object(
         description: `seconds each page may spend on in-page behaviors after load (scrolling to its end, playing media, fetching lazy resources), bounded by the capture's deadline; 0 turns them off; default ${BEHAVIOR_DEFAULTS.behaviorsSeconds}`,
       }),
     ),
-    siteBehaviors: Type.Optional(Type.Boolean({ description: 'a site-specific behavior replaces scrolling on the sites it knows (browsertrix-behaviors); default true' })),
-    qa: Type.Optional(Type.Boolean({ description: "score each capture against its own replay (pixels, text, requests it had not recorded) and capture once more, with longer behaviors, one that needs review; both attempts are in its manifest and the verdict in the archive list; default false" })),
+    siteBehaviors: Type.Optional(
+      Type.Boolean({ description: 'a site-specific behavior replaces scrolling on the sites it knows (browsertrix-behaviors); default true' }),
+    ),
+    qa: Type.Optional(
+      Type.Boolean({
+        description:
+          'score each capture against its own replay (pixels, text, requests it had not recorded) and capture once more, with longer behaviors, one that needs review; both attempts are in its manifest and the verdict in the archive list; default false',
+      }),
+    ),
   },
   { additionalProperties: false, oneOf: [{ required: ['seeds'] }, { required: ['fromTargets'] }] },
 );

@@ -97,7 +97,13 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
       });
       if (stored === null) throw new ConflictError(`level ${depth} was already reported ${MAX_REPORTS_PER_LEVEL} times; no more reports of it are taken`);
       const reported: LevelReported = { depth, reportId: stored.reportId };
-      await signal(crawlId, SIGNALS.levelReported, reported, 'the report was stored but the crawl could not be told: Temporal is unavailable; report again', `that level ${depth} was reported`);
+      await signal(
+        crawlId,
+        SIGNALS.levelReported,
+        reported,
+        'the report was stored but the crawl could not be told: Temporal is unavailable; report again',
+        `that level ${depth} was reported`,
+      );
       return { reportId: stored.reportId };
     },
 
@@ -131,7 +137,14 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
           log.warn({ err, crawlId: crawl.id }, 'progress query failed; answering from the ledger');
         }
       }
-      const facts = { id: crawl.id, state: crawl.state, stopReason: crawl.stop_reason, failure: crawl.failure, maxDepth: crawl.max_depth, depthReached: crawl.depth_reached };
+      const facts = {
+        id: crawl.id,
+        state: crawl.state,
+        stopReason: crawl.stop_reason,
+        failure: crawl.failure,
+        maxDepth: crawl.max_depth,
+        depthReached: crawl.depth_reached,
+      };
       return progressView(facts, await levelCounts(db, crawl.id), live);
     },
 

@@ -98,7 +98,13 @@ export function crawlView(c: Crawl, counts: CrawlCounts): CrawlView {
 
 /** The crawl workflow's input, from the configuration the API runs with. */
 export function workflowInput(config: Config, crawlId: string, orgId: string): CrawlWorkflowInput {
-  return { crawlId, orgId, levelTimeoutSeconds: config.crawl.levelTimeoutSeconds, livenessWindowSeconds: config.crawl.livenessWindowSeconds, index: config.opensearch !== undefined };
+  return {
+    crawlId,
+    orgId,
+    levelTimeoutSeconds: config.crawl.levelTimeoutSeconds,
+    livenessWindowSeconds: config.crawl.livenessWindowSeconds,
+    index: config.opensearch !== undefined,
+  };
 }
 
 export async function startCrawlWorkflow(temporal: TemporalClient, config: Config, crawlId: string, orgId: string): Promise<void> {
@@ -145,7 +151,11 @@ export function createCrawlService(deps: CrawlServiceDeps): CrawlService {
       status = 'NOT_FOUND';
     }
     if (status === 'RUNNING') return false;
-    const finished = await finishCrawlRow(db, running.id, { state: 'failed', stopReason: 'failed', failure: `its workflow is ${status.toLowerCase()} and the row was still running` });
+    const finished = await finishCrawlRow(db, running.id, {
+      state: 'failed',
+      stopReason: 'failed',
+      failure: `its workflow is ${status.toLowerCase()} and the row was still running`,
+    });
     log.warn({ crawlId: running.id, status, finished }, 'finished a running crawl whose workflow is gone');
     return true;
   };
@@ -206,8 +216,14 @@ export function createCrawlService(deps: CrawlServiceDeps): CrawlService {
         await startCrawlWorkflow(temporal, config, crawl.id, orgId);
       } catch (err) {
         // No workflow, so no running row either: the next crawl must not be blocked by this one.
-        await finishCrawlRow(db, crawl.id, { state: 'failed', stopReason: 'failed', failure: `the workflow could not be started: ${(err as Error).message}`.slice(0, 1000) });
-        throw new ServiceUnavailableError('the crawl could not be started: Temporal is unavailable', `could not start the workflow of crawl ${crawl.id}`, { cause: err });
+        await finishCrawlRow(db, crawl.id, {
+          state: 'failed',
+          stopReason: 'failed',
+          failure: `the workflow could not be started: ${(err as Error).message}`.slice(0, 1000),
+        });
+        throw new ServiceUnavailableError('the crawl could not be started: Temporal is unavailable', `could not start the workflow of crawl ${crawl.id}`, {
+          cause: err,
+        });
       }
       log.info({ crawlId: crawl.id, orgId, seeds: seeds.length, ...limits }, 'crawl started');
       return { crawlId: crawl.id };

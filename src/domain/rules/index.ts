@@ -299,9 +299,7 @@ function analyse(seeds: string[], inputs: RuleInput[]): Analysis {
   };
 }
 
-export type CheckResult =
-  | { ok: true; rules: Rule[]; fixed: RuleInput[] }
-  | { ok: false; body: { error: string; [k: string]: unknown } };
+export type CheckResult = { ok: true; rules: Rule[]; fixed: RuleInput[] } | { ok: false; body: { error: string; [k: string]: unknown } };
 
 /**
  * Validates seeds + rules exactly as POST /api/crawls must, before any crawl starts. The first
@@ -338,8 +336,7 @@ export function explainCrawlRules(seeds: string[], rules: RuleInput[] | undefine
   const shape = ruleShapeProblems(inputs);
   if (shape.length > 0) throw new BadRequestError('invalid rules', { rules: shape });
   const a = analyse(seeds, inputs);
-  const ok =
-    seeds.length > 0 && a.invalidSeeds.length === 0 && a.invalidPatterns.length === 0 && a.covered.length === 0 && a.unfollowedSeeds.length === 0;
+  const ok = seeds.length > 0 && a.invalidSeeds.length === 0 && a.invalidPatterns.length === 0 && a.covered.length === 0 && a.unfollowedSeeds.length === 0;
   return { seeds: a.seeds, rules: a.rules, ok };
 }
 

@@ -6,7 +6,26 @@ import { checkCrawlRules, coversRule, decide, describePattern, explainCrawlRules
 
 // Host names built from labels that collide on purpose: shared suffixes, label-boundary traps
 // (ads / badads), public suffixes from both sections (co.uk, github.io, s3.amazonaws.com), IDNs.
-const LABELS = ['a', 'ads', 'badads', 'www', 'example', 'com', 'co', 'uk', 'github', 'io', 's3', 'amazonaws', 'xn--bcher-kva', 'de', 'localhost', 'x_y', 'ck', 'www'];
+const LABELS = [
+  'a',
+  'ads',
+  'badads',
+  'www',
+  'example',
+  'com',
+  'co',
+  'uk',
+  'github',
+  'io',
+  's3',
+  'amazonaws',
+  'xn--bcher-kva',
+  'de',
+  'localhost',
+  'x_y',
+  'ck',
+  'www',
+];
 const label = fc.constantFrom(...LABELS);
 const domainName = fc.array(label, { minLength: 1, maxLength: 4 }).map((ls) => ls.join('.'));
 const ipHost = fc.constantFrom('127.0.0.1', '10.0.0.1', '[::1]', '[2001:db8::1]');
@@ -18,9 +37,9 @@ const pathPart = fc.constantFrom('/', '/a', '/ab', '/a/b', '/search', '/searchin
 const query = fc.constantFrom('', '', '?', '?q=1', '?b=2&a=1');
 const fragment = fc.constantFrom('', '', '#', '#top');
 const userinfo = fc.constantFrom('', '', '', 'u@', 'u:p@');
-const hostSpelling = fc.tuple(hostName, fc.constantFrom('plain', 'plain', 'upper', 'dot')).map(([h, how]) =>
-  how === 'upper' && !h.startsWith('[') ? h.toUpperCase() : how === 'dot' && !h.startsWith('[') ? h + '.' : h,
-);
+const hostSpelling = fc
+  .tuple(hostName, fc.constantFrom('plain', 'plain', 'upper', 'dot'))
+  .map(([h, how]) => (how === 'upper' && !h.startsWith('[') ? h.toUpperCase() : how === 'dot' && !h.startsWith('[') ? h + '.' : h));
 
 /** http(s) URLs in all the spellings links come in. */
 const httpUrl = fc
@@ -37,14 +56,17 @@ const seedList = fc.array(seedUrl, { minLength: 1, maxLength: 3 });
 
 const scopePattern = fc.constantFrom('same-origin', 'same-host', 'same-site', 'any');
 /** URL prefixes: a generated URL cut anywhere after its authority (so prefixes of each other occur). */
-const prefixPattern = fc
-  .tuple(scheme, hostName, port, pathPart, query, fc.nat(12))
-  .map(([s, h, p, path, q, cut]) => {
-    const full = `${s}://${h}${p}${path}${q}`;
-    const min = `${s}://${h}${p}`.length;
-    return full.slice(0, Math.min(full.length, min + cut));
-  });
-const pattern = fc.oneof({ weight: 2, arbitrary: scopePattern }, { weight: 3, arbitrary: domainName }, { weight: 1, arbitrary: ipHost }, { weight: 3, arbitrary: prefixPattern });
+const prefixPattern = fc.tuple(scheme, hostName, port, pathPart, query, fc.nat(12)).map(([s, h, p, path, q, cut]) => {
+  const full = `${s}://${h}${p}${path}${q}`;
+  const min = `${s}://${h}${p}`.length;
+  return full.slice(0, Math.min(full.length, min + cut));
+});
+const pattern = fc.oneof(
+  { weight: 2, arbitrary: scopePattern },
+  { weight: 3, arbitrary: domainName },
+  { weight: 1, arbitrary: ipHost },
+  { weight: 3, arbitrary: prefixPattern },
+);
 const action = fc.constantFrom<RuleAction>('follow', 'capture', 'skip');
 const rule = fc.tuple(action, pattern).map(([a, p]): Rule => ({ action: a, pattern: p }));
 const ruleList = fc.array(rule, { minLength: 1, maxLength: 8 });
@@ -117,7 +139,11 @@ describe('rules: properties', () => {
         if (fa === undefined || fb === undefined || !coversRule(fa, fb, seeds)) return;
         claimed += 1;
         // URLs the covered rule is most likely to match: its own (for a prefix) and the seeds'
-        const probes = [...urls, ...seeds, ...(fb.pattern.includes('://') ? [fb.pattern, fb.pattern + 'x'] : [`https://${fb.pattern}/`, `http://x.${fb.pattern}:8080/`])];
+        const probes = [
+          ...urls,
+          ...seeds,
+          ...(fb.pattern.includes('://') ? [fb.pattern, fb.pattern + 'x'] : [`https://${fb.pattern}/`, `http://x.${fb.pattern}:8080/`]),
+        ];
         for (const url of probes) {
           if (!ruleMatches(fb, seeds, url)) continue;
           exercised += 1;
@@ -137,7 +163,11 @@ describe('rules: properties', () => {
         const fixed = fixedValid(rules);
         const inputs: RuleInput[] = fixed.map((r) => ({ [r.action]: r.pattern }));
         if (inputs.length === 0) return;
-        const covered = new Set(explainCrawlRules(seeds, inputs).rules.filter((r) => r.coveredBy !== undefined).map((r) => r.rule));
+        const covered = new Set(
+          explainCrawlRules(seeds, inputs)
+            .rules.filter((r) => r.coveredBy !== undefined)
+            .map((r) => r.rule),
+        );
         for (const url of urls) expect(covered.has(decide(fixed, seeds, url).rule)).toBe(false);
         // ...and removing them changes no decision (first match found elsewhere)
         const kept = fixed.filter((_, i) => !covered.has(i + 1));
@@ -161,7 +191,10 @@ describe('rules: properties', () => {
     // Lists built to be accepted often: some rules, then a follow rule that takes the seeds, then more.
     const acceptedLike = fc
       .tuple(seedList, fc.array(rule, { maxLength: 4 }), fc.constantFrom('same-origin', 'same-host', 'same-site', 'any'), fc.array(rule, { maxLength: 4 }))
-      .map(([seeds, before, scope, after]) => ({ seeds, inputs: [...before, { action: 'follow' as const, pattern: scope }, ...after].map((r): RuleInput => ({ [r.action]: r.pattern })) }));
+      .map(([seeds, before, scope, after]) => ({
+        seeds,
+        inputs: [...before, { action: 'follow' as const, pattern: scope }, ...after].map((r): RuleInput => ({ [r.action]: r.pattern })),
+      }));
     let accepted = 0;
     fc.assert(
       fc.property(acceptedLike, fc.array(httpUrl, { minLength: 1, maxLength: 20 }), ({ seeds, inputs }, urls) => {
@@ -183,14 +216,19 @@ describe('rules: properties', () => {
 
   it('decide is total: any string, any list, an answer in range and consistent with the rule it names', () => {
     fc.assert(
-      fc.property(fc.array(anyString, { maxLength: 3 }), fc.array(fc.tuple(action, fc.oneof(pattern, fc.string())), { maxLength: 8 }), anyString, (seeds, pairs, url) => {
-        const rules = pairs.map(([a, p]) => ({ action: a, pattern: p }));
-        const d = decide(rules, seeds, url);
-        expect(Number.isInteger(d.rule)).toBe(true);
-        expect(d.rule).toBeGreaterThanOrEqual(0);
-        expect(d.rule).toBeLessThanOrEqual(rules.length);
-        expect(d.action).toBe(d.rule === 0 ? 'skip' : rules[d.rule - 1]!.action);
-      }),
+      fc.property(
+        fc.array(anyString, { maxLength: 3 }),
+        fc.array(fc.tuple(action, fc.oneof(pattern, fc.string())), { maxLength: 8 }),
+        anyString,
+        (seeds, pairs, url) => {
+          const rules = pairs.map(([a, p]) => ({ action: a, pattern: p }));
+          const d = decide(rules, seeds, url);
+          expect(Number.isInteger(d.rule)).toBe(true);
+          expect(d.rule).toBeGreaterThanOrEqual(0);
+          expect(d.rule).toBeLessThanOrEqual(rules.length);
+          expect(d.action).toBe(d.rule === 0 ? 'skip' : rules[d.rule - 1]!.action);
+        },
+      ),
       RUNS,
     );
   }, 60_000);

@@ -342,14 +342,29 @@ describe('checkCrawlRules', () => {
   it('invalid rule patterns, named by rule number and pattern as given', () => {
     expect(checkCrawlRules(seeds, [{ follow: 'same-origin' }, { skip: 'Ads.Example.com' }, { skip: 'ftp://x.com/' }])).toEqual({
       ok: false,
-      body: { error: 'invalid rule patterns', rules: [{ rule: 2, pattern: 'Ads.Example.com' }, { rule: 3, pattern: 'ftp://x.com/' }] },
+      body: {
+        error: 'invalid rule patterns',
+        rules: [
+          { rule: 2, pattern: 'Ads.Example.com' },
+          { rule: 3, pattern: 'ftp://x.com/' },
+        ],
+      },
     });
   });
 
   it('rules that can never match, with the earliest earlier rule that covers each', () => {
     expect(
       checkCrawlRules(seeds, [{ follow: 'same-host' }, { follow: 'same-site' }, { skip: 'ads.example.com' }, { skip: 'https://www.example.com/x' }]),
-    ).toEqual({ ok: false, body: { error: 'rules that can never match', rules: [{ rule: 3, coveredBy: 2 }, { rule: 4, coveredBy: 1 }] } });
+    ).toEqual({
+      ok: false,
+      body: {
+        error: 'rules that can never match',
+        rules: [
+          { rule: 3, coveredBy: 2 },
+          { rule: 4, coveredBy: 1 },
+        ],
+      },
+    });
     expect(checkCrawlRules(seeds, [{ follow: 'same-site' }, { skip: 'ads.example.com' }])).toEqual({
       ok: false,
       body: { error: 'rules that can never match', rules: [{ rule: 2, coveredBy: 1 }] },
@@ -405,7 +420,11 @@ describe('checkCrawlRules', () => {
   });
 
   it('32 rules and a 2048-character pattern are within the limits', () => {
-    const rules: RuleInput[] = [{ follow: 'same-origin' }, ...Array.from({ length: 30 }, (_, i) => ({ skip: `h${i}.example.org` })), { skip: long(2048).replace('www.example.com', 'x.example.net') }];
+    const rules: RuleInput[] = [
+      { follow: 'same-origin' },
+      ...Array.from({ length: 30 }, (_, i) => ({ skip: `h${i}.example.org` })),
+      { skip: long(2048).replace('www.example.com', 'x.example.net') },
+    ];
     expect(rules).toHaveLength(32);
     expect(ruleShapeProblems(rules)).toEqual([]);
     expect(checkCrawlRules(seeds, rules).ok).toBe(true);

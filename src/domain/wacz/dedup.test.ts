@@ -14,7 +14,16 @@ function exchange(url: string, body: Buffer, status = 200, at = T0): HttpExchang
     url,
     date: new Date(at),
     request: { method: 'GET', target: u.pathname, httpVersion: '1.1', headers: [['Host', u.host]] },
-    response: { status, statusText: 'OK', httpVersion: '1.1', headers: [['Content-Type', 'text/css'], ['Content-Length', String(body.length)]], body },
+    response: {
+      status,
+      statusText: 'OK',
+      httpVersion: '1.1',
+      headers: [
+        ['Content-Type', 'text/css'],
+        ['Content-Length', String(body.length)],
+      ],
+      body,
+    },
   };
 }
 
@@ -38,8 +47,11 @@ function simulate(pages: number[][]) {
 const crawl = fc.array(fc.array(fc.nat({ max: 30 }), { maxLength: 12 }), { minLength: 1, maxLength: 15 });
 
 describe('payload dedup within a crawl', () => {
-  it('a page sharing an earlier page\'s assets revisits them and requires that page', () => {
-    const [first, second] = simulate([[1, 2, 3], [2, 3, 4]]);
+  it("a page sharing an earlier page's assets revisits them and requires that page", () => {
+    const [first, second] = simulate([
+      [1, 2, 3],
+      [2, 3, 4],
+    ]);
     expect(first!.plan.map((r) => r.kind)).toEqual(['response', 'response', 'response']);
     expect(first!.requires).toEqual([]);
     expect(second!.plan.map((r) => r.kind)).toEqual(['revisit', 'revisit', 'response']);
@@ -52,7 +64,9 @@ describe('payload dedup within a crawl', () => {
       fc.property(crawl, (pages) => {
         const run = simulate(pages);
         const position = new Map(run.map((r, i) => [r.key, i]));
-        const fullIn = new Map<string, Set<string>>(run.map((r) => [r.key, new Set(r.xs.filter((_, i) => r.plan[i]!.kind === 'response').map((x) => payloadDigest(x.response.body)))]));
+        const fullIn = new Map<string, Set<string>>(
+          run.map((r) => [r.key, new Set(r.xs.filter((_, i) => r.plan[i]!.kind === 'response').map((x) => payloadDigest(x.response.body)))]),
+        );
         for (const [i, r] of run.entries()) {
           for (const [j, p] of r.plan.entries()) {
             if (p.kind !== 'revisit') continue;
@@ -103,15 +117,30 @@ describe('payload dedup within a crawl', () => {
   it('leaves small payloads, non-200 answers and a digest of its own archive alone', () => {
     const small = Buffer.alloc(DEDUP_LIMITS.minPayloadBytes - 1, 'x');
     const big = asset(1);
-    const known: StoredPayload[] = [small, big].map((b) => ({ digest: payloadDigest(b), uri: 'http://h.test/x', date: new Date(T0).toISOString(), archiveKey: 'a.wacz', bytes: b.length }));
-    expect(planRecords([exchange('http://h.test/s', small), exchange('http://h.test/n', big, 404)], known, 'b.wacz').map((r) => r.kind)).toEqual(['response', 'response']);
+    const known: StoredPayload[] = [small, big].map((b) => ({
+      digest: payloadDigest(b),
+      uri: 'http://h.test/x',
+      date: new Date(T0).toISOString(),
+      archiveKey: 'a.wacz',
+      bytes: b.length,
+    }));
+    expect(planRecords([exchange('http://h.test/s', small), exchange('http://h.test/n', big, 404)], known, 'b.wacz').map((r) => r.kind)).toEqual([
+      'response',
+      'response',
+    ]);
     expect(planRecords([exchange('http://h.test/b', big)], known, 'a.wacz')[0]!.kind).toBe('response');
     expect(planRecords([exchange('http://h.test/b', big)], known, 'b.wacz')[0]!.kind).toBe('revisit');
   });
 
   it('the index stays bounded and keeps the most used payloads', () => {
     const index = new PayloadIndex();
-    const payload = (i: number): StoredPayload => ({ digest: `sha256:${i}`, uri: `http://h.test/${i}`, date: new Date(T0).toISOString(), archiveKey: 'a.wacz', bytes: 1000 });
+    const payload = (i: number): StoredPayload => ({
+      digest: `sha256:${i}`,
+      uri: `http://h.test/${i}`,
+      date: new Date(T0).toISOString(),
+      archiveKey: 'a.wacz',
+      bytes: 1000,
+    });
     index.add([payload(0)]);
     index.used(['sha256:0', 'sha256:0']);
     index.add(Array.from({ length: DEDUP_LIMITS.indexed + 50 }, (_, i) => payload(i + 1)));
@@ -124,25 +153,51 @@ describe('payload dedup within a crawl', () => {
 describe('a WACZ with revisit records', () => {
   it('writes identical-payload-digest revisits with the referred record, indexes them as warc/revisit, and names the archives it requires', async () => {
     const css = asset(3);
-    const known: StoredPayload[] = [{ digest: payloadDigest(css), uri: 'http://h.test/style.css', date: '2024-12-31T00:00:00.000Z', archiveKey: 'crawl/0/first.wacz', bytes: css.length }];
+    const known: StoredPayload[] = [
+      { digest: payloadDigest(css), uri: 'http://h.test/style.css', date: '2024-12-31T00:00:00.000Z', archiveKey: 'crawl/0/first.wacz', bytes: css.length },
+    ];
     const xs = [exchange('http://h.test/page2', Buffer.from('<html>two</html>')), exchange('http://h.test/style.css', css)];
     xs[0]!.response.headers = [['Content-Type', 'text/html']];
-    const packed = await packWacz({ exchanges: xs, pages: [{ url: 'http://h.test/page2', ts: new Date(T0) }], software: 't/1', created: new Date(T0), dedup: { known, archiveKey: 'crawl/0/second.wacz' } });
+    const packed = await packWacz({
+      exchanges: xs,
+      pages: [{ url: 'http://h.test/page2', ts: new Date(T0) }],
+      software: 't/1',
+      created: new Date(T0),
+      dedup: { known, archiveKey: 'crawl/0/second.wacz' },
+    });
     expect(packed.requires).toEqual(['crawl/0/first.wacz']);
     expect(packed.revisited).toEqual([payloadDigest(css)]);
     const w = await readWacz(packed.wacz);
     expect(w.datapackage.requires).toEqual(['crawl/0/first.wacz']);
     const records = parseWarc(w.entries.get('archive/data.warc')!.data);
     const revisit = records.find((r) => r.headers['WARC-Type'] === 'revisit')!;
-    expect(revisit.headers).toMatchObject({ 'WARC-Target-URI': 'http://h.test/style.css', 'WARC-Profile': REVISIT_PROFILE, 'WARC-Refers-To-Target-URI': 'http://h.test/style.css', 'WARC-Refers-To-Date': '2024-12-31T00:00:00.000Z', 'WARC-Payload-Digest': payloadDigest(css) });
+    expect(revisit.headers).toMatchObject({
+      'WARC-Target-URI': 'http://h.test/style.css',
+      'WARC-Profile': REVISIT_PROFILE,
+      'WARC-Refers-To-Target-URI': 'http://h.test/style.css',
+      'WARC-Refers-To-Date': '2024-12-31T00:00:00.000Z',
+      'WARC-Payload-Digest': payloadDigest(css),
+    });
     expect(parseHttpResponse(revisit.block)).toMatchObject({ status: 200, body: Buffer.alloc(0) });
     expect(records.filter((r) => r.headers['WARC-Type'] === 'response').map((r) => r.headers['WARC-Target-URI'])).toEqual(['http://h.test/page2']);
     const cdx = parseCdxj(w.entries.get('indexes/index.cdx')!.data.toString('utf8'));
-    expect(cdx.find((e) => e.url === 'http://h.test/style.css')).toMatchObject({ mime: 'warc/revisit', status: '200', digest: payloadDigest(css), offset: revisit.offset, length: revisit.length - 4 });
+    expect(cdx.find((e) => e.url === 'http://h.test/style.css')).toMatchObject({
+      mime: 'warc/revisit',
+      status: '200',
+      digest: payloadDigest(css),
+      offset: revisit.offset,
+      length: revisit.length - 4,
+    });
   });
 
   it('writes no requires without revisits', async () => {
-    const packed = await packWacz({ exchanges: [exchange('http://h.test/a', asset(1))], pages: [], software: 't/1', created: new Date(T0), dedup: { known: [], archiveKey: 'k.wacz' } });
+    const packed = await packWacz({
+      exchanges: [exchange('http://h.test/a', asset(1))],
+      pages: [],
+      software: 't/1',
+      created: new Date(T0),
+      dedup: { known: [], archiveKey: 'k.wacz' },
+    });
     expect(packed.requires).toEqual([]);
     expect((await readWacz(packed.wacz)).datapackage.requires).toBeUndefined();
     expect(packed.stored.map((s) => s.archiveKey)).toEqual(['k.wacz']);

@@ -24,11 +24,24 @@ function hit(url: string, ip: string, tls?: HttpExchange['tls']): HttpExchange {
     ip,
     ...(tls !== undefined ? { tls } : {}),
     request: { method: 'GET', target: new URL(url).pathname, httpVersion: '1.1', headers: [['Host', new URL(url).host]] },
-    response: { status: 200, statusText: 'OK', httpVersion: '1.1', headers: [['Content-Type', 'text/html'], ['Content-Length', String(body.length)]], body },
+    response: {
+      status: 200,
+      statusText: 'OK',
+      httpVersion: '1.1',
+      headers: [
+        ['Content-Type', 'text/html'],
+        ['Content-Length', String(body.length)],
+      ],
+      body,
+    },
   };
 }
 
-const session = { protocol: 'TLSv1.3', cipher: 'TLS_AES_128_GCM_SHA256', certificates: [Buffer.from('leaf certificate DER'), Buffer.from('issuer certificate DER')] };
+const session = {
+  protocol: 'TLSv1.3',
+  cipher: 'TLS_AES_128_GCM_SHA256',
+  certificates: [Buffer.from('leaf certificate DER'), Buffer.from('issuer certificate DER')],
+};
 const exchanges = [hit('http://127.0.0.2:8080/', '127.0.0.2'), hit('https://127.0.0.3:8443/s', '127.0.0.3', session), hit('http://[::1]:8080/six', '::1')];
 const page = { url: 'http://127.0.0.2:8080/', title: 'Home', text: 'hi', ts: T0 };
 
@@ -75,8 +88,14 @@ describe('provenance, read back with warcio', () => {
     expect(meta[0]!.header('WARC-Concurrent-To')).toBe(response.header('WARC-Record-ID'));
     expect(meta[0]!.header('Content-Type')).toBe('application/warc-fields');
     const fields = warcFieldsOf(meta[0]!.content);
-    expect(fields.filter(([k]) => k !== 'peer-certificate')).toEqual([['tls-protocol', 'TLSv1.3'], ['tls-cipher', 'TLS_AES_128_GCM_SHA256']]);
-    expect(fields.filter(([k]) => k === 'peer-certificate').map(([, v]) => Buffer.from(v, 'base64').toString())).toEqual(['leaf certificate DER', 'issuer certificate DER']);
+    expect(fields.filter(([k]) => k !== 'peer-certificate')).toEqual([
+      ['tls-protocol', 'TLSv1.3'],
+      ['tls-cipher', 'TLS_AES_128_GCM_SHA256'],
+    ]);
+    expect(fields.filter(([k]) => k === 'peer-certificate').map(([, v]) => Buffer.from(v, 'base64').toString())).toEqual([
+      'leaf certificate DER',
+      'issuer certificate DER',
+    ]);
   });
 
   it('warcio finds each response at the offset and length our CDXJ gives it, and nothing else to index', async () => {

@@ -100,8 +100,10 @@ export function waczProblems(w: WaczContents): string[] {
     if (r.bytes !== e.data.length) problems.push(`${r.path}: bytes ${r.bytes} but the file has ${e.data.length}`);
   }
   for (const [name, e] of w.entries) {
-    if ((name.startsWith('archive/') || name.startsWith('indexes/')) && e.compressionMethod !== 0) problems.push(`${name} is deflated; WARCs and indexes must be stored`);
-    if (!['datapackage.json', 'datapackage-digest.json'].includes(name) && !w.datapackage.resources.some((r) => r.path === name)) problems.push(`${name} is not listed in datapackage.json`);
+    if ((name.startsWith('archive/') || name.startsWith('indexes/')) && e.compressionMethod !== 0)
+      problems.push(`${name} is deflated; WARCs and indexes must be stored`);
+    if (!['datapackage.json', 'datapackage-digest.json'].includes(name) && !w.datapackage.resources.some((r) => r.path === name))
+      problems.push(`${name} is not listed in datapackage.json`);
   }
   if (w.digest !== undefined) {
     const dp = w.entries.get('datapackage.json')!.data;
@@ -111,7 +113,8 @@ export function waczProblems(w: WaczContents): string[] {
       if (s.hash !== w.digest.hash) problems.push('signedData.hash is not the datapackage hash');
       try {
         const key = createPublicKey({ key: Buffer.from(s.publicKey, 'base64'), format: 'der', type: 'spki' });
-        if (!verify('sha256', Buffer.from(s.hash, 'utf8'), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s.signature, 'base64'))) problems.push('signature does not verify');
+        if (!verify('sha256', Buffer.from(s.hash, 'utf8'), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s.signature, 'base64')))
+          problems.push('signature does not verify');
       } catch (err) {
         problems.push(`signature cannot be checked: ${(err as Error).message}`);
       }
@@ -133,7 +136,8 @@ export function waczProblems(w: WaczContents): string[] {
     }
     // a revisit (payload stored in a WACZ this one requires) is indexed as warc/revisit
     const type = c.mime === 'warc/revisit' ? 'revisit' : 'response';
-    if (rec?.headers['WARC-Type'] !== type || rec.headers['WARC-Target-URI'] !== c.url) problems.push(`CDX line for ${c.url} does not point at its ${type} record`);
+    if (rec?.headers['WARC-Type'] !== type || rec.headers['WARC-Target-URI'] !== c.url)
+      problems.push(`CDX line for ${c.url} does not point at its ${type} record`);
   }
   return problems;
 }

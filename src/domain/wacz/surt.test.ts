@@ -50,10 +50,15 @@ describe('canonical SURT properties (fast-check)', () => {
 
   it('an IPv4 host is reversed, and a port other than the default is kept', () => {
     fc.assert(
-      fc.property(fc.ipV4(), fc.integer({ min: 1, max: 65535 }).filter((n) => n !== 80), path, (ip, port, p) => {
-        const key = surt(`http://${ip}:${port}${p}`);
-        expect(key.slice(0, key.indexOf(')'))).toBe(`${ip.split('.').reverse().join(',')}:${port}`);
-      }),
+      fc.property(
+        fc.ipV4(),
+        fc.integer({ min: 1, max: 65535 }).filter((n) => n !== 80),
+        path,
+        (ip, port, p) => {
+          const key = surt(`http://${ip}:${port}${p}`);
+          expect(key.slice(0, key.indexOf(')'))).toBe(`${ip.split('.').reverse().join(',')}:${port}`);
+        },
+      ),
     );
   });
 });

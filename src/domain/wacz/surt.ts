@@ -17,7 +17,13 @@ const DECIMAL_IP = /^([1-9][0-9]*)(\.[0-9]+)?(\.[0-9]+)?(\.[0-9]+)?$/;
 const OCTAL_IP = /^(0[0-7]*)(\.[0-7]+)?(\.[0-7]+)?(\.[0-7]+)?$/;
 const WWW_DIGITS = /^www\d*\./;
 const PATH_SESSION_IDS = [/^(.*\/)(\((?:[a-z]\([0-9a-z]{24}\))+\)\/)([^?]+\.aspx.*)$/i, /^(.*\/)(\([0-9a-z]{24}\)\/)([^?]+\.aspx.*)$/i];
-const QUERY_SESSION_IDS = [/^(.*)(?:jsessionid=[0-9a-zA-Z]{32})(?:&(.*))?$/i, /^(.*)(?:phpsessid=[0-9a-zA-Z]{32})(?:&(.*))?$/i, /^(.*)(?:sid=[0-9a-zA-Z]{32})(?:&(.*))?$/i, /^(.*)(?:ASPSESSIONID[a-zA-Z]{8}=[a-zA-Z]{24})(?:&(.*))?$/i, /^(.*)(?:cfid=[^&]+&cftoken=[^&]+)(?:&(.*))?$/i];
+const QUERY_SESSION_IDS = [
+  /^(.*)(?:jsessionid=[0-9a-zA-Z]{32})(?:&(.*))?$/i,
+  /^(.*)(?:phpsessid=[0-9a-zA-Z]{32})(?:&(.*))?$/i,
+  /^(.*)(?:sid=[0-9a-zA-Z]{32})(?:&(.*))?$/i,
+  /^(.*)(?:ASPSESSIONID[a-zA-Z]{8}=[a-zA-Z]{24})(?:&(.*))?$/i,
+  /^(.*)(?:cfid=[^&]+&cftoken=[^&]+)(?:&(.*))?$/i,
+];
 
 const bytesOf = (s: string): string => Buffer.from(s, 'utf8').toString('latin1');
 /** Python's bytes.lower(): A-Z only (a byte string's other chars are bytes of UTF-8) */
@@ -75,7 +81,15 @@ function normalizePath(path: string): string {
     else kept.push(p);
   }
   if (kept.length === 0) return '/';
-  return '/' + kept.slice(0, -1).filter((p) => p !== '').map((p) => `${p}/`).join('') + kept[kept.length - 1]!;
+  return (
+    '/' +
+    kept
+      .slice(0, -1)
+      .filter((p) => p !== '')
+      .map((p) => `${p}/`)
+      .join('') +
+    kept[kept.length - 1]!
+  );
 }
 
 function canonicalPath(raw: string, hasHost: boolean): string {
@@ -128,7 +142,9 @@ const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
 /** The SURT key of a URL: `com,example:8080)/path?a=1&b=2`, as pywb and cdxj-indexer key it. */
 export function surt(url: string): string {
-  let s = bytesOf(url).trim().replace(/[\n\r\t]/g, '');
+  let s = bytesOf(url)
+    .trim()
+    .replace(/[\n\r\t]/g, '');
   if (s === '') return '-';
   if (s.startsWith('filedesc')) return url;
   if (!HAS_SCHEME.test(s)) s = `http://${s}`;

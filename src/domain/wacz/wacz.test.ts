@@ -14,8 +14,22 @@ function exchange(url: string, status: number, body: string, headers: [string, s
   return {
     url,
     date: T0,
-    request: { method: 'GET', target: u.pathname + u.search, httpVersion: '1.1', headers: [['Host', u.host], ['User-Agent', 'test']] },
-    response: { status, statusText: status === 200 ? 'OK' : 'Found', httpVersion: '1.1', headers: [...headers, ['Content-Length', String(Buffer.byteLength(body))]], body: Buffer.from(body) },
+    request: {
+      method: 'GET',
+      target: u.pathname + u.search,
+      httpVersion: '1.1',
+      headers: [
+        ['Host', u.host],
+        ['User-Agent', 'test'],
+      ],
+    },
+    response: {
+      status,
+      statusText: status === 200 ? 'OK' : 'Found',
+      httpVersion: '1.1',
+      headers: [...headers, ['Content-Length', String(Buffer.byteLength(body))]],
+      body: Buffer.from(body),
+    },
     ip: u.hostname,
   };
 }
@@ -24,7 +38,10 @@ const html = '<html><head><title>Hello</title></head><body><p>Hi there — ünï
 const exchanges = [exchange('http://127.0.0.2:8080/old', 302, '', [['Location', '/new']]), exchange('http://127.0.0.2:8080/new?q=1', 200, html)];
 const pages: WaczPage[] = [{ url: 'http://127.0.0.2:8080/old', title: 'Hello', text: 'Hi there — ünïcødé 日本語', ts: T0 }];
 
-async function rezip(entries: Map<string, { data: Buffer; compressionMethod: number }>, change: (name: string, data: Buffer) => { data: Buffer; compress?: boolean }): Promise<Buffer> {
+async function rezip(
+  entries: Map<string, { data: Buffer; compressionMethod: number }>,
+  change: (name: string, data: Buffer) => { data: Buffer; compress?: boolean },
+): Promise<Buffer> {
   const z = new yazl.ZipFile();
   for (const [name, e] of entries) {
     const c = change(name, e.data);
@@ -43,7 +60,13 @@ describe('WACZ round trip', () => {
   it('writes the files the spec names, WARC and CDX stored, everything listed with its sha256', async () => {
     const buf = await writeWacz({ exchanges, pages, software: 'capture-ledger-flow/test', created: T0 });
     const w = await readWacz(buf);
-    expect([...w.entries.keys()].sort()).toEqual(['archive/data.warc', 'datapackage-digest.json', 'datapackage.json', 'indexes/index.cdx', 'pages/pages.jsonl']);
+    expect([...w.entries.keys()].sort()).toEqual([
+      'archive/data.warc',
+      'datapackage-digest.json',
+      'datapackage.json',
+      'indexes/index.cdx',
+      'pages/pages.jsonl',
+    ]);
     expect(w.entries.get('archive/data.warc')!.compressionMethod).toBe(0);
     expect(w.entries.get('indexes/index.cdx')!.compressionMethod).toBe(0);
     expect(w.datapackage.profile).toBe('data-package');
@@ -71,7 +94,12 @@ describe('WACZ round trip', () => {
   });
 
   it('keeps every one of many page lines, and textWithheld with an empty text', async () => {
-    const many: WaczPage[] = Array.from({ length: 1200 }, (_, i) => ({ url: `http://h/${i}`, title: `t${i}`, text: `body ${i}`, ts: new Date(T0.getTime() + i) }));
+    const many: WaczPage[] = Array.from({ length: 1200 }, (_, i) => ({
+      url: `http://h/${i}`,
+      title: `t${i}`,
+      text: `body ${i}`,
+      ts: new Date(T0.getTime() + i),
+    }));
     many.push({ url: 'http://h/withheld', title: 'w', text: '', ts: T0, textWithheld: 'no-archive' });
     const w = await readWacz(await writeWacz({ exchanges: [], pages: many, software: 's', created: T0 }));
     expect(w.pages).toHaveLength(1201);
@@ -135,7 +163,9 @@ describe('WACZ round trip', () => {
 describe('waczProblems finds what is wrong', () => {
   it('a file that does not match its hash and size', async () => {
     const good = await readWacz(await writeWacz({ exchanges, pages, software: 's', created: T0 }));
-    const bad = await readWacz(await rezip(good.entries, (name, data) => ({ data: name === 'pages/pages.jsonl' ? Buffer.concat([data, Buffer.from('{"url":"http://x/"}\n')]) : data })));
+    const bad = await readWacz(
+      await rezip(good.entries, (name, data) => ({ data: name === 'pages/pages.jsonl' ? Buffer.concat([data, Buffer.from('{"url":"http://x/"}\n')]) : data })),
+    );
     expect(waczProblems(bad)).toEqual([expect.stringMatching(/^pages\/pages\.jsonl: hash/), expect.stringMatching(/^pages\/pages\.jsonl: bytes/)]);
   });
   it('a deflated WARC, a file not listed, a missing file, a digest that does not match', async () => {
@@ -143,8 +173,23 @@ describe('waczProblems finds what is wrong', () => {
     const entries = new Map(good.entries);
     entries.set('extra.txt', { data: Buffer.from('x'), compressionMethod: 0 });
     entries.delete('indexes/index.cdx');
-    const bad = await readWacz(await rezip(entries, (name, data) => (name === 'archive/data.warc' ? { data, compress: true } : name === 'datapackage-digest.json' ? { data: Buffer.from('{"path":"datapackage.json","hash":"sha256:00"}') } : { data })));
-    expect(waczProblems(bad).sort()).toEqual(['archive/data.warc is deflated; WARCs and indexes must be stored', 'datapackage-digest.json does not match datapackage.json', 'extra.txt is not listed in datapackage.json', 'indexes/index.cdx is listed in datapackage.json but missing'].sort());
+    const bad = await readWacz(
+      await rezip(entries, (name, data) =>
+        name === 'archive/data.warc'
+          ? { data, compress: true }
+          : name === 'datapackage-digest.json'
+            ? { data: Buffer.from('{"path":"datapackage.json","hash":"sha256:00"}') }
+            : { data },
+      ),
+    );
+    expect(waczProblems(bad).sort()).toEqual(
+      [
+        'archive/data.warc is deflated; WARCs and indexes must be stored',
+        'datapackage-digest.json does not match datapackage.json',
+        'extra.txt is not listed in datapackage.json',
+        'indexes/index.cdx is listed in datapackage.json but missing',
+      ].sort(),
+    );
   });
   it('a CDX line pointing at the wrong bytes', async () => {
     const good = await readWacz(await writeWacz({ exchanges, pages, software: 's', created: T0 }));
@@ -174,7 +219,13 @@ describe('WARC records', () => {
   });
   it('keeps the response head as it came: repeated names in their order and case, a latin1 byte as one byte', () => {
     // Node's rawHeaders: one latin1 char per byte on the wire (warcio.js regroups the repeats and writes é as two UTF-8 bytes)
-    const wire: [string, string][] = [['Set-Cookie', 'a=1'], ['Content-Type', 'text/html'], ['set-cookie', 'b=2'], ['Set-Cookie', 'c=3'], ['X-Name', 'caf\u00e9']];
+    const wire: [string, string][] = [
+      ['Set-Cookie', 'a=1'],
+      ['Content-Type', 'text/html'],
+      ['set-cookie', 'b=2'],
+      ['Set-Cookie', 'c=3'],
+      ['X-Name', 'caf\u00e9'],
+    ];
     const block = exchangeRecords(exchange('http://h/', 200, '', wire)).response.block;
     const head = `HTTP/1.1 200 OK\r\n${wire.map(([k, v]) => `${k}: ${v}\r\n`).join('')}Content-Length: 0\r\n\r\n`;
     expect(block.equals(Buffer.from(head, 'latin1'))).toBe(true);
@@ -196,7 +247,16 @@ describe('CDXJ', () => {
     expect(cdxTimestamp(new Date('2024-01-02T03:04:05.999Z'))).toBe('20240102030405');
   });
   it('round-trips lines, sorted', () => {
-    const e = { url: 'http://b/', timestamp: '20240101000000', mime: 'text/html', status: '200', digest: 'sha256:ab', length: 10, offset: 5, filename: 'data.warc' };
+    const e = {
+      url: 'http://b/',
+      timestamp: '20240101000000',
+      mime: 'text/html',
+      status: '200',
+      digest: 'sha256:ab',
+      length: 10,
+      offset: 5,
+      filename: 'data.warc',
+    };
     const text = formatCdxj([e, { ...e, url: 'http://a/' }]);
     expect(text.split('\n')[0]!.startsWith('a)/ ')).toBe(true);
     expect(parseCdxj(text)).toEqual([{ ...e, url: 'http://a/' }, e]);
@@ -209,9 +269,17 @@ describe('WACZ properties (fast-check)', () => {
   it('any titles and texts come back exactly, in order', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ path: fc.webPath(), title: fc.option(fc.string({ unit: 'binary' }), { nil: undefined }), text: fc.string({ unit: 'binary' }) }), { minLength: 0, maxLength: 30 }),
+        fc.array(fc.record({ path: fc.webPath(), title: fc.option(fc.string({ unit: 'binary' }), { nil: undefined }), text: fc.string({ unit: 'binary' }) }), {
+          minLength: 0,
+          maxLength: 30,
+        }),
         async (ps) => {
-          const input: WaczPage[] = ps.map((p, i) => ({ url: `http://h${i}.test${p.path.startsWith('/') ? '' : '/'}${encodeURI(p.path)}`, title: p.title, text: p.text, ts: T0 }));
+          const input: WaczPage[] = ps.map((p, i) => ({
+            url: `http://h${i}.test${p.path.startsWith('/') ? '' : '/'}${encodeURI(p.path)}`,
+            title: p.title,
+            text: p.text,
+            ts: T0,
+          }));
           const w = await readWacz(await writeWacz({ exchanges: [], pages: input, software: 's', created: T0 }));
           expect(w.pages.map((p) => ({ url: p.url, title: p.title, text: p.text }))).toEqual(input.map((p) => ({ url: p.url, title: p.title, text: p.text })));
           expect(waczProblems(w)).toEqual([]);

@@ -123,7 +123,11 @@ export function warcinfoRecord(date: Date, fields: HeaderList): WarcRecord {
 
 /** The TLS session of an https response, as a metadata record about it (indexers skip warc-fields metadata). */
 export function tlsRecord(x: HttpExchange & { tls: TlsSession }, responseId: string): WarcRecord {
-  const block = warcFields([['tls-protocol', x.tls.protocol], ['tls-cipher', x.tls.cipher], ...x.tls.certificates.map((c): [string, string] => ['peer-certificate', c.toString('base64')])]);
+  const block = warcFields([
+    ['tls-protocol', x.tls.protocol],
+    ['tls-cipher', x.tls.cipher],
+    ...x.tls.certificates.map((c): [string, string] => ['peer-certificate', c.toString('base64')]),
+  ]);
   return {
     headers: {
       'WARC-Type': 'metadata',
@@ -232,7 +236,8 @@ export function parseWarc(buf: Buffer): ParsedRecord[] {
     if (!Number.isInteger(len) || len < 0) throw new Error(`WARC record at ${pos}: bad Content-Length`);
     const blockStart = headEnd + 4;
     const blockEnd = blockStart + len;
-    if (blockEnd + 4 > buf.length || buf.toString('latin1', blockEnd, blockEnd + 4) !== '\r\n\r\n') throw new Error(`WARC record at ${pos}: block does not end where Content-Length says`);
+    if (blockEnd + 4 > buf.length || buf.toString('latin1', blockEnd, blockEnd + 4) !== '\r\n\r\n')
+      throw new Error(`WARC record at ${pos}: block does not end where Content-Length says`);
     out.push({ headers, block: buf.subarray(blockStart, blockEnd), offset: pos, length: blockEnd + 4 - pos });
     pos = blockEnd + 4;
   }

@@ -10,7 +10,16 @@ import yazl from 'yazl';
 import { formatPagesJsonl, type PageEntry } from '../pages-jsonl.ts';
 import { cdxTimestamp, formatCdxj, type CdxEntry } from './cdx.ts';
 import { planRecords, requiredArchives, REVISIT_PROFILE, storedPayloads, type RecordPlan, type StoredPayload } from './dedup.ts';
-import { exchangeRecords, RECORD_TRAILER_BYTES, revisitRecords, serializeRecord, sha256Hex, warcinfoRecord, type HeaderList, type HttpExchange } from './warc.ts';
+import {
+  exchangeRecords,
+  RECORD_TRAILER_BYTES,
+  revisitRecords,
+  serializeRecord,
+  sha256Hex,
+  warcinfoRecord,
+  type HeaderList,
+  type HttpExchange,
+} from './warc.ts';
 
 export const WACZ_VERSION = '1.1.1';
 export const PAGES_HEADER = { format: 'json-pages-1.0', id: 'pages', title: 'All Pages', hasText: true } as const;
@@ -128,7 +137,8 @@ export function buildWarc(exchanges: HttpExchange[], info: HeaderList, created: 
   const entries: CdxEntry[] = [];
   for (const [i, x] of exchanges.entries()) {
     const p = plan[i];
-    const { response, request, tls } = p?.kind === 'revisit' ? revisitRecords(x, { profile: REVISIT_PROFILE, uri: p.of.uri, date: p.of.date }) : exchangeRecords(x);
+    const { response, request, tls } =
+      p?.kind === 'revisit' ? revisitRecords(x, { profile: REVISIT_PROFILE, uri: p.of.uri, date: p.of.date }) : exchangeRecords(x);
     const resBytes = serializeRecord(response);
     entries.push({
       url: x.url,
@@ -195,7 +205,8 @@ export async function writeWacz(input: WaczInput): Promise<Buffer> {
 export async function packWacz(input: WaczInput): Promise<PackedWacz> {
   const created = input.created ?? new Date();
   const ownKey = input.dedup?.archiveKey ?? '';
-  const plan = input.dedup === undefined ? input.exchanges.map((): RecordPlan => ({ kind: 'response' })) : planRecords(input.exchanges, input.dedup.known, ownKey);
+  const plan =
+    input.dedup === undefined ? input.exchanges.map((): RecordPlan => ({ kind: 'response' })) : planRecords(input.exchanges, input.dedup.known, ownKey);
   const requires = requiredArchives(plan, ownKey);
   const { warc, cdx } = buildWarc(input.exchanges, warcinfoFields(input.software, input.provenance), created, plan);
   const files = [

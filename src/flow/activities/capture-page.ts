@@ -90,21 +90,54 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     ...(input.behaviors !== undefined ? { behaviors: input.behaviors } : {}),
   };
   const hostDelayMs = Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
-  const { visit, hostDoneAt: finishedAt, qa } = await checkedVisit(deps.browser, url, visitOptions, input.qa === true, { delayMs: hostDelayMs, finishBy: input.finishBy });
+  const {
+    visit,
+    hostDoneAt: finishedAt,
+    qa,
+  } = await checkedVisit(deps.browser, url, visitOptions, input.qa === true, { delayMs: hostDelayMs, finishBy: input.finishBy });
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
   const host = new URL(url).host;
   deps.hostLog?.record(host, { crawlId: input.crawlId, depth: input.depth, url, taskId, submittedAt, finishedAt });
   const slice = ctx.client.workflow.getHandle(ctx.info.workflowExecution!.workflowId);
-  await slice.signal(hostDoneSignal, { index: input.index, attempt: input.attempt, submittedAt, finishedAt }).catch((err: unknown) => deps.log(`hostDone for ${url}: ${(err as Error).message}`));
+  await slice
+    .signal(hostDoneSignal, { index: input.index, attempt: input.attempt, submittedAt, finishedAt })
+    .catch((err: unknown) => deps.log(`hostDone for ${url}: ${(err as Error).message}`));
 
   const visited = { kind: 'visited' as const, ...delay, submittedAt, finishedAt };
   const provenance = {
     browser: await deps.browser.version().catch(() => 'Chromium (version unknown)'),
     worker: deps.software,
-    settings: { crawlId: input.crawlId, depth: input.depth, formats: input.formats, signing: input.signing, perHostDelayMs: input.delayMs, follow: input.follow, attempt: input.attempt, behaviors: behaviorProvenance(input, visit) },
+    settings: {
+      crawlId: input.crawlId,
+      depth: input.depth,
+      formats: input.formats,
+      signing: input.signing,
+      perHostDelayMs: input.delayMs,
+      follow: input.follow,
+      attempt: input.attempt,
+      behaviors: behaviorProvenance(input, visit),
+    },
     robots: rules.crawlDelayMs !== undefined ? `allowed (Crawl-delay ${rules.crawlDelayMs} ms)` : 'allowed',
   };
-  const packaged = await packageCapture(visit, { taskId, url, follow: input.follow, formats: input.formats, prefix: input.prefix, software: deps.software, startedAt: new Date(submittedAt), finishedAt: new Date(finishedAt), userAgent: deps.userAgent, provenance, ...(qa !== undefined ? { qa } : {}), ...(input.known !== undefined ? { known: input.known } : {}), ...(deps.signer && input.signing ? { signer: deps.signer } : {}) }, deps.store.bucket);
+  const packaged = await packageCapture(
+    visit,
+    {
+      taskId,
+      url,
+      follow: input.follow,
+      formats: input.formats,
+      prefix: input.prefix,
+      software: deps.software,
+      startedAt: new Date(submittedAt),
+      finishedAt: new Date(finishedAt),
+      userAgent: deps.userAgent,
+      provenance,
+      ...(qa !== undefined ? { qa } : {}),
+      ...(input.known !== undefined ? { known: input.known } : {}),
+      ...(deps.signer && input.signing ? { signer: deps.signer } : {}),
+    },
+    deps.store.bucket,
+  );
   const finalUrl = packaged.finalUrl !== undefined ? { finalUrl: packaged.finalUrl } : {};
   const lostManifest = matches(knobs.manifestError, url);
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
@@ -114,9 +147,18 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     deps.log(`capture ${url}: ${(err as Error).message}`);
     return { ...visited, ...finalUrl, status: 'failed', manifest: false, manifestError: (err as Error).message };
   }
-  if (lostManifest) return { ...visited, ...finalUrl, status: 'failed', manifest: false, manifestError: 'the capturer did not say where it wrote the manifest (test knob "manifestError")' };
+  if (lostManifest)
+    return {
+      ...visited,
+      ...finalUrl,
+      status: 'failed',
+      manifest: false,
+      manifestError: 'the capturer did not say where it wrote the manifest (test knob "manifestError")',
+    };
   const status = packaged.manifest.status === 'succeeded' && !matches(knobs.reportFailed, url) ? 'captured' : 'failed';
-  deps.log(`${status} ${url}${packaged.manifest.error ? ` (${packaged.manifest.error.type}: ${packaged.manifest.error.message})` : ''} → ${packaged.manifestKey}`);
+  deps.log(
+    `${status} ${url}${packaged.manifest.error ? ` (${packaged.manifest.error.type}: ${packaged.manifest.error.message})` : ''} → ${packaged.manifestKey}`,
+  );
   // only a capture the ledger will admit offers its payloads to later pages
   const dedup = status === 'captured' && packaged.dedup !== undefined ? { stored: packaged.dedup.stored, revisited: packaged.dedup.revisited } : {};
   return { ...visited, ...finalUrl, status, manifest: true, ...dedup };
@@ -131,6 +173,8 @@ function behaviorProvenance(input: CapturePageInput, visit: Visit): Record<strin
     seconds: asked.seconds,
     siteSpecific: asked.siteSpecific,
     ...(asked.seconds > 0 ? { enabled: ['autoscroll', 'autoplay', 'autofetch', ...(asked.siteSpecific ? ['siteSpecific'] : [])] } : {}),
-    ...(got !== undefined ? { budgetMs: got.budgetMs, ...(got.run ? { ranMs: got.run.ms, finished: got.run.finished, frames: got.run.frames, rounds: got.run.rounds } : {}) } : {}),
+    ...(got !== undefined
+      ? { budgetMs: got.budgetMs, ...(got.run ? { ranMs: got.run.ms, finished: got.run.finished, frames: got.run.frames, rounds: got.run.rounds } : {}) }
+      : {}),
   };
 }

@@ -28,7 +28,14 @@ export interface CheckWindow {
 }
 
 async function score(browser: CaptureBrowser, visit: Visit & { kind: 'rendered' }, userAgent: string, attempt: 1 | 2): Promise<QaAttempt> {
-  const s = await replayCheck(browser, { exchanges: visit.exchanges, finalUrl: visit.finalUrl, userAgent, liveShot: visit.liveShot!, liveText: visit.page.text, deadlineMs: REPLAY_CHECK_MS });
+  const s = await replayCheck(browser, {
+    exchanges: visit.exchanges,
+    finalUrl: visit.finalUrl,
+    userAgent,
+    liveShot: visit.liveShot!,
+    liveText: visit.page.text,
+    deadlineMs: REPLAY_CHECK_MS,
+  });
   return { attempt, verdict: qaVerdict(s), ...s };
 }
 
@@ -42,7 +49,10 @@ export async function checkedVisit(browser: CaptureBrowser, url: string, opts: V
   for (let wait = readyAt - Date.now(); wait > 0; wait = readyAt - Date.now()) await sleep(Math.min(wait, 1000));
   // lingering longer, and with twice the behaviors' time when the crawl runs them (their budget
   // stays bounded by the deadline: behavior-budget.ts)
-  const behaviors = opts.behaviors !== undefined && opts.behaviors.seconds > 0 ? { behaviors: { ...opts.behaviors, seconds: Math.min(opts.behaviors.seconds * 2, CRAWL_LIMITS.behaviorsSeconds) } } : {};
+  const behaviors =
+    opts.behaviors !== undefined && opts.behaviors.seconds > 0
+      ? { behaviors: { ...opts.behaviors, seconds: Math.min(opts.behaviors.seconds * 2, CRAWL_LIMITS.behaviorsSeconds) } }
+      : {};
   const second = await visitPage(browser, url, { ...opts, extraMs: linger, liveShot: true, ...behaviors });
   if (second.kind !== 'rendered') return { visit: first, hostDoneAt: second.hostDoneAt, qa: attempts };
   attempts.push(await score(browser, second, opts.userAgent, 2));

@@ -40,7 +40,8 @@ function pageReport(t: LevelTarget, p: PageOutcome): PageReport {
   });
 }
 
-const sliceResults = (client: Client, slices: readonly string[]): Promise<SliceResult[]> => Promise.all(slices.map((id) => client.workflow.getHandle(id).result() as Promise<SliceResult>));
+const sliceResults = (client: Client, slices: readonly string[]): Promise<SliceResult[]> =>
+  Promise.all(slices.map((id) => client.workflow.getHandle(id).result() as Promise<SliceResult>));
 
 /** The level report from the slices' results. */
 export async function buildLevelReport(client: Client, t: LevelTarget, slices: readonly string[]): Promise<LevelReportBody> {
@@ -63,7 +64,12 @@ export async function buildLevelReport(client: Client, t: LevelTarget, slices: r
 async function post(url: string, t: LevelTarget, auth: ReportAuth, body: unknown, timeoutMs: number): Promise<Response> {
   const headers = await auth(t.orgId);
   const bound: Record<string, string> = t.capability === undefined ? {} : { [CAPABILITY_HEADER]: t.capability };
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...bound }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers, ...bound },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
 }
 
 async function sendReport(deps: FlowActivityDeps, input: SendReportInput): Promise<ReportOutcome> {
@@ -88,7 +94,8 @@ async function sendReport(deps: FlowActivityDeps, input: SendReportInput): Promi
     return { delivered: true, status, attempts };
   }
   if (status === undefined || retryable(status)) {
-    if (ctx.info.attempt === 1 || attempts.length % 5 === 0) deps.log(`${level}: report not delivered yet (${status ?? attempt.error}); trying again until the level's deadline`);
+    if (ctx.info.attempt === 1 || attempts.length % 5 === 0)
+      deps.log(`${level}: report not delivered yet (${status ?? attempt.error}); trying again until the level's deadline`);
     const outcome: ReportOutcome = { delivered: false, ...(status !== undefined ? { status } : {}), attempts };
     throw ApplicationFailure.create({ type: 'ReportNotDelivered', message: `${level}: the ledger answered ${status ?? attempt.error}`, details: [outcome] });
   }
@@ -104,7 +111,14 @@ async function sendReport(deps: FlowActivityDeps, input: SendReportInput): Promi
 
 async function sendHeartbeat(deps: FlowActivityDeps, input: Parameters<FlowActivities['sendHeartbeat']>[0]): Promise<boolean> {
   const client = Context.current().client;
-  const progress = await Promise.all(input.running.map((id) => client.workflow.getHandle(id).query(sliceProgressQuery).catch(() => undefined)));
+  const progress = await Promise.all(
+    input.running.map((id) =>
+      client.workflow
+        .getHandle(id)
+        .query(sliceProgressQuery)
+        .catch(() => undefined),
+    ),
+  );
   const body: HeartbeatBody = { depth: input.depth, pagesTotal: input.pagesTotal, pagesDone: input.pagesDoneBefore, pagesInFlight: 0, hosts: [] };
   for (const p of progress) {
     if (p === undefined) continue;

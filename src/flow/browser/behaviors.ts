@@ -68,7 +68,13 @@ const inFrames = (frames: Frame[], fn: (f: Frame) => Promise<unknown>): Promise<
 async function runOnce(page: Page, budgetMs: number, settings: BehaviorSettings, signal: AbortSignal): Promise<{ frames: number; finished: boolean }> {
   const frames = page.frames();
   const ran = inFrames(frames, (f) => f.evaluate(runInFrame, { siteSpecific: settings.siteSpecific, timeout: budgetMs }));
-  const out = await Promise.race([ran, sleep(budgetMs + BEHAVIOR_GRACE_MS, undefined, { signal }).then(() => undefined, () => undefined)]);
+  const out = await Promise.race([
+    ran,
+    sleep(budgetMs + BEHAVIOR_GRACE_MS, undefined, { signal }).then(
+      () => undefined,
+      () => undefined,
+    ),
+  ]);
   // a frame busy past its budget is not waited for twice: pausing gets the grace once more at most
   await Promise.race([inFrames(page.frames(), (f) => f.evaluate(pauseInFrame)), sleep(BEHAVIOR_GRACE_MS, undefined, { signal }).catch(() => undefined)]);
   return { frames: frames.length, finished: out !== undefined };

@@ -56,7 +56,9 @@ export async function startRefusingProxy(onRefuse: (what: string) => void): Prom
   const server: Server = createServer((req, res) => {
     refused++;
     onRefuse(`${req.method} ${req.url}`);
-    res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end('refused by the capture flow: only requests its route handler answers are allowed\n');
+    res
+      .writeHead(403, { 'content-type': 'text/plain', connection: 'close' })
+      .end('refused by the capture flow: only requests its route handler answers are allowed\n');
   });
   server.on('connect', (req, socket: Socket) => {
     refused++;
@@ -163,7 +165,13 @@ export class CaptureBrowser {
       try {
         const executablePath = chromiumExecutable();
         // Playwright turns the sandbox off itself unless told chromiumSandbox is true
-        const browser = await chromium.launch({ executablePath, headless: true, chromiumSandbox: true, env: chromiumEnvironment(), args: chromiumArgs(proxy.port) });
+        const browser = await chromium.launch({
+          executablePath,
+          headless: true,
+          chromiumSandbox: true,
+          env: chromiumEnvironment(),
+          args: chromiumArgs(proxy.port),
+        });
         browser.on('disconnected', () => {
           if (this.closed) return;
           this.log('browser: chromium went away; the next capture launches it again');
@@ -184,7 +192,14 @@ export class CaptureBrowser {
   /** A fresh context: no cookies, storage or cache shared with any other capture. */
   async newContext(opts: ContextOptions): Promise<BrowserContext> {
     const { browser } = await this.launch();
-    return browser.newContext({ viewport: { ...VIEWPORT }, userAgent: opts.userAgent, acceptDownloads: false, serviceWorkers: 'block', javaScriptEnabled: true, bypassCSP: false });
+    return browser.newContext({
+      viewport: { ...VIEWPORT },
+      userAgent: opts.userAgent,
+      acceptDownloads: false,
+      serviceWorkers: 'block',
+      javaScriptEnabled: true,
+      bypassCSP: false,
+    });
   }
 
   /** The browser's name and version, e.g. "Chromium 141.0.7390.54" (launches it if need be). */

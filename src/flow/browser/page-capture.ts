@@ -127,7 +127,7 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
 
     let response;
     const visited = new Set<string>();
-    for (let target = url; ; ) {
+    for (let target = url; ;) {
       visited.add(target.split('#')[0]!);
       let failure: Error | undefined;
       try {
@@ -141,8 +141,10 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
       const at = finalUrl !== undefined ? { finalUrl } : {};
       if (ac.signal.aborted) return { ok: false, hostDoneAt: Date.now(), ...cancelled(), ...at };
       if (next !== undefined) {
-        if (visited.has(next)) return { ok: false, hostDoneAt: Date.now(), kind: 'navigation', message: `net::ERR_TOO_MANY_REDIRECTS: redirect loop at ${next}`, ...at };
-        if (visited.size > MAX_REDIRECTS) return { ok: false, hostDoneAt: Date.now(), kind: 'navigation', message: `net::ERR_TOO_MANY_REDIRECTS: more than ${MAX_REDIRECTS} redirects`, ...at };
+        if (visited.has(next))
+          return { ok: false, hostDoneAt: Date.now(), kind: 'navigation', message: `net::ERR_TOO_MANY_REDIRECTS: redirect loop at ${next}`, ...at };
+        if (visited.size > MAX_REDIRECTS)
+          return { ok: false, hostDoneAt: Date.now(), kind: 'navigation', message: `net::ERR_TOO_MANY_REDIRECTS: more than ${MAX_REDIRECTS} redirects`, ...at };
         target = next;
         continue;
       }
@@ -179,7 +181,20 @@ export async function capturePage(browser: CaptureBrowser, url: string, opts: Pa
     const liveShot = opts.liveShot === true ? await page.screenshot({ type: 'png' }) : undefined;
     const artifacts = await renderArtifacts(context, page, opts.formats);
     if (ac.signal.aborted) return { ok: false, hostDoneAt, ...cancelled(), finalUrl };
-    return { ok: true, hostDoneAt, exchanges: recorder.exchanges, main, finalUrl, page: rendered, artifacts, dropped: recorder.dropped, refused: recorder.refused, failed: recorder.failed, behaviors: { budgetMs, ...(run ? { run } : {}) }, ...(liveShot !== undefined ? { liveShot } : {}) };
+    return {
+      ok: true,
+      hostDoneAt,
+      exchanges: recorder.exchanges,
+      main,
+      finalUrl,
+      page: rendered,
+      artifacts,
+      dropped: recorder.dropped,
+      refused: recorder.refused,
+      failed: recorder.failed,
+      behaviors: { budgetMs, ...(run ? { run } : {}) },
+      ...(liveShot !== undefined ? { liveShot } : {}),
+    };
   } catch (err) {
     recorder?.stop();
     const at = hostDoneAt ?? Date.now();

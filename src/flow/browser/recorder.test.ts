@@ -3,7 +3,12 @@ import type { HttpExchange } from '../../domain/wacz/warc.ts';
 import { fulfilHeaders, outgoingHeaders, redirectedRequest, redirectTarget } from './recorder.ts';
 
 function exchange(status: number, headers: [string, string][], url = 'http://a.test/dir/page'): HttpExchange {
-  return { url, date: new Date(0), request: { method: 'GET', target: '/', httpVersion: '1.1', headers: [] }, response: { status, statusText: '', httpVersion: '1.1', headers, body: Buffer.alloc(0) } };
+  return {
+    url,
+    date: new Date(0),
+    request: { method: 'GET', target: '/', httpVersion: '1.1', headers: [] },
+    response: { status, statusText: '', httpVersion: '1.1', headers, body: Buffer.alloc(0) },
+  };
 }
 
 describe('outgoingHeaders', () => {
@@ -55,9 +60,18 @@ describe('redirectTarget', () => {
 });
 
 describe('redirectedRequest', () => {
-  const post = { url: 'http://a.test/form', method: 'POST', headers: [['Content-Type', 'application/x-www-form-urlencoded'], ['Cookie', 'c=1']] as [string, string][], body: Buffer.from('a=1') };
+  const post = {
+    url: 'http://a.test/form',
+    method: 'POST',
+    headers: [
+      ['Content-Type', 'application/x-www-form-urlencoded'],
+      ['Cookie', 'c=1'],
+    ] as [string, string][],
+    body: Buffer.from('a=1'),
+  };
   it('303/302/301 turn a POST into a GET without body or its content headers', () => {
-    for (const status of [301, 302, 303]) expect(redirectedRequest(post, status, 'http://a.test/done')).toEqual({ url: 'http://a.test/done', method: 'GET', headers: [['Cookie', 'c=1']] });
+    for (const status of [301, 302, 303])
+      expect(redirectedRequest(post, status, 'http://a.test/done')).toEqual({ url: 'http://a.test/done', method: 'GET', headers: [['Cookie', 'c=1']] });
   });
   it('307/308 repeat the request as it was', () => {
     for (const status of [307, 308]) expect(redirectedRequest(post, status, 'http://a.test/again')).toEqual({ ...post, url: 'http://a.test/again' });

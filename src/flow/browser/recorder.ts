@@ -175,7 +175,11 @@ export class Recorder {
   private async exchange(out: OutgoingRequest, request: Request, main: boolean): Promise<HttpExchange | undefined> {
     if (this.started >= this.o.limits.maxResources || this.bytes >= this.o.limits.maxBytes) {
       this.dropped++;
-      if (main) this.mainFailure = { kind: 'too-large', message: `the page went over its budget of ${this.o.limits.maxResources} resources / ${this.o.limits.maxBytes} bytes before its document loaded` };
+      if (main)
+        this.mainFailure = {
+          kind: 'too-large',
+          message: `the page went over its budget of ${this.o.limits.maxResources} resources / ${this.o.limits.maxBytes} bytes before its document loaded`,
+        };
       return undefined;
     }
     this.started++;
@@ -193,7 +197,11 @@ export class Recorder {
     if (this.stopped || this.o.signal.aborted) return undefined;
     if (this.bytes + x.response.body.length > this.o.limits.maxBytes) {
       this.dropped++;
-      if (main) this.mainFailure = { kind: 'too-large', message: `${x.url}: ${x.response.body.length} bytes would take the page over its budget of ${this.o.limits.maxBytes} bytes` };
+      if (main)
+        this.mainFailure = {
+          kind: 'too-large',
+          message: `${x.url}: ${x.response.body.length} bytes would take the page over its budget of ${this.o.limits.maxBytes} bytes`,
+        };
       return undefined;
     }
     this.bytes += x.response.body.length;

@@ -44,7 +44,10 @@ function readPage({ max, textUnits, titleUnits }: { max: number; textUnits: numb
   let noArchive = false;
   for (const m of Array.from(document.querySelectorAll('meta[name]'))) {
     if ((m.getAttribute('name') ?? '').toLowerCase() !== 'robots') continue;
-    const tokens = (m.getAttribute('content') ?? '').toLowerCase().split(',').map((s) => s.trim());
+    const tokens = (m.getAttribute('content') ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((s) => s.trim());
     if (tokens.includes('noarchive') || tokens.includes('none')) noArchive = true;
   }
   const links: { href: string; rel?: string }[] = [];
@@ -81,7 +84,12 @@ export async function readRendered(page: Page, maxLinks = MAX_LINKS): Promise<Re
 export type RenderedArtifacts = Partial<Record<'html' | 'png' | 'webp' | 'mhtml', Buffer>>;
 
 /** The artifacts the formats ask for that come from the live page (wacz and links come from the recording). */
-export async function renderArtifacts(context: BrowserContext, page: Page, formats: readonly CaptureFormat[], maxHeight = SCREENSHOT_MAX_HEIGHT): Promise<RenderedArtifacts> {
+export async function renderArtifacts(
+  context: BrowserContext,
+  page: Page,
+  formats: readonly CaptureFormat[],
+  maxHeight = SCREENSHOT_MAX_HEIGHT,
+): Promise<RenderedArtifacts> {
   const out: RenderedArtifacts = {};
   if (formats.includes('html')) out.html = Buffer.from(await page.content(), 'utf8');
   const shots = formats.filter((f): f is 'png' | 'webp' => f === 'png' || f === 'webp');

@@ -121,7 +121,12 @@ async function samePixels({ a, b, tolerance }: { a: string; b: string; tolerance
     for (let col = 0; col < Math.min(x.width, y.width); col++) {
       const i = (row * x.width + col) * 4;
       const j = (row * y.width + col) * 4;
-      if (Math.abs(x.data[i]! - y.data[j]!) <= tolerance && Math.abs(x.data[i + 1]! - y.data[j + 1]!) <= tolerance && Math.abs(x.data[i + 2]! - y.data[j + 2]!) <= tolerance) same++;
+      if (
+        Math.abs(x.data[i]! - y.data[j]!) <= tolerance &&
+        Math.abs(x.data[i + 1]! - y.data[j + 1]!) <= tolerance &&
+        Math.abs(x.data[i + 2]! - y.data[j + 2]!) <= tolerance
+      )
+        same++;
     }
   }
   return width * height === 0 ? 0 : same / (width * height);

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
   const config = orExit('capture worker', () => loadCaptureWorkerConfig(workerEnv(), defaultWorkerName()));
   const worker = await startCaptureWorker({ config, log: (line) => console.log(`${new Date().toISOString()} ${line}`) });
   const { temporal } = config;
-  console.log(`capture worker ${config.name} (pid ${process.pid}, uid ${process.getuid?.() ?? '?'}) polling ${temporal.address} namespace ${temporal.namespace} queue ${temporal.captureQueue} with ${config.slots} slot(s); writing to s3://${config.s3.bucket} as ${config.s3.accessKeyId}; node ${process.version}`);
+  console.log(
+    `capture worker ${config.name} (pid ${process.pid}, uid ${process.getuid?.() ?? '?'}) polling ${temporal.address} namespace ${temporal.namespace} queue ${temporal.captureQueue} with ${config.slots} slot(s); writing to s3://${config.s3.bucket} as ${config.s3.accessKeyId}; node ${process.version}`,
+  );
   const stop = (): void => {
     console.log(`capture worker ${config.name}: stopping (finishing the pages in hand)`);
     worker.shutdown().then(

@@ -56,7 +56,18 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
   const hostLog = new HostLog();
   let stopped = false;
   let busy = 0;
-  const activities = createCaptureActivities({ browser, fetcher, robots, store, userAgent: CAPTURE_USER_AGENT, software: `${CAPTURE_SOFTWARE} (${config.name})`, signer: { privateKey, publicKey }, hostLog, log, stopped: () => stopped });
+  const activities = createCaptureActivities({
+    browser,
+    fetcher,
+    robots,
+    store,
+    userAgent: CAPTURE_USER_AGENT,
+    software: `${CAPTURE_SOFTWARE} (${config.name})`,
+    signer: { privateKey, publicKey },
+    hostLog,
+    log,
+    stopped: () => stopped,
+  });
   const own = opts.connection === undefined ? await NativeConnection.connect({ address: config.temporal.address }) : undefined;
   const worker = await Worker.create({
     connection: opts.connection ?? own!,

@@ -6,7 +6,17 @@
 // goes where the latest says, and pages it adds are captured in a slice of their own. A level
 // dispatched after its run closed starts a new run that reuses the pages the earlier runs
 // captured (their slices' results), so no page is captured twice.
-import { allHandlersFinished, ApplicationFailure, ActivityFailure, condition, executeChild, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  ActivityFailure,
+  condition,
+  executeChild,
+  patched,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { DispatchBody } from '../../domain/contract.ts';
 import { planSlices, sliceSlots } from '../../domain/level-slices.ts';
 import { DEDUP_LIMITS, PayloadIndex } from '../../domain/wacz/payload-index.ts';
@@ -14,7 +24,16 @@ import type { FlowActivities, LevelTarget } from '../activities/types.ts';
 import { dispatchBehaviors } from '../../domain/behavior-budget.ts';
 import { levelPrefix, levelWindow, parseNotBefore } from '../level.ts';
 import { REPORT_FINAL, SLICE_WORKFLOW, sliceWorkflowId } from '../names.ts';
-import { levelStateQuery, redispatchSignal, type LevelInput, type LevelPhase, type LevelState, type ReportOutcome, type SliceInput, type SliceResult } from './messages.ts';
+import {
+  levelStateQuery,
+  redispatchSignal,
+  type LevelInput,
+  type LevelPhase,
+  type LevelState,
+  type ReportOutcome,
+  type SliceInput,
+  type SliceResult,
+} from './messages.ts';
 
 /** The step that reads the previous level's stored payloads (dedup across levels, issue 26). */
 const PRIOR_PAYLOADS_PATCH = 'dedup-prior-payloads';
@@ -50,7 +69,14 @@ export class LevelRun {
    * would be a megabyte on every poll), their count beside it. */
   state(): LevelState {
     const { pages, ...dispatch } = this.input.dispatch;
-    return { phase: this.phase, dispatch: { ...dispatch, pages: [] }, pages: pages.length, slices: [...this.sliceIds], ...(this.outcome ? { outcome: this.outcome } : {}), ...(this.error !== undefined ? { error: this.error } : {}) };
+    return {
+      phase: this.phase,
+      dispatch: { ...dispatch, pages: [] },
+      pages: pages.length,
+      slices: [...this.sliceIds],
+      ...(this.outcome ? { outcome: this.outcome } : {}),
+      ...(this.error !== undefined ? { error: this.error } : {}),
+    };
   }
 
   /** A later dispatch of the same level: its capability, URLs and deadline win; new pages are added. */
@@ -111,7 +137,10 @@ export class LevelRun {
     const pending = d.pages.map((_, i) => i).filter((i) => !this.assigned.has(d.pages[i]!.url));
     for (const i of pending) this.assigned.add(d.pages[i]!.url);
     const slices = planSlices(pending.map((i) => new URL(d.pages[i]!.url).host)).map((s) => ({ ...s, pages: s.pages.map((j) => pending[j]!) }));
-    const slots = sliceSlots(slices.map((s) => s.hosts), d.hostParallelism);
+    const slots = sliceSlots(
+      slices.map((s) => s.hosts),
+      d.hostParallelism,
+    );
     let free = d.hostParallelism;
     const busyHosts = new Set<string>();
     const running = new Set<Promise<void>>();
@@ -122,11 +151,15 @@ export class LevelRun {
       if (slice.splitHost !== undefined) busyHosts.add(slice.splitHost);
       const id = sliceWorkflowId(workflowInfo().workflowId, this.sliceIds.length);
       this.sliceIds.push(id);
-      const p: Promise<void> = executeChild<(i: SliceInput) => Promise<SliceResult>>(SLICE_WORKFLOW, { workflowId: id, args: [this.sliceInput(d, slice.pages, need)] }).then((r) => {
+      const p: Promise<void> = executeChild<(i: SliceInput) => Promise<SliceResult>>(SLICE_WORKFLOW, {
+        workflowId: id,
+        args: [this.sliceInput(d, slice.pages, need)],
+      }).then((r) => {
         free += need;
         if (slice.splitHost !== undefined) busyHosts.delete(slice.splitHost);
         // a later slice on the same host starts no earlier than its spacing allows
-        for (const h of r.hosts) if (h.lastFinishedAt !== undefined) this.notBefore[h.host] = Math.max(this.notBefore[h.host] ?? 0, h.lastFinishedAt + h.delayMs);
+        for (const h of r.hosts)
+          if (h.lastFinishedAt !== undefined) this.notBefore[h.host] = Math.max(this.notBefore[h.host] ?? 0, h.lastFinishedAt + h.delayMs);
         this.pagesDone += r.pages.length;
         this.payloads.add(r.payloads ?? []);
         this.done.add(id);
@@ -171,7 +204,15 @@ export class LevelRun {
       const url = this.input.dispatch.heartbeatUrl;
       if (url === undefined) return;
       const running = this.sliceIds.filter((id) => !this.done.has(id) && !(this.input.priorSlices ?? []).includes(id));
-      await act.sendHeartbeat({ ...this.target(), heartbeatUrl: url, pagesTotal: this.input.dispatch.pages.length, pagesDoneBefore: this.pagesDone + this.reusedPages, running }).catch(() => false);
+      await act
+        .sendHeartbeat({
+          ...this.target(),
+          heartbeatUrl: url,
+          pagesTotal: this.input.dispatch.pages.length,
+          pagesDoneBefore: this.pagesDone + this.reusedPages,
+          running,
+        })
+        .catch(() => false);
     }
   }
 
@@ -185,7 +226,13 @@ export class LevelRun {
     const act = proxyActivities<FlowActivities>({
       scheduleToCloseTimeout: left,
       startToCloseTimeout: 60_000,
-      retry: { initialInterval: retry?.baseDelayMs ?? 1000, backoffCoefficient: 2, maximumInterval: 10_000, ...(retry ? { maximumAttempts: retry.attempts } : {}), nonRetryableErrorTypes: [REPORT_FINAL] },
+      retry: {
+        initialInterval: retry?.baseDelayMs ?? 1000,
+        backoffCoefficient: 2,
+        maximumInterval: 10_000,
+        ...(retry ? { maximumAttempts: retry.attempts } : {}),
+        nonRetryableErrorTypes: [REPORT_FINAL],
+      },
     });
     try {
       this.outcome = await act.sendReport({ ...this.target(), reportUrl: d.reportUrl, slices: [...this.sliceIds] });

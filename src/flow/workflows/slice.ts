@@ -91,12 +91,19 @@ export class SliceRun {
   }
 
   result(): SliceResult {
-    const pages = this.input.pages.map((p, j) => this.results.get(j) ?? { index: p.index, url: p.url, status: 'failed' as const, manifestError: 'the capture flow never settled this page' });
+    const pages = this.input.pages.map(
+      (p, j) => this.results.get(j) ?? { index: p.index, url: p.url, status: 'failed' as const, manifestError: 'the capture flow never settled this page' },
+    );
     const hosts = [...this.lastFinish].map(([host, at]) => ({ host, delayMs: Math.round(this.pacer.delayFor(host)), lastFinishedAt: at }));
     return { pages, hosts, payloads: this.payloads.top(DEDUP_LIMITS.indexed) };
   }
 
-  progress(): { pagesTotal: number; pagesDone: number; pagesInFlight: number; hosts: { host: string; queued: number; inFlight: number; nextAllowedAt: string | null }[] } {
+  progress(): {
+    pagesTotal: number;
+    pagesDone: number;
+    pagesInFlight: number;
+    hosts: { host: string; queued: number; inFlight: number; nextAllowedAt: string | null }[];
+  } {
     return {
       pagesTotal: this.input.pages.length,
       pagesDone: this.results.size,
@@ -174,7 +181,12 @@ export class SliceRun {
       this.pacer.add(host, item);
       return;
     }
-    this.results.set(item, { index: page.index, url: page.url, status: 'failed', manifestError: `the capture was given up after ${attempt} attempt(s): ${why}` });
+    this.results.set(item, {
+      index: page.index,
+      url: page.url,
+      status: 'failed',
+      manifestError: `the capture was given up after ${attempt} attempt(s): ${why}`,
+    });
   }
 
   private finishHost(item: number, finishedAt: number, durationMs?: number): void {
