@@ -98,6 +98,15 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'use uuid4() from @temporalio/workflow' }],
     },
   },
+  {
+    // a function a newcomer can read in one screen (warn until every function in src/ is under it; then error)
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      complexity: ['warn', 15],
+      'max-lines-per-function': ['warn', { max: 80 }],
+    },
+  },
   captureBoundary(1),
   captureBoundary(2),
   captureBoundary(3),
