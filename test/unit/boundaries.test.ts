@@ -1,18 +1,14 @@
-// .dependency-cruiser.cjs writes the layering down; `npm run lint` runs it over src/. Each rule is
+// .dependency-cruiser.mjs writes the layering down; `npm run lint` runs it over src/. Each rule is
 // run here on a small tree that breaks it and on one that keeps it, so a rule that stops matching
 // (a renamed folder, a regex slip) fails a test instead of passing every tree silently.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { cruise } from 'dependency-cruiser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/env.ts';
 
-const config = createRequire(import.meta.url)(ROOT + '.dependency-cruiser.cjs') as {
-  forbidden: { name: string }[];
-  options: Record<string, unknown>;
-};
+const config = ((await import(ROOT + '.dependency-cruiser.mjs')) as { default: { forbidden: { name: string }[] } }).default;
 
 let tree: string | undefined;
 afterEach(() => {

@@ -3,12 +3,12 @@
 // chains of imports: a workflow that reaches a Node builtin by way of a domain module fails, even
 // though each import on the way is allowed on its own. Type-only imports vanish at compile time
 // and are not followed (tsPreCompilationDeps: false).
-const { builtinModules } = require('node:module');
+import { builtinModules } from 'node:module';
 
 const nodeBuiltin = [`^node:`, `^(${builtinModules.filter((m) => !m.startsWith('_')).join('|')})(/|$)`];
 const notTest = '\\.test\\.ts$';
 
-module.exports = {
+export default {
   forbidden: [
     {
       name: 'domain-is-pure',
