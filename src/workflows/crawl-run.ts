@@ -195,7 +195,7 @@ export class CrawlRun {
   }
 
   /**
-   * Admits the level's queued reports, newest first taken; a report of it arriving again before the
+   * Admits the newest queued report of the level; a report of it arriving again before the
    * next level goes out replaces it. Re-reports are capped by the API; besides, none is admitted
    * once the level's deadline has passed, so a flow reporting again and again cannot keep the
    * crawl running. Undefined when every report taken was stale (replaced in the store).
