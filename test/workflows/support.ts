@@ -112,7 +112,9 @@ export function useTimeSkippingEnv(): { env: TestWorkflowEnvironment } {
   const t = {} as { env: TestWorkflowEnvironment };
   let stop: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    ({ env: t.env, stop } = await timeSkippingEnv());
+    // the bundle too: built here, under the hook's timeout, not inside the first test's
+    const [started] = await Promise.all([timeSkippingEnv(), workflowBundle()]);
+    ({ env: t.env, stop } = started);
   }, 150_000);
   afterAll(async () => {
     await stop?.();
