@@ -9,7 +9,13 @@ export const INDEX_PENDING_WORKFLOW = 'indexPending';
 export const crawlWorkflowId = (crawlId: string): string => `crawl-${crawlId}`;
 
 /** Error types activities throw as final, and the workflow's retry policies do not retry. */
-export const NON_RETRYABLE = { dispatchRejected: 'DispatchRejected', noCrawl: 'NoCrawl', admission: 'AdmissionError' } as const;
+export const NON_RETRYABLE = {
+  dispatchRejected: 'DispatchRejected',
+  noCrawl: 'NoCrawl',
+  admission: 'AdmissionError',
+  /** admitLevel was given a report the level's newer report replaced: the workflow waits for that one */
+  staleReport: 'StaleReport',
+} as const;
 
 export const SCHEDULES = {
   reconcile: { id: 'reconcile', cron: '17 3 * * *' },
@@ -23,6 +29,3 @@ export const SEARCH_ATTRIBUTES = {
   CrawlOrg: 'Keyword',
   CrawlState: 'Keyword',
 } as const;
-
-export const SIGNALS = { levelReported: 'levelReported', cancel: 'cancel', levelHeartbeat: 'levelHeartbeat', reportRefused: 'reportRefused' } as const;
-export const QUERIES = { progress: 'progress' } as const;

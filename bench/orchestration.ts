@@ -18,6 +18,7 @@ import { CAPABILITY_HEADER, type DispatchBody } from '../src/domain/contract.ts'
 import { buildApp } from '../src/api/app.ts';
 import { createAppClients } from '../src/api/deps.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
+import { progressQuery } from '../src/workflows/messages.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 
 export interface OrchestrationBenchOptions {
@@ -148,7 +149,7 @@ async function waitForPhase(client: Client, crawlId: string, phase: CrawlProgres
   for (let i = 0; i < 600; i += 1) {
     const p = await client.workflow
       .getHandle(`crawl-${crawlId}`)
-      .query<CrawlProgress>('progress')
+      .query(progressQuery)
       .catch(() => undefined);
     if (p?.phase === phase) return;
     await new Promise((r) => setTimeout(r, 20));

@@ -4,11 +4,11 @@
 // signalled exactly as the report route does, so what is tested is what the ledger makes of it.
 import { describe, expect, it } from 'vitest';
 import type { OpenFgaClient } from '@openfga/sdk';
-import { crawlWorkflowId, SIGNALS } from '../../temporal.config.ts';
+import { crawlWorkflowId } from '../../temporal.config.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
 import { finishCrawlRow, insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
-import type { LevelReported } from '../../src/workflows/crawl.ts';
+import { levelReportedSignal, type LevelReported } from '../../src/workflows/messages.ts';
 import { devHeaders } from '../support/api.ts';
 import { levelPrefix, waitForCrawlEnd, writeCapture } from '../support/crawls.ts';
 import { useHarness } from '../support/harness.ts';
@@ -49,7 +49,7 @@ async function startCrawl(body: Record<string, unknown>): Promise<string> {
 async function report(crawlId: string, depth: number, pages: PageReport[]): Promise<void> {
   const { reportId } = await upsertLevelReport(h.tdb.db, crawlId, depth, { depth, pages }, 'capture-flow');
   const signal: LevelReported = { depth, reportId };
-  await h.temporal.workflow.getHandle(crawlWorkflowId(crawlId)).signal(SIGNALS.levelReported, signal);
+  await h.temporal.workflow.getHandle(crawlWorkflowId(crawlId)).signal(levelReportedSignal, signal);
 }
 
 async function detail(crawlId: string): Promise<Record<string, unknown>> {

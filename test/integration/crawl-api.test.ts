@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { crawlWorkflowId } from '../../temporal.config.ts';
 import { BOTH_SOURCES_MESSAGE, NO_SOURCE_MESSAGE } from '../../src/domain/crawl.ts';
 import { finishCrawlRow } from '../../src/store/crawls.ts';
+import { cancelSignal } from '../../src/workflows/messages.ts';
 import { addTarget, disableTarget } from '../../src/store/targets.ts';
 import { runTargets } from '../../src/cli/targets-command.ts';
 import { devHeaders, startTestApi } from '../support/api.ts';
@@ -29,7 +30,7 @@ async function endRunning(): Promise<void> {
   for (const r of running) {
     const ok = await h.temporal.workflow
       .getHandle(crawlWorkflowId(r.id))
-      .signal('cancel', { reason: 'test' })
+      .signal(cancelSignal, { reason: 'test' })
       .then(() => true)
       .catch(() => false);
     if (ok) await waitForCrawlEnd(h.tdb.db, r.id);

@@ -3,7 +3,8 @@
 // The heartbeat route's gate (token and the level's capability) is attacked as well.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { crawlWorkflowId, SIGNALS } from '../../temporal.config.ts';
+import { crawlWorkflowId } from '../../temporal.config.ts';
+import { levelHeartbeatSignal } from '../../src/workflows/messages.ts';
 import { CAPABILITY_HEADER } from '../../src/domain/contract.ts';
 import type { ProgressView } from '../../src/domain/progress.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
@@ -215,7 +216,7 @@ describe('live progress and the pacing audit', () => {
     expect(flood.map((r) => r.status)).toEqual(Array(20).fill(202));
     expect((await Promise.all(flood.map((r) => r.json()))).filter((b) => (b as { passedOn: boolean }).passedOn)).toEqual([]);
     const history = await s.temporal.workflow.getHandle(crawlWorkflowId(crawlId)).fetchHistory();
-    const heartbeatSignals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === SIGNALS.levelHeartbeat);
+    const heartbeatSignals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === levelHeartbeatSignal.name);
     const signalled = heartbeatSignals.map((e) => Buffer.from(e.workflowExecutionSignaledEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
     expect(signalled.filter((b) => b.includes('forged.test:1'))).toHaveLength(1);
     expect(signalled.filter((b) => b.includes('flood'))).toEqual([]);

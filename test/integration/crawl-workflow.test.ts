@@ -8,7 +8,8 @@ import type { PageReport } from '../../src/domain/contract.ts';
 import { insertCrawl } from '../../src/store/crawls.ts';
 import { CRAWL_STATE_KEY } from '../../src/temporal/search-attributes.ts';
 import type { crawl as crawlWorkflow, CrawlWorkflowInput } from '../../src/workflows/crawl.ts';
-import { BEHAVIOR_DEFAULTS, type CrawlProgress } from '../../src/domain/crawl.ts';
+import { cancelSignal, levelReportedSignal, progressQuery } from '../../src/workflows/messages.ts';
+import { BEHAVIOR_DEFAULTS } from '../../src/domain/crawl.ts';
 import { devHeaders } from '../support/api.ts';
 import { useHarness } from '../support/harness.ts';
 import { startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
@@ -96,7 +97,7 @@ describe('crawl workflow', () => {
     expect(Date.parse(d0.body.deadline!) - d0.at).toBeGreaterThan(25_000);
     expect(Date.parse(d0.body.deadline!) - d0.at).toBeLessThanOrEqual(31_000);
     const progress0 = await eventually(async () => {
-      const p = await h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).query<CrawlProgress>('progress');
+      const p = await h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).query(progressQuery);
       return p.phase === 'waiting' ? p : undefined;
     });
     expect(progress0).toMatchObject({ crawlId, phase: 'waiting', depth: 0, maxDepth: 1, cancelRequested: false });
@@ -307,11 +308,11 @@ describe('crawl workflow', () => {
     const crawlId = await startCrawl({ seeds: ['http://f.test/'], maxDepth: 2 });
     await h.hook.waitFor((d) => d.body.crawlId === crawlId);
     const handle = h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId));
-    await handle.signal('cancel', { reason: 'operator asked' });
+    await handle.signal(cancelSignal, { reason: 'operator asked' });
     const row = await waitForCrawlEnd(h.tdb.db, crawlId);
     expect(row).toMatchObject({ state: 'failed', stop_reason: 'failed', failure: 'cancelled: operator asked' });
     await handle.result();
-    const progress = await handle.query<CrawlProgress>('progress');
+    const progress = await handle.query(progressQuery);
     expect(progress).toMatchObject({ phase: 'done', cancelRequested: true, stopReason: 'failed' });
     expect((await handle.describe()).typedSearchAttributes.get(CRAWL_STATE_KEY)).toBe('failed');
   });
@@ -390,8 +391,8 @@ describe('crawl workflow', () => {
       const { reportId } = (await res.json()) as { reportId: string };
       // the same signal delivered twice more (signals are at-least-once)
       const handle = h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId));
-      await handle.signal('levelReported', { depth: 0, reportId });
-      await handle.signal('levelReported', { depth: 0, reportId });
+      await handle.signal(levelReportedSignal, { depth: 0, reportId });
+      await handle.signal(levelReportedSignal, { depth: 0, reportId });
     } finally {
       await h.tw.start();
     }

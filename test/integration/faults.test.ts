@@ -40,6 +40,7 @@ import { insertJob, insertManyArchives } from '../support/ledger.ts';
 import { freePort, startPrivateOpenFga, startPrivateS3Gateway, type PrivateService } from '../support/private.ts';
 import { startSite, type Site } from '../support/site.ts';
 import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
+import { cancelSignal, progressQuery } from '../../src/workflows/messages.ts';
 
 const ORG = 'acme';
 const FLOW = 'capture-flow';
@@ -545,12 +546,12 @@ describe('faults: nothing is lost', () => {
 
       // temporal workflow query --workflow-id crawl-<id> --type progress
       const progress = JSON.parse(
-        await temporalCli(['workflow', 'query', '--workflow-id', crawlWorkflowId(crawlId), '--type', 'progress', '--output', 'json']),
+        await temporalCli(['workflow', 'query', '--workflow-id', crawlWorkflowId(crawlId), '--type', progressQuery.name, '--output', 'json']),
       ) as { queryResult: unknown[] };
       expect(progress.queryResult[0]).toMatchObject({ crawlId, phase: 'waiting', depth: 1, maxDepth: 1, cancelRequested: false });
 
       // temporal workflow signal --workflow-id crawl-<id> --name cancel
-      await temporalCli(['workflow', 'signal', '--workflow-id', crawlWorkflowId(crawlId), '--name', 'cancel', '--input', '{"reason":"operator"}']);
+      await temporalCli(['workflow', 'signal', '--workflow-id', crawlWorkflowId(crawlId), '--name', cancelSignal.name, '--input', '{"reason":"operator"}']);
       const row = await waitForCrawlEnd(tdb.db, crawlId, 30_000);
       expect(row).toMatchObject({ state: 'failed', stop_reason: 'failed', failure: 'cancelled: operator' });
       // what level 0 captured stays in the ledger

@@ -13,6 +13,7 @@ import { MAX_REPORTS_PER_LEVEL } from '../../src/domain/level-dispatch.ts';
 import { capabilityHash } from '../../src/ledger/capability.ts';
 import { reconcile } from '../../src/ledger/reconcile.ts';
 import { clientCredentialsAuth } from '../../src/flow/report.ts';
+import { progressQuery } from '../../src/workflows/messages.ts';
 import type { Flow } from '../../src/flow/server.ts';
 import { TEST_FLOW_CLIENT_SECRET, type TestIssuer } from '../support/api.ts';
 import { capabilityHeader, eventually, grant, levelPrefix, putJson, waitForCrawlEnd, writeCapture } from '../support/crawls.ts';
@@ -63,7 +64,7 @@ async function report(
 /** A token naming the flow and no organization: it proves who reports, nothing more. */
 const flowToken = (): Promise<Record<string, string>> => h.issuer.auth('capture-flow', []);
 
-const progress = (crawlId: string): Promise<CrawlProgress> => h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).query<CrawlProgress>('progress');
+const progress = (crawlId: string): Promise<CrawlProgress> => h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).query(progressQuery);
 
 /** A manifest at exactly the dispatched key, naming the artifacts given: what a lying capturer writes. */
 async function writeManifest(

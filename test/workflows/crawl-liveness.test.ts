@@ -10,7 +10,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { CrawlProgress } from '../../src/domain/crawl.ts';
 import type { LevelHeartbeat } from '../../src/domain/liveness.ts';
-import { cancelSignal, crawl, levelHeartbeatSignal, levelReportedSignal, progressQuery, type CrawlWorkflowInput } from '../../src/workflows/crawl.ts';
+import { crawl, type CrawlWorkflowInput } from '../../src/workflows/crawl.ts';
+import { cancelSignal, levelHeartbeatSignal, levelReportedSignal, progressQuery } from '../../src/workflows/messages.ts';
 import { admitted, mockWorker, useTimeSkippingEnv } from './support.ts';
 
 const RECORD = process.env.CAPTURE_LEDGER_RECORD_HISTORIES === '1';

@@ -1,6 +1,6 @@
 // Determinism guard: every history in test/workflows/histories/ (the History message as protobufjs
 // writes it to JSON, recorded from real runs of the crawl workflow: `CAPTURE_LEDGER_RECORD_HISTORIES=1 npx vitest run --project workflows
-// test/workflows/crawl-liveness.test.ts`) must replay against today's src/workflows/crawl.ts. A
+// test/workflows/crawl-liveness.test.ts`) must replay against today's crawl workflow (src/workflows/crawl.ts, crawl-run.ts). A
 // change that would break the crawls running while a new worker is deployed fails here with
 // the event it disagrees about; record again only when that break is intended and handled.
 import { readdirSync, readFileSync } from 'node:fs';

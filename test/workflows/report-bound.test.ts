@@ -3,7 +3,8 @@
 // cannot keep the crawl running past that level's deadline. Activities are recording mocks.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { crawl, levelReportedSignal, reportRefusedSignal } from '../../src/workflows/crawl.ts';
+import { crawl } from '../../src/workflows/crawl.ts';
+import { levelReportedSignal, progressQuery, reportRefusedSignal } from '../../src/workflows/messages.ts';
 import { admitted, mockWorker, useTimeSkippingEnv } from './support.ts';
 
 const t = useTimeSkippingEnv();
@@ -52,7 +53,7 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
 async function waiting(crawlId: string): Promise<void> {
   const handle = t.env.client.workflow.getHandle(`crawl-${crawlId}`);
   for (let i = 0; ; i += 1) {
-    const p = await handle.query<{ phase: string }>('progress').catch(() => undefined);
+    const p = await handle.query(progressQuery).catch(() => undefined);
     if (p?.phase === 'waiting') return;
     if (i > 500) throw new Error('the workflow never waited for its level');
     await new Promise((r) => setTimeout(r, 10));

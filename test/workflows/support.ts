@@ -1,7 +1,9 @@
 // Workflow tests in the samples' style: Temporal's time-skipping test server (built by `npm run
 // tools` from Maven Central into .tools/temporal-test-server, never downloaded at test time), a
 // real Worker running the real workflow code, and activities replaced by recording mocks.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
@@ -39,9 +41,58 @@ function serverWrapper(): string {
   return path;
 }
 
-export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+/** A port nothing listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+/** Starts the test server and waits until it listens (as long as the machine needs, up to 2 minutes). */
+async function startServer(): Promise<{ address: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(serverWrapper(), [String(port)], { stdio: 'ignore' });
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`the time-skipping test server exited (${code}) before listening`))),
+  );
+  exited.catch(() => undefined);
+  for (const until = Date.now() + 120_000; Date.now() < until;) {
+    if (await Promise.race([accepts(port), exited])) return { address: `127.0.0.1:${port}`, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error(`the time-skipping test server did not listen on ${port} within 120 s`);
+}
+
+type CreateEnv = (opts: { server: { type: 'existing' }; address: string; namespace: string; supportsTimeSkipping: true }) => Promise<TestWorkflowEnvironment>;
+
+/**
+ * The time-skipping environment on a server this process started. createTimeSkipping would start
+ * it too, but gives it Core's fixed 5 s to listen, which the JVM misses on a loaded machine (16 s
+ * seen with eight builds on two cores); so the server is started here, waited for, and attached to
+ * with time skipping, the way createTimeSkipping attaches to the one it starts.
+ */
+export async function timeSkippingEnv(): Promise<{ env: TestWorkflowEnvironment; stop: () => Promise<void> }> {
   quietRuntime();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: serverWrapper() } } });
+  const { address, child } = await startServer();
+  const create = (TestWorkflowEnvironment as unknown as { create: CreateEnv }).create.bind(TestWorkflowEnvironment);
+  const env = await create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true });
   // what `npm run stack:up` registers on the dev server; the crawl workflow upserts CrawlState
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
@@ -49,17 +100,24 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
       Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
     ),
   });
-  return env;
+  const stop = async (): Promise<void> => {
+    await env.teardown();
+    child.kill();
+  };
+  return { env, stop };
 }
 
 /** The time-skipping environment for one test file: started before its tests, torn down after them. */
 export function useTimeSkippingEnv(): { env: TestWorkflowEnvironment } {
   const t = {} as { env: TestWorkflowEnvironment };
+  let stop: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    t.env = await timeSkippingEnv();
-  }, 60_000);
+    // the bundle too: built here, under the hook's timeout, not inside the first test's
+    const [started] = await Promise.all([timeSkippingEnv(), workflowBundle()]);
+    ({ env: t.env, stop } = started);
+  }, 150_000);
   afterAll(async () => {
-    await t.env?.teardown();
+    await stop?.();
   });
   return t;
 }

@@ -8,9 +8,10 @@
 // MAX_REPORTS_PER_LEVEL times), so nothing reported is lost on a Temporal fault.
 import type { OpenFgaClient } from '@openfga/sdk';
 import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/workflow';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Static } from 'typebox';
-import { crawlWorkflowId, QUERIES, SIGNALS } from '../../../temporal.config.ts';
+import { crawlWorkflowId } from '../../../temporal.config.ts';
 import type { Config } from '../../config/env.ts';
 import type { Db } from '../../db/connect.ts';
 import type { CrawlProgress } from '../../domain/crawl.ts';
@@ -22,7 +23,14 @@ import { busiestHosts, progressView, type ProgressView } from '../../domain/prog
 import { getCrawl, upsertLevelReport } from '../../store/crawls.ts';
 import { releaseHeartbeatTurn, takeHeartbeatTurn, takeReportSlot, type LevelDispatch } from '../../store/level-dispatches.ts';
 import { levelCounts, pacingAudit } from '../../store/progress.ts';
-import type { LevelReported, ReportRefused } from '../../workflows/crawl.ts';
+import {
+  levelHeartbeatSignal,
+  levelReportedSignal,
+  progressQuery,
+  reportRefusedSignal,
+  type LevelReported,
+  type ReportRefused,
+} from '../../workflows/messages.ts';
 import { submittableCrawl } from '../crawl-access.ts';
 import type { Heartbeat, LevelReport } from '../schemas/levels.ts';
 import type { Pacing } from '../schemas/crawl-progress.ts';
@@ -71,9 +79,9 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
   const withDeadline = <T>(ms: number, fn: () => Promise<T>): Promise<T> => temporal.withDeadline(Date.now() + ms, fn);
 
   /** A signal to a running crawl: a workflow that is gone is 409, an unreachable Temporal 503. */
-  const signal = async (crawlId: string, name: string, arg: unknown, unavailable: string, what: string): Promise<void> => {
+  const signal = async <T>(crawlId: string, message: SignalDefinition<[T]>, arg: T, unavailable: string, what: string): Promise<void> => {
     try {
-      await withDeadline(SIGNAL_DEADLINE_MS, () => workflow(crawlId).signal(name, arg));
+      await withDeadline(SIGNAL_DEADLINE_MS, () => workflow(crawlId).signal(message, arg));
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new ConflictError('the crawl is not running');
       throw new ServiceUnavailableError(unavailable, `could not signal crawl ${crawlId} ${what}`, { cause: err });
@@ -99,7 +107,7 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
       const reported: LevelReported = { depth, reportId: stored.reportId };
       await signal(
         crawlId,
-        SIGNALS.levelReported,
+        levelReportedSignal,
         reported,
         'the report was stored but the crawl could not be told: Temporal is unavailable; report again',
         `that level ${depth} was reported`,
@@ -114,7 +122,7 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
       // every signal stays in the workflow's history: only the busiest hosts are passed on
       const beat: LevelHeartbeat = { ...body, hosts: busiestHosts(body.hosts), receivedAt: new Date().toISOString() };
       try {
-        await signal(crawlId, SIGNALS.levelHeartbeat, beat, 'Temporal is unavailable; the heartbeat was not passed on', `a heartbeat of level ${depth}`);
+        await signal(crawlId, levelHeartbeatSignal, beat, 'Temporal is unavailable; the heartbeat was not passed on', `a heartbeat of level ${depth}`);
       } catch (err) {
         await releaseHeartbeatTurn(db, crawlId, depth);
         throw err;
@@ -124,7 +132,7 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
 
     async reportRefused(crawlId, depth, reason) {
       const refused: ReportRefused = { depth, reason };
-      await withDeadline(SIGNAL_DEADLINE_MS, () => workflow(crawlId).signal(SIGNALS.reportRefused, refused));
+      await withDeadline(SIGNAL_DEADLINE_MS, () => workflow(crawlId).signal(reportRefusedSignal, refused));
     },
 
     async progress(identity, id, log) {
@@ -132,7 +140,7 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
       let live: CrawlProgress | null = null;
       if (crawl.state === 'running') {
         try {
-          live = await withDeadline(QUERY_DEADLINE_MS, () => workflow(crawl.id).query<CrawlProgress>(QUERIES.progress));
+          live = await withDeadline(QUERY_DEADLINE_MS, () => workflow(crawl.id).query(progressQuery));
         } catch (err) {
           log.warn({ err, crawlId: crawl.id }, 'progress query failed; answering from the ledger');
         }

@@ -16,8 +16,8 @@ import { crawlWorkflowId, CRAWL_WORKFLOW } from '../../../temporal.config.ts';
 import type { Config } from '../../config/env.ts';
 import type { Db } from '../../db/connect.ts';
 import type { Crawl, CrawlState } from '../../db/types.ts';
-import { createAddressPolicy, refusedUrls } from '../../domain/address-policy.ts';
-import { normalizeSeed, planSeedLevel, resolveBehaviors, resolveLimits, seedSource, type CrawlRequestBody } from '../../domain/crawl.ts';
+import { createAddressPolicy, refusedUrls, type AddressPolicy } from '../../domain/address-policy.ts';
+import { normalizeSeed, planSeedLevel, resolveBehaviors, resolveLimits, seedSource, type CrawlRequestBody, type SeedSource } from '../../domain/crawl.ts';
 import type { PageCursor } from '../../domain/cursor.ts';
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../domain/errors.ts';
 import type { Identity } from '../../domain/identity.ts';
@@ -122,112 +122,134 @@ export async function startCrawlWorkflow(temporal: TemporalClient, config: Confi
   );
 }
 
-export function createCrawlService(deps: CrawlServiceDeps): CrawlService {
-  const { config, db, fga, temporal } = deps;
-  // the flow applies the same policy to the address it connects to; here only the text can be checked
-  const addressPolicy = createAddressPolicy(config.capture.allow, config.capture.deniedPorts);
+/** can_submit on the organization, or the same 404 as for a crawl that does not exist. */
+async function mustSubmit(fga: OpenFgaClient, identity: Identity, orgId: string | undefined): Promise<string> {
+  if (orgId === undefined || !(await canSubmit(fga, identity, orgId))) throw new NotFoundError();
+  return orgId;
+}
 
-  /** can_submit on the organization, or the same 404 as for a crawl that does not exist. */
-  const mustSubmit = async (identity: Identity, orgId: string | undefined): Promise<string> => {
-    if (orgId === undefined || !(await canSubmit(fga, identity, orgId))) throw new NotFoundError();
-    return orgId;
-  };
+/** The workflow's status by its describe(); NOT_FOUND when there is none, undefined when Temporal cannot tell. */
+async function workflowStatus(temporal: TemporalClient, crawlId: string): Promise<string | undefined> {
+  try {
+    const d = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(crawlId)).describe());
+    return d.status.name;
+  } catch (err) {
+    return err instanceof WorkflowNotFoundError ? 'NOT_FOUND' : undefined;
+  }
+}
 
-  /**
-   * The running row blocks a new crawl. When its workflow is gone (terminated, failed, or never
-   * started because the API died after the commit), finish the row so it stops blocking.
-   * Returns true when the way may now be clear.
-   */
-  const clearDeadRunningCrawl = async (log: FastifyBaseLogger): Promise<boolean> => {
-    const running = await findRunningCrawl(db);
-    if (running === undefined) return true;
-    if (Date.now() - running.started_at.getTime() < STALE_GRACE_MS) return false;
-    let status: string;
-    try {
-      const d = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => temporal.workflow.getHandle(crawlWorkflowId(running.id)).describe());
-      status = d.status.name;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) return false; // cannot tell: leave it alone
-      status = 'NOT_FOUND';
-    }
-    if (status === 'RUNNING') return false;
-    const finished = await finishCrawlRow(db, running.id, {
+/**
+ * The running row blocks a new crawl. When its workflow is gone (terminated, failed, or never
+ * started because the API died after the commit), finish the row so it stops blocking.
+ * Returns true when the way may now be clear.
+ */
+async function clearDeadRunningCrawl(deps: CrawlServiceDeps, log: FastifyBaseLogger): Promise<boolean> {
+  const running = await findRunningCrawl(deps.db);
+  if (running === undefined) return true;
+  if (Date.now() - running.started_at.getTime() < STALE_GRACE_MS) return false;
+  const status = await workflowStatus(deps.temporal, running.id);
+  if (status === undefined || status === 'RUNNING') return false; // undefined: cannot tell, leave it alone
+  const finished = await finishCrawlRow(deps.db, running.id, {
+    state: 'failed',
+    stopReason: 'failed',
+    failure: `its workflow is ${status.toLowerCase()} and the row was still running`,
+  });
+  log.warn({ crawlId: running.id, status, finished }, 'finished a running crawl whose workflow is gone');
+  return true;
+}
+
+type CrawlRow = Parameters<typeof insertCrawl>[1];
+
+/** Inserts the row; a running crawl whose workflow is gone is cleared first, a live one is 409. */
+async function insertUnlessRunning(deps: CrawlServiceDeps, row: CrawlRow, log: FastifyBaseLogger): Promise<{ id: string }> {
+  try {
+    return await insertCrawl(deps.db, row);
+  } catch (err) {
+    if (!isSingleActiveViolation(err)) throw err;
+  }
+  if (!(await clearDeadRunningCrawl(deps, log))) throw new ConflictError('a crawl is already running');
+  try {
+    return await insertCrawl(deps.db, row);
+  } catch (again) {
+    if (isSingleActiveViolation(again)) throw new ConflictError('a crawl is already running');
+    throw again;
+  }
+}
+
+/** The seeds as asked for (given, or the organization's enabled targets), checked against the rules and the address policy. */
+async function checkedSeeds(
+  db: Db,
+  policy: AddressPolicy,
+  orgId: string,
+  body: CrawlRequestBody,
+  source: SeedSource,
+): Promise<{ seeds: string[]; rules: CrawlRow['rules'] }> {
+  let raw: string[];
+  if (source === 'fromTargets') {
+    raw = await enabledTargetUrls(db, orgId, body.fromTargets!.limit);
+    if (raw.length === 0) throw new BadRequestError('no enabled targets', { orgId });
+  } else {
+    raw = body.seeds!;
+  }
+  const check = checkCrawlRules(raw, body.rules as RuleInput[] | undefined);
+  if (!check.ok) {
+    const { error, ...details } = check.body;
+    throw new BadRequestError(error, details);
+  }
+  const refused = refusedUrls(policy, raw);
+  if (refused.length > 0) throw new BadRequestError(`${source === 'fromTargets' ? 'targets' : 'seeds'} outside the address policy`, { seeds: refused });
+  return { seeds: [...new Set(raw.map((s) => normalizeSeed(s)!))], rules: check.fixed };
+}
+
+/** Starts the crawl's workflow; when it cannot be, the row is finished as failed and the caller gets 503. */
+async function startOrFinish(deps: CrawlServiceDeps, crawlId: string, orgId: string): Promise<void> {
+  try {
+    await startCrawlWorkflow(deps.temporal, deps.config, crawlId, orgId);
+  } catch (err) {
+    // No workflow, so no running row either: the next crawl must not be blocked by this one.
+    await finishCrawlRow(deps.db, crawlId, {
       state: 'failed',
       stopReason: 'failed',
-      failure: `its workflow is ${status.toLowerCase()} and the row was still running`,
+      failure: `the workflow could not be started: ${(err as Error).message}`.slice(0, 1000),
     });
-    log.warn({ crawlId: running.id, status, finished }, 'finished a running crawl whose workflow is gone');
-    return true;
-  };
+    throw new ServiceUnavailableError('the crawl could not be started: Temporal is unavailable', `could not start the workflow of crawl ${crawlId}`, {
+      cause: err,
+    });
+  }
+}
 
-  /** Inserts the row; a running crawl whose workflow is gone is cleared first, a live one is 409. */
-  const insertUnlessRunning = async (row: Parameters<typeof insertCrawl>[1], log: FastifyBaseLogger): Promise<{ id: string }> => {
-    try {
-      return await insertCrawl(db, row);
-    } catch (err) {
-      if (!isSingleActiveViolation(err)) throw err;
-    }
-    if (!(await clearDeadRunningCrawl(log))) throw new ConflictError('a crawl is already running');
-    try {
-      return await insertCrawl(db, row);
-    } catch (again) {
-      if (isSingleActiveViolation(again)) throw new ConflictError('a crawl is already running');
-      throw again;
-    }
+function createStart(deps: CrawlServiceDeps): CrawlService['start'] {
+  const { config } = deps;
+  // the flow applies the same policy to the address it connects to; here only the text can be checked
+  const addressPolicy = createAddressPolicy(config.capture.allow, config.capture.deniedPorts);
+  return async function start(identity, body, log) {
+    const source = seedSource(body); // a malformed body is 400 before anything is looked up
+    const orgId = await mustSubmit(deps.fga, identity, identity.organizations[0]);
+    const { seeds, rules } = await checkedSeeds(deps.db, addressPolicy, orgId, body, source);
+    const limits = resolveLimits(body, source, seeds.length);
+    const row: CrawlRow = {
+      orgId,
+      submittedBy: identity.subject,
+      seeds,
+      rules,
+      ...limits,
+      ...resolveBehaviors(body),
+      qa: body.qa ?? false,
+      formats: config.crawl.formats,
+      signing: config.crawl.signing,
+      seedLevel: planSeedLevel(seeds, limits.maxPages),
+    };
+    const crawl = await insertUnlessRunning(deps, row, log);
+    await startOrFinish(deps, crawl.id, orgId);
+    log.info({ crawlId: crawl.id, orgId, seeds: seeds.length, ...limits }, 'crawl started');
+    return { crawlId: crawl.id };
   };
+}
 
+export function createCrawlService(deps: CrawlServiceDeps): CrawlService {
+  const { db, fga } = deps;
   return {
-    async start(identity, body, log) {
-      const source = seedSource(body);
-      const orgId = await mustSubmit(identity, identity.organizations[0]);
-      let raw: string[];
-      if (source === 'fromTargets') {
-        raw = await enabledTargetUrls(db, orgId, body.fromTargets!.limit);
-        if (raw.length === 0) throw new BadRequestError('no enabled targets', { orgId });
-      } else {
-        raw = body.seeds!;
-      }
-      const check = checkCrawlRules(raw, body.rules as RuleInput[] | undefined);
-      if (!check.ok) {
-        const { error, ...details } = check.body;
-        throw new BadRequestError(error, details);
-      }
-      const refused = refusedUrls(addressPolicy, raw);
-      if (refused.length > 0) throw new BadRequestError(`${source === 'fromTargets' ? 'targets' : 'seeds'} outside the address policy`, { seeds: refused });
-      const seeds = [...new Set(raw.map((s) => normalizeSeed(s)!))];
-      const limits = resolveLimits(body, source, seeds.length);
-
-      const crawl = await insertUnlessRunning(
-        {
-          orgId,
-          submittedBy: identity.subject,
-          seeds,
-          rules: check.fixed,
-          ...limits,
-          ...resolveBehaviors(body),
-          qa: body.qa ?? false,
-          formats: config.crawl.formats,
-          signing: config.crawl.signing,
-          seedLevel: planSeedLevel(seeds, limits.maxPages),
-        },
-        log,
-      );
-      try {
-        await startCrawlWorkflow(temporal, config, crawl.id, orgId);
-      } catch (err) {
-        // No workflow, so no running row either: the next crawl must not be blocked by this one.
-        await finishCrawlRow(db, crawl.id, {
-          state: 'failed',
-          stopReason: 'failed',
-          failure: `the workflow could not be started: ${(err as Error).message}`.slice(0, 1000),
-        });
-        throw new ServiceUnavailableError('the crawl could not be started: Temporal is unavailable', `could not start the workflow of crawl ${crawl.id}`, {
-          cause: err,
-        });
-      }
-      log.info({ crawlId: crawl.id, orgId, seeds: seeds.length, ...limits }, 'crawl started');
-      return { crawlId: crawl.id };
-    },
+    start: createStart(deps),
 
     async list(identity, query) {
       const org = identity.organizations[0];
