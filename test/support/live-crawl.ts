@@ -6,7 +6,9 @@
 import { startHarness, useHarness, type Harness, type HarnessOptions } from './harness.ts';
 import type { SiteHostSpec } from './site.ts';
 
-export type LiveCrawlStack = Harness;
+type LiveCrawlHarnessOptions = HarnessOptions & { issuer: true; crawls: 'flow'; site: { hosts: Record<string, SiteHostSpec> } };
+
+export type LiveCrawlStack = Harness<LiveCrawlHarnessOptions>;
 
 export interface LiveCrawlOptions {
   hosts: Record<string, SiteHostSpec>;
@@ -16,7 +18,7 @@ export interface LiveCrawlOptions {
   flow?: HarnessOptions['flow'];
 }
 
-function liveCrawl(opts: LiveCrawlOptions): HarnessOptions {
+function liveCrawl(opts: LiveCrawlOptions): LiveCrawlHarnessOptions {
   return { issuer: true, crawls: 'flow', site: { hosts: opts.hosts }, env: opts.env, flow: opts.flow, grants: [['alice', 'submitter', opts.org]] };
 }
 
