@@ -1,3 +1,4 @@
+// harness: not used because it compares src/db/types.ts with the schema of a test database alone (no API, OpenFGA store or worker).
 // src/db/types.ts is written by hand (every query is typed from it); this proves it says what the
 // migrated schema says: the same tables, the same columns, each nullable exactly where the column
 // is, and of the TypeScript type node-postgres hands back for the column's type (int8 as a
