@@ -8,12 +8,12 @@ import { mapLimit } from '../../src/domain/map-limit.ts';
 import { admitLevel, type AdmitDeps } from '../../src/ledger/admit-level.ts';
 import { createObjectReader, type ObjectReader } from '../../src/ledger/object-reader.ts';
 import { registerCapture } from '../../src/ledger/register.ts';
-import { createS3 } from '../../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { testConfig } from '../support/config.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { putJson, writeCapture } from '../support/crawls.ts';
+import { useHarness } from '../support/harness.ts';
 
+const h = useHarness({ api: false });
 let tdb: TestDatabase;
 let s3: S3Client;
 let reader: ObjectReader;
@@ -21,17 +21,13 @@ let config: Config;
 let deps: AdmitDeps;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'x', CAPTURE_LEDGER_FGA_MODEL_ID: 'x' });
-  s3 = createS3(config.s3);
+  ({ tdb, config, s3 } = h);
   reader = createObjectReader(config.s3);
   deps = { db: tdb.db, s3, reader, bucket: config.s3.bucket };
 });
 
 afterAll(async () => {
   reader?.close();
-  s3?.destroy();
-  await tdb?.drop();
 });
 
 async function crawlWith(seeds: string[], limits: { maxDepth: number; maxPages: number }): Promise<string> {

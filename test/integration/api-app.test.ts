@@ -6,28 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.ts';
 import { createAppClients, type AppDeps } from '../../src/api/deps.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../src/domain/errors.ts';
-import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { devHeaders } from '../support/api.ts';
+import { useHarness } from '../support/harness.ts';
 import { insertArchive, insertJob } from '../support/ledger.ts';
 
-let tdb: TestDatabase;
-let store: TestStore;
-let api: TestApi;
-
-beforeAll(async () => {
-  [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
-  api = await startTestApi({ tdb, store, identity: 'dev' });
-});
-
-afterAll(async () => {
-  await api?.close();
-  await tdb?.drop();
-});
+const h = useHarness();
 
 describe('OpenAPI', () => {
   it('documents every /api route with its request and response schemas', async () => {
-    const res = await fetch(`${api.url}/api/openapi.json`);
+    const res = await fetch(`${h.api.url}/api/openapi.json`);
     expect(res.status).toBe(200);
     const doc = (await res.json()) as {
       openapi: string;
@@ -54,8 +41,8 @@ describe('OpenAPI', () => {
 
 describe('request ids', () => {
   it('answers with a fresh x-request-id per request', async () => {
-    const a = await fetch(`${api.url}/api/me`, { headers: devHeaders('alice') });
-    const b = await fetch(`${api.url}/api/me`, { headers: devHeaders('alice') });
+    const a = await fetch(`${h.api.url}/api/me`, { headers: devHeaders('alice') });
+    const b = await fetch(`${h.api.url}/api/me`, { headers: devHeaders('alice') });
     expect(a.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
   });
@@ -63,33 +50,34 @@ describe('request ids', () => {
 
 describe('unknown routes', () => {
   it('404 {"error":"not found"}', async () => {
-    const r = await fetch(`${api.url}/api/nothing-here`, { headers: devHeaders('alice') });
+    const r = await fetch(`${h.api.url}/api/nothing-here`, { headers: devHeaders('alice') });
     expect(r.status).toBe(404);
     expect(await r.json()).toEqual({ error: 'not found' });
   });
   it('a path served for other methods answers 405 with Allow, not 404', async () => {
-    const me = await fetch(`${api.url}/api/me`, { method: 'DELETE', headers: devHeaders('alice') });
+    const me = await fetch(`${h.api.url}/api/me`, { method: 'DELETE', headers: devHeaders('alice') });
     expect(me.status).toBe(405);
     expect(me.headers.get('allow')).toBe('GET, HEAD');
     expect(await me.json()).toEqual({ error: 'method not allowed', allow: ['GET', 'HEAD'] });
     const id = randomUUID();
-    const sign = await fetch(`${api.url}/api/archives/${id}/url`, { method: 'GET', headers: devHeaders('alice') });
+    const sign = await fetch(`${h.api.url}/api/archives/${id}/url`, { method: 'GET', headers: devHeaders('alice') });
     expect(sign.status).toBe(405);
     expect(sign.headers.get('allow')).toBe('POST');
     // a path under a parameter that is not there stays 404
-    expect((await fetch(`${api.url}/api/archives/${id}/nothing`, { method: 'POST', headers: devHeaders('alice') })).status).toBe(404);
+    expect((await fetch(`${h.api.url}/api/archives/${id}/nothing`, { method: 'POST', headers: devHeaders('alice') })).status).toBe(404);
   });
 });
 
 describe('error handler and validation split', () => {
+  // an app of its own: the test routes below must be added before it listens, and the harness's API already does
   let app: Awaited<ReturnType<typeof buildApp>>;
   let base: string;
   beforeAll(async () => {
-    const config = testApiConfig({ tdb, store, identity: 'dev' });
-    const deps: AppDeps = { config, db: tdb.db, fga: store.client, ...createAppClients(config) };
+    const config = h.config;
+    const deps: AppDeps = { config, db: h.tdb.db, fga: h.store.client, ...createAppClients(config) };
     app = await buildApp(deps, { logger: false });
-    const job = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
-    const existing = await insertArchive(tdb.db, { crawlId: job, bucket: config.s3.bucket });
+    const job = await insertJob(h.tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    const existing = await insertArchive(h.tdb.db, { crawlId: job, bucket: config.s3.bucket });
     // test-only routes exercising the handler with real errors
     app.post(
       '/api/test/echo',
@@ -108,7 +96,7 @@ describe('error handler and validation split', () => {
       async (req) => ({ body: req.body, query: req.query }),
     );
     app.post('/api/test/unique', async () => {
-      await tdb.db
+      await h.tdb.db
         .insertInto('archives')
         .values({
           task_id: existing.task_id,
@@ -125,7 +113,7 @@ describe('error handler and validation split', () => {
       return {};
     });
     app.post('/api/test/check', async () => {
-      await tdb.db
+      await h.tdb.db
         .insertInto('crawls')
         .values({
           org_id: 'o',
@@ -146,7 +134,7 @@ describe('error handler and validation split', () => {
     });
     app.post('/api/test/nul-query', async (req) => {
       // a query string's %00 reaching Postgres text, as no route of the API lets one through today
-      await tdb.db
+      await h.tdb.db
         .selectFrom('archives')
         .select('id')
         .where('url', '=', (req.query as { q: string }).q)
@@ -154,7 +142,7 @@ describe('error handler and validation split', () => {
       return {};
     });
     app.post('/api/test/text', async () => {
-      await tdb.db.selectFrom('archives').selectAll().where('id', '=', 'not-a-uuid').execute();
+      await h.tdb.db.selectFrom('archives').selectAll().where('id', '=', 'not-a-uuid').execute();
       return {};
     });
     app.post('/api/test/domain/:kind', async (req) => {

@@ -6,23 +6,20 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
 import { createUrlSigner, type UrlSigner } from '../../src/api/presign.ts';
 import { replayLink } from '../../src/api/picker.ts';
-import { createS3 } from '../../src/s3/client.ts';
-import { buildReplayServer, checkSource } from '../../src/replay/server.ts';
-import { startTestApi, devHeaders, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { checkSource } from '../../src/replay/server.ts';
+import { devHeaders } from '../support/api.ts';
+import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob, makeWacz } from '../support/ledger.ts';
-import { testConfig } from '../support/config.ts';
 
+// the API links to the replay server (CAPTURE_LEDGER_REPLAY_URL)
+const h = useHarness({ replay: true });
 let config: Config;
 let s3: S3Client;
 let sign: UrlSigner;
-let app: FastifyInstance;
 let base: string;
 let wacz: Buffer;
 const key = `replay-test/${randomUUID()}/a page.wacz`;
@@ -48,8 +45,9 @@ async function signedPath(k: string, signFor = k): Promise<string> {
 }
 
 beforeAll(async () => {
-  config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' });
-  s3 = createS3(config.s3);
+  config = h.config;
+  s3 = h.s3;
+  base = h.replay.url;
   sign = createUrlSigner(config.s3);
   wacz = await makeWacz('https://example.test/replay', 'replay page');
   for (const [k, body, type] of [
@@ -59,13 +57,6 @@ beforeAll(async () => {
   ] as const) {
     await s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: k, Body: body, ContentType: type }));
   }
-  app = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
-});
-
-afterAll(async () => {
-  await app?.close();
-  s3?.destroy();
 });
 
 describe('replay server', () => {
@@ -180,24 +171,12 @@ describe('replay server', () => {
 });
 
 describe('with the API: can_view decides who gets a signed source', () => {
-  let tdb: TestDatabase;
-  let store: TestStore;
-  let api: TestApi;
-  beforeAll(async () => {
-    [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
-    api = await startTestApi({ tdb, store, identity: 'dev', env: { CAPTURE_LEDGER_REPLAY_URL: base } });
-  });
-  afterAll(async () => {
-    await api?.close();
-    await tdb?.drop();
-  });
-
   it("a member opens the organization's archive; an outsider gets no signature, and the key alone is refused", async () => {
-    const crawlId = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
-    const archive = await insertArchive(tdb.db, { crawlId, bucket: config.s3.bucket, objectKey: key });
-    await drain(tdb.db, store.client);
+    const crawlId = await insertJob(h.tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    const archive = await insertArchive(h.tdb.db, { crawlId, bucket: config.s3.bucket, objectKey: key });
+    await drain(h.tdb.db, h.store.client);
 
-    const signFor = (who: string, orgs: string[]) => fetch(`${api.url}/api/archives/${archive.id}/url`, { method: 'POST', headers: devHeaders(who, orgs) });
+    const signFor = (who: string, orgs: string[]) => fetch(`${h.api.url}/api/archives/${archive.id}/url`, { method: 'POST', headers: devHeaders(who, orgs) });
     const member = await signFor('bob', ['acme']);
     expect(member.status).toBe(200);
     const { url } = (await member.json()) as { url: string };

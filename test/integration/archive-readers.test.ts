@@ -1,3 +1,4 @@
+// harness: not used because it tests the capture flow's archives alone (the flow, a test site, S3), with no ledger.
 // A WACZ of this project read by the field's own tools, not by its own parser (issue 31, item 4):
 // py-wacz validates it (`wacz validate`), warcio checks every record (`warcio check`), and pywb,
 // the reference open-source replay, unpacks it (`wb-manager add --unpack-wacz`), indexes it with

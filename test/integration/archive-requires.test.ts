@@ -2,28 +2,22 @@
 // reconcile register them (registerCaptures): an edge named before its archive arrives is resolved
 // when it does (reconcile may register a dependent first), an edge never reaches another crawl's
 // (so another organization's) archive, and an archive another requires is not deleted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { ArchiveRecord } from '../../src/domain/admission.ts';
 import { deleteArchive } from '../../src/ledger/delete-archive.ts';
 import { recordSubmissions, registerCaptures } from '../../src/ledger/register.ts';
-import { createS3 } from '../../src/s3/client.ts';
 import { archivesRequiring, requiredArchives } from '../../src/store/archive-requires.ts';
 import { insertCrawl } from '../../src/store/crawls.ts';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import type { TestDatabase } from '../support/db.ts';
+import { useHarness } from '../support/harness.ts';
 
+const h = useHarness({ api: false });
 let tdb: TestDatabase;
 let s3: S3Client;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  s3 = createS3(testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'x', CAPTURE_LEDGER_FGA_MODEL_ID: 'x' }).s3);
-});
-
-afterAll(async () => {
-  s3?.destroy();
-  await tdb?.drop();
+beforeAll(() => {
+  ({ tdb, s3 } = h);
 });
 
 async function crawl(orgId: string): Promise<string> {

@@ -1,3 +1,4 @@
+// harness: not used because each bench starts the stack it measures itself (bench/), and that is what is tested.
 // The issue-14 benches, run at a small size against the real stack, so a bench that stops working
 // (the listing bench once answered 401 for a session unseen) fails here and not in the next
 // measurement. Only what a bench must get right is asserted — its records, the rows it made, the

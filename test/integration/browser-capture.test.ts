@@ -1,3 +1,4 @@
+// harness: not used because it tests the capture flow's browser alone (the flow, test sites, S3, the replay server), with no ledger.
 // The reference flow captures with a real browser (Debian's chromium through playwright-core),
 // against a real test site and the real SeaweedFS: everything a page loads is in its WACZ, the
 // WACZ replays in the project's replay in Chromium, links and text come from the rendered page,

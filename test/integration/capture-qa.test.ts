@@ -1,3 +1,4 @@
+// harness: not used because it tests the capture flow's quality checks alone (the flow, a test site, S3), with no ledger.
 // The capture's quality check (issue 31, item 2), in real Chromium through the real flow and
 // capture worker: with the dispatch's qa on, each capture is replayed from its own records and
 // scored against the live page. A page built like a real site scores good and is captured once. A

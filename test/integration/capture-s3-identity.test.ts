@@ -1,3 +1,4 @@
+// harness: not used because it tests SeaweedFS's identities alone: which key may do what to the bucket.
 // The capture workers' S3 identity (issue 25, least privilege), against the real SeaweedFS that
 // stack:up configured: it may put objects in the captures bucket and do nothing else. Each
 // refusal is SeaweedFS's own 403, and what it refused is checked with the ledger's admin key:

@@ -1,3 +1,4 @@
+// harness: not used because it tests Chromium's processes under the capture browser (src/flow) alone, against a test site, with no ledger.
 // Chromium keeps its sandbox (issue 25, least privilege). A capture process that is root
 // launches Chromium as the capture user, and one already running as that user launches it
 // directly; either way every Chromium process runs as a non-root uid, none was told to turn the

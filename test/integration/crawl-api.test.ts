@@ -10,7 +10,7 @@ import { finishCrawlRow } from '../../src/store/crawls.ts';
 import { cancelSignal } from '../../src/workflows/messages.ts';
 import { addTarget, disableTarget } from '../../src/store/targets.ts';
 import { runTargets } from '../../src/cli/targets-command.ts';
-import { devHeaders, startTestApi } from '../support/api.ts';
+import { devHeaders } from '../support/api.ts';
 import { capabilityHeader, eventually, grant, waitForCrawlEnd } from '../support/crawls.ts';
 import { useHarness } from '../support/harness.ts';
 
@@ -286,7 +286,7 @@ describe('the row and the workflow never disagree', () => {
   it('Temporal unreachable at start: 503, the row is finished failed, and the next crawl is not blocked', async () => {
     const deadConnection = Connection.lazy({ address: '127.0.0.1:9', connectTimeout: '1 second' });
     const dead = new Client({ connection: deadConnection, namespace: h.api.config.temporal.namespace });
-    const broken = await startTestApi({ tdb: h.tdb, store: h.store, identity: 'dev', env: h.env, deps: { temporal: dead } });
+    const broken = await h.startApi({ identity: 'dev', env: h.env, deps: { temporal: dead } });
     try {
       const r = await post({ seeds: ['https://a.test/'] }, devHeaders('alice', [ORG]), broken.url);
       expect(r.status).toBe(503);
@@ -542,9 +542,7 @@ describe('POST /api/crawls/:id/levels/:depth', () => {
 
 describe('without the webhook settings', () => {
   it('none of the crawl routes exist', async () => {
-    const off = await startTestApi({
-      tdb: h.tdb,
-      store: h.store,
+    const off = await h.startApi({
       identity: 'dev',
       env: { ...h.env, CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: '', CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: '' },
       deps: { temporal: h.temporal },

@@ -1,3 +1,4 @@
+// harness: not used because it tests src/db/connect.ts's statement timeout on a test database alone.
 // The ledger's connections carry a server-side statement_timeout: a statement that runs too long
 // is cancelled by Postgres itself (error 57014) and the connection stays usable.
 import { sql } from 'kysely';

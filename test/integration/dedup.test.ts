@@ -5,14 +5,12 @@
 // the project's replay from signed sources only; deleting the required archive is 409 naming the
 // archives that need it.
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLink } from '../../src/api/picker.ts';
 import { REVISIT_PROFILE } from '../../src/domain/wacz/dedup.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { CHROMIUM_PATH } from '../../src/flow/browser/launch.ts';
-import { buildReplayServer } from '../../src/replay/server.ts';
 import { waitForCrawlEnd } from '../support/crawls.ts';
 import { drain } from '../support/ledger.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
@@ -43,6 +41,7 @@ const h = useLiveCrawlStack({
     },
   },
   env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '60' },
+  replay: true,
 });
 
 interface Captured {
@@ -55,7 +54,6 @@ interface Captured {
 
 let crawled: Captured[] = [];
 let viewer: Browser;
-let replay: FastifyInstance;
 let replayUrl: string;
 
 async function objectBytes(key: string): Promise<Buffer> {
@@ -100,13 +98,11 @@ beforeAll(async () => {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  replay = await buildReplayServer({ endpoint: h.config.s3.endpoint, bucket: h.config.s3.bucket });
-  replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
+  replayUrl = h.replay.url;
 }, 180_000);
 
 afterAll(async () => {
   await viewer?.close();
-  await replay?.close();
 });
 
 async function warcOf(c: Captured) {

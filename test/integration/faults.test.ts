@@ -12,69 +12,30 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { OpenFgaClient } from '@openfga/sdk';
-import { Client, Connection } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { crawlWorkflowId, OUTBOX_DRAIN_WORKFLOW, RECONCILE_WORKFLOW } from '../../temporal.config.ts';
-import { buildApp } from '../../src/api/app.ts';
-import { createAppClients, type AppDeps } from '../../src/api/deps.ts';
-import type { Config } from '../../src/config/env.ts';
 import type { LevelReportBody } from '../../src/domain/contract.ts';
 import { drainOutbox } from '../../src/fga/outbox.ts';
-import { startFlow, type Flow } from '../../src/flow/server.ts';
-import { testFlowOptions } from '../support/flow.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
-import { createS3 } from '../../src/s3/client.ts';
-import { finishCrawlRow } from '../../src/store/crawls.ts';
 import type { outboxDrain as outboxDrainWorkflow } from '../../src/workflows/outbox-drain.ts';
 import type { reconcile as reconcileWorkflow } from '../../src/workflows/reconcile.ts';
-import { devHeaders, testApiConfig } from '../support/api.ts';
-import { testConfig } from '../support/config.ts';
-import { capabilityHeader, eventually, grant, waitForCrawlEnd } from '../support/crawls.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { devHeaders } from '../support/api.ts';
+import { capabilityHeader, eventually, waitForCrawlEnd } from '../support/crawls.ts';
 import { ROOT } from '../support/env.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
 import { insertJob, insertManyArchives } from '../support/ledger.ts';
-import { freePort, startPrivateOpenFga, startPrivateS3Gateway, type PrivateService } from '../support/private.ts';
-import { startSite, type Site } from '../support/site.ts';
-import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
 import { cancelSignal, progressQuery } from '../../src/workflows/messages.ts';
 
 const ORG = 'acme';
 const FLOW = 'capture-flow';
-const TOKEN = 'faults-webhook-token';
 
-let tdb: TestDatabase;
-let store: TestStore;
-let site: Site;
-let flow: Flow;
-let s3gw: PrivateService;
-let fgaPriv: PrivateService;
-let config: Config;
-let apiDeps: AppDeps;
-let apiPort: number;
-let apiUrl: string;
-let app: FastifyInstance | undefined;
-let connection: Connection;
-let client: Client;
-let tw: TestWorker;
-let workerS3: S3Client;
-let sharedS3: S3Client;
-let workerFga: OpenFgaClient;
-const taskQueue = uniqueTaskQueue('faults');
-
-/** The API on its fixed port: a fresh app instance each time (a restarted API process). */
-async function startApi(): Promise<FastifyInstance> {
-  const a = await buildApp(apiDeps, { logger: false });
-  await a.listen({ host: '127.0.0.1', port: apiPort });
-  return a;
-}
-
-beforeAll(async () => {
-  [tdb, store, s3gw, fgaPriv] = await Promise.all([createTestDatabase(), createTestStore(), startPrivateS3Gateway(), startPrivateOpenFga()]);
-  site = await startSite({
+// the worker goes through the gateways (h.gateways.s3, h.gateways.fga) the tests stop and start;
+// the API and the flow keep using the shared instances. Between two tests the harness starts a
+// stopped gateway again and ends a crawl still running.
+const h = useHarness({
+  crawls: 'flow',
+  gateways: { s3: true, fga: true },
+  site: {
     hosts: {
       a: {
         pages: {
@@ -88,82 +49,15 @@ beforeAll(async () => {
       },
     },
     firstAddress: 40,
-  });
-  // the flow writes to the shared S3 and reports with the dev headers
-  const flowConfig = testConfig({
-    CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
-    CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
-    CAPTURE_LEDGER_OIDC_ISSUER: '',
-    CAPTURE_LEDGER_DEV_IDENTITY: '1',
-  });
+  },
   // a report that finds the API down is retried for ~30 s
-  flow = await startFlow({ ...testFlowOptions(flowConfig), port: 0, reportRetry: { attempts: 12, baseDelayMs: 250 } });
-
-  apiPort = await freePort();
-  apiUrl = `http://127.0.0.1:${apiPort}`;
-  config = testApiConfig({
-    tdb,
-    store,
-    identity: 'dev',
-    env: {
-      CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: flow.webhookUrl,
-      CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
-      CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: taskQueue,
-      CAPTURE_LEDGER_PUBLIC_URL: apiUrl,
-      CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '90',
-      CAPTURE_LEDGER_OPENSEARCH_URL: '',
-    },
-  });
-  connection = await Connection.connect({ address: config.temporal.address });
-  client = new Client({ connection, namespace: config.temporal.namespace });
-  const clients = createAppClients(config);
-  sharedS3 = clients.s3;
-  apiDeps = { config, db: tdb.db, fga: store.client, ...clients, temporal: client };
-  app = await startApi();
-
-  // the worker: S3 and OpenFGA through the private instances
-  // (both its config and its clients: admission may build its own reader from config.s3)
-  const workerConfig: Config = { ...config, s3: { ...config.s3, endpoint: s3gw.url }, fga: { ...config.fga, apiUrl: fgaPriv.url } };
-  workerS3 = createS3(workerConfig.s3);
-  workerFga = new OpenFgaClient({ apiUrl: fgaPriv.url, storeId: store.storeId, authorizationModelId: store.modelId });
-  tw = await startTestWorker({ config: workerConfig, db: tdb.db, fga: workerFga, s3: workerS3 });
-
-  await grant(store.client, 'alice', 'submitter', ORG);
-}, 120_000);
-
-afterEach(async () => {
-  // a failed test must not leave the next one without its services or with a running crawl
-  if (!s3gw.running) await s3gw.start();
-  if (!fgaPriv.running) await fgaPriv.start();
-  if (app === undefined) app = await startApi();
-  const running = await tdb.db.selectFrom('crawls').select('id').where('state', '=', 'running').execute();
-  for (const r of running) {
-    await client.workflow
-      .getHandle(crawlWorkflowId(r.id))
-      .terminate('test cleanup')
-      .catch(() => undefined);
-    await finishCrawlRow(tdb.db, r.id, { state: 'failed', stopReason: 'failed', failure: 'test cleanup' });
-  }
-  await flow.idle();
-}, 60_000);
-
-afterAll(async () => {
-  await tw?.stop();
-  await app?.close();
-  await flow?.close();
-  await connection?.close();
-  await site?.close();
-  workerS3?.destroy();
-  sharedS3?.destroy();
-  await s3gw?.close();
-  await fgaPriv?.close();
-  await tdb?.drop();
-}, 60_000);
+  flow: { reportRetry: { attempts: 12, baseDelayMs: 250 } },
+  env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '90', CAPTURE_LEDGER_OPENSEARCH_URL: '' },
+  grants: [['alice', 'submitter', ORG]],
+});
 
 async function startCrawl(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${apiUrl}/api/crawls`, {
+  const res = await fetch(`${h.api.url}/api/crawls`, {
     method: 'POST',
     headers: { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' },
     body: JSON.stringify({ perHostDelayMs: 0, ...body }),
@@ -173,13 +67,13 @@ async function startCrawl(body: Record<string, unknown>): Promise<string> {
 }
 
 async function crawlDetail(crawlId: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${apiUrl}/api/crawls/${crawlId}`, { headers: devHeaders('alice', [ORG]) });
+  const res = await fetch(`${h.api.url}/api/crawls/${crawlId}`, { headers: devHeaders('alice', [ORG]) });
   expect(res.status).toBe(200);
   return (await res.json()) as Record<string, unknown>;
 }
 
 async function archivesSeenBy(subject: string, orgs: string[]): Promise<{ id: string; taskId: string; url: string }[]> {
-  const res = await fetch(`${apiUrl}/api/archives?limit=200`, { headers: devHeaders(subject, orgs) });
+  const res = await fetch(`${h.api.url}/api/archives?limit=200`, { headers: devHeaders(subject, orgs) });
   expect(res.status).toBe(200);
   return (await res.json()) as { id: string; taskId: string; url: string }[];
 }
@@ -190,7 +84,7 @@ async function tuplesOf(objects: string[]): Promise<string[]> {
   for (const object of objects) {
     let token: string | undefined;
     do {
-      const r = await store.client.read({ object }, { pageSize: 100, ...(token ? { continuationToken: token } : {}) });
+      const r = await h.store.client.read({ object }, { pageSize: 100, ...(token ? { continuationToken: token } : {}) });
       out.push(...r.tuples.map((t) => `${t.key.user} ${t.key.relation} ${t.key.object}`));
       token = r.continuation_token || undefined;
     } while (token);
@@ -203,7 +97,7 @@ async function archiveParentTuples(crawlId: string): Promise<string[]> {
   const out: string[] = [];
   let token: string | undefined;
   do {
-    const r = await store.client.read(
+    const r = await h.store.client.read(
       { user: `capture_job:${crawlId}`, relation: 'parent', object: 'archive:' },
       { pageSize: 100, ...(token ? { continuationToken: token } : {}) },
     );
@@ -217,7 +111,7 @@ async function archiveParentTuples(crawlId: string): Promise<string[]> {
 async function temporalCli(args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(
     `${ROOT}.tools/bin/temporal`,
-    [...args, '--address', config.temporal.address, '--namespace', config.temporal.namespace],
+    [...args, '--address', h.config.temporal.address, '--namespace', h.config.temporal.namespace],
     { timeout: 30_000 },
   );
   return stdout;
@@ -227,19 +121,19 @@ const levelTaskIds = (report: LevelReportBody | undefined): string[] => (report?
 
 describe('faults: nothing is lost', () => {
   it('S3 unavailable while a level is admitted: the pages stay out of the ledger, and reconcile registers them once S3 is back', async () => {
-    await s3gw.stop();
-    const seeds = ['/one', '/two', '/three'].map((p) => site.url('a', p));
+    await h.gateways.s3.stop();
+    const seeds = ['/one', '/two', '/three'].map((p) => h.site.url('a', p));
     const crawlId = await startCrawl({ seeds, maxDepth: 0 });
-    const level = await flow.waitForLevel(crawlId, 0, 60_000);
+    const level = await h.flow.waitForLevel(crawlId, 0, 60_000);
     expect(level.state).toBe('reported');
-    const row = await waitForCrawlEnd(tdb.db, crawlId, 60_000);
+    const row = await waitForCrawlEnd(h.tdb.db, crawlId, 60_000);
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
 
     // not in the ledger, but attributed: each task with its organization and manifest key
     const tasks = levelTaskIds(level.report);
     expect(tasks).toHaveLength(3);
-    expect(await tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks).execute()).toEqual([]);
-    const subs = await tdb.db.selectFrom('capture_submissions').selectAll().where('task_id', 'in', tasks).execute();
+    expect(await h.tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks).execute()).toEqual([]);
+    const subs = await h.tdb.db.selectFrom('capture_submissions').selectAll().where('task_id', 'in', tasks).execute();
     expect(subs).toHaveLength(3);
     for (const s of subs)
       expect(s).toMatchObject({
@@ -253,16 +147,16 @@ describe('faults: nothing is lost', () => {
     expect(await crawlDetail(crawlId)).toMatchObject({ pagesCaptured: 3, waczCount: 0 });
 
     // reconcile while S3 is still down registers nothing and loses nothing
-    const down = await tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, {
-      taskQueue,
+    const down = await h.tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, {
+      taskQueue: h.config.temporal.taskQueue,
       workflowId: `reconcile-${randomUUID()}`,
       args: [{}],
     });
     expect(down).toMatchObject({ pending: 3, registered: 0, unreadable: 3, tuplesDelivered: null });
 
-    await s3gw.start();
-    const up = await tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, {
-      taskQueue,
+    await h.gateways.s3.start();
+    const up = await h.tw.client.workflow.execute<typeof reconcileWorkflow>(RECONCILE_WORKFLOW, {
+      taskQueue: h.config.temporal.taskQueue,
       workflowId: `reconcile-${randomUUID()}`,
       args: [{ sinceDays: 1 }],
     });
@@ -274,27 +168,27 @@ describe('faults: nothing is lost', () => {
     expect((await archivesSeenBy('bob', [ORG])).filter((a) => tasks.includes(a.taskId))).toHaveLength(3);
     expect((await archivesSeenBy('mallory', ['other'])).filter((a) => tasks.includes(a.taskId))).toEqual([]);
     for (const a of seen) {
-      const signed = await fetch(`${apiUrl}/api/archives/${a.id}/url`, { method: 'POST', headers: devHeaders('alice', []) });
+      const signed = await fetch(`${h.api.url}/api/archives/${a.id}/url`, { method: 'POST', headers: devHeaders('alice', []) });
       expect(signed.status).toBe(200);
       const { url } = (await signed.json()) as { url: string };
       const wacz = Buffer.from(await (await fetch(url)).arrayBuffer());
       expect(wacz.subarray(0, 2).toString('latin1')).toBe('PK');
     }
     expect(await crawlDetail(crawlId)).toMatchObject({ pagesCaptured: 3, waczCount: 3 });
-    expect(await tdb.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
+    expect(await h.tdb.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
   }, 150_000);
 
   it('OpenFGA down while tuples are drained: they stay queued, and arrive exactly once when it is back', async () => {
-    await fgaPriv.stop();
+    await h.gateways.fga.stop();
     // a real crawl while OpenFGA is down: its job and archive tuples cannot be delivered
-    const crawlId = await startCrawl({ seeds: [site.url('a', '/one'), site.url('a', '/two')], maxDepth: 0 });
-    const level = await flow.waitForLevel(crawlId, 0, 60_000);
-    expect(await waitForCrawlEnd(tdb.db, crawlId, 90_000)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
-    const archives = await tdb.db.selectFrom('archives').select('id').where('task_id', 'in', levelTaskIds(level.report)).execute();
+    const crawlId = await startCrawl({ seeds: [h.site.url('a', '/one'), h.site.url('a', '/two')], maxDepth: 0 });
+    const level = await h.flow.waitForLevel(crawlId, 0, 60_000);
+    expect(await waitForCrawlEnd(h.tdb.db, crawlId, 90_000)).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
+    const archives = await h.tdb.db.selectFrom('archives').select('id').where('task_id', 'in', levelTaskIds(level.report)).execute();
     expect(archives).toHaveLength(2);
     // and a bulk job whose 150 archive tuples take two batches
-    const bulkJob = await insertJob(tdb.db, { orgId: ORG, submittedBy: 'alice' });
-    const bulk = await insertManyArchives(tdb.db, bulkJob, config.s3.bucket, 150);
+    const bulkJob = await insertJob(h.tdb.db, { orgId: ORG, submittedBy: 'alice' });
+    const bulk = await insertManyArchives(h.tdb.db, bulkJob, h.bucket, 150);
 
     const expected = [
       `organization:${ORG} parent capture_job:${crawlId}`,
@@ -305,7 +199,7 @@ describe('faults: nothing is lost', () => {
       ...bulk.map((id) => `capture_job:${bulkJob} parent archive:${id}`),
     ].sort();
     const queued = async () =>
-      (await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object', 'attempts', 'last_error']).execute()).map((r) => ({
+      (await h.tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object', 'attempts', 'last_error']).execute()).map((r) => ({
         ...r,
         key: `${r.tuple_user} ${r.relation} ${r.object}`,
       }));
@@ -318,7 +212,7 @@ describe('faults: nothing is lost', () => {
 
     // a drain now: OpenFGA unavailable, nothing leaves the outbox, attempts go up
     const before = new Map(q1.map((r) => [r.key, r.attempts]));
-    const down = await drainOutbox(tdb.db, workerFga);
+    const down = await drainOutbox(h.tdb.db, h.workerFga);
     expect(down.unavailable).toBeDefined();
     expect(down.delivered).toBe(0);
     const q2 = await queued();
@@ -329,8 +223,8 @@ describe('faults: nothing is lost', () => {
     // the outbox-drain workflow starts while OpenFGA is still down; its retries deliver it all.
     // Its second attempt is usually scheduled ~2 s in; the bound is wide because a worker on a
     // loaded machine (once, right after the search bench) took longer than 30 s.
-    const handle = await tw.client.workflow.start<typeof outboxDrainWorkflow>(OUTBOX_DRAIN_WORKFLOW, {
-      taskQueue,
+    const handle = await h.tw.client.workflow.start<typeof outboxDrainWorkflow>(OUTBOX_DRAIN_WORKFLOW, {
+      taskQueue: h.config.temporal.taskQueue,
       workflowId: `outbox-drain-${randomUUID()}`,
       args: [],
     });
@@ -342,7 +236,7 @@ describe('faults: nothing is lost', () => {
       60_000,
       'a failed delivery attempt',
     );
-    await fgaPriv.start();
+    await h.gateways.fga.start();
     const result = await handle.result();
     expect(result.failed).toBe(0);
     expect(result.remaining).toBe(0);
@@ -351,7 +245,7 @@ describe('faults: nothing is lost', () => {
     // delivers the rest. So the last attempt's count is at most the queue; what must hold is that
     // the outbox is empty and every tuple is in OpenFGA exactly once.
     expect(result.delivered).toBeLessThanOrEqual(q1.length);
-    expect(await tdb.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
+    expect(await h.tdb.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
 
     // every expected tuple is in OpenFGA exactly once, and nothing else
     const got = [
@@ -365,63 +259,67 @@ describe('faults: nothing is lost', () => {
   }, 150_000);
 
   it('the API restarted in the middle of a crawl: the report still reaches the workflow', async () => {
-    flow.setKnobs({ captureDelayMs: 300 });
+    h.flow.setKnobs({ captureDelayMs: 300 });
     try {
-      const crawlId = await startCrawl({ seeds: [site.url('a', '/')], maxDepth: 1 });
+      const crawlId = await startCrawl({ seeds: [h.site.url('a', '/')], maxDepth: 1 });
       // the level is out at the flow: the API goes away before the flow reports it
-      await eventually(async () => (flow.level(crawlId, 0) !== undefined ? true : undefined), 30_000, 'level 0 at the flow');
-      await app!.close();
-      app = undefined;
-      await eventually(async () => ((flow.level(crawlId, 0)?.state ?? '') === 'reporting' ? true : undefined), 30_000, 'the flow reporting');
-      await new Promise((r) => setTimeout(r, 1000));
-      // a new API process: same database, same Temporal, same port
-      app = await startApi();
-      const level0 = await flow.waitForLevel(crawlId, 0, 60_000);
+      await eventually(async () => (h.flow.level(crawlId, 0) !== undefined ? true : undefined), 30_000, 'level 0 at the flow');
+      // a new API process once the flow is reporting into nothing: same database, same Temporal, same port
+      await h.restartApi(async () => {
+        await eventually(async () => ((h.flow.level(crawlId, 0)?.state ?? '') === 'reporting' ? true : undefined), 30_000, 'the flow reporting');
+        await new Promise((r) => setTimeout(r, 1000));
+      });
+      const level0 = await h.flow.waitForLevel(crawlId, 0, 60_000);
       expect(level0.state).toBe('reported');
       expect(level0.outcome!.attempts.length).toBeGreaterThan(1);
       expect(level0.outcome!.attempts[0]!.error).toBeDefined(); // refused: nobody listening
       expect(level0.outcome!.attempts.at(-1)!.status).toBe(202);
 
-      const level1 = await flow.waitForLevel(crawlId, 1, 60_000);
+      const level1 = await h.flow.waitForLevel(crawlId, 1, 60_000);
       expect(level1.state).toBe('reported');
-      const row = await waitForCrawlEnd(tdb.db, crawlId, 60_000);
+      const row = await waitForCrawlEnd(h.tdb.db, crawlId, 60_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', depth_reached: 1 });
       expect(await crawlDetail(crawlId)).toMatchObject({ pagesDiscovered: 3, pagesCaptured: 3, waczCount: 3 });
       const tasks = [...levelTaskIds(level0.report), ...levelTaskIds(level1.report)];
-      expect(await tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks).execute()).toHaveLength(3);
+      expect(await h.tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks).execute()).toHaveLength(3);
     } finally {
-      flow.setKnobs({});
+      h.flow.setKnobs({});
     }
   }, 150_000);
 
   it('the same level reported twice: the same rows, archives, decisions and tuples as once', async () => {
     // level 1 is slow, so level 0 can be reported again while the crawl still runs
-    flow.setKnobs({ slow: [{ pattern: '/deep', ms: 4000 }] });
+    h.flow.setKnobs({ slow: [{ pattern: '/deep', ms: 4000 }] });
     try {
-      const crawlId = await startCrawl({ seeds: [site.url('a', '/')], maxDepth: 1 });
-      const level0 = await flow.waitForLevel(crawlId, 0, 60_000);
+      const crawlId = await startCrawl({ seeds: [h.site.url('a', '/')], maxDepth: 1 });
+      const level0 = await h.flow.waitForLevel(crawlId, 0, 60_000);
       expect(level0.state).toBe('reported');
       const tasks0 = levelTaskIds(level0.report);
       expect(tasks0).toHaveLength(1);
       // admitted once, its tuples delivered, the next level out
-      await eventually(async () => (flow.level(crawlId, 1) !== undefined ? true : undefined), 30_000, 'level 1 dispatched');
-      const first = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).executeTakeFirstOrThrow();
+      await eventually(async () => (h.flow.level(crawlId, 1) !== undefined ? true : undefined), 30_000, 'level 1 dispatched');
+      const first = await h.tdb.db
+        .selectFrom('crawl_level_reports')
+        .selectAll()
+        .where('crawl_id', '=', crawlId)
+        .where('depth', '=', 0)
+        .executeTakeFirstOrThrow();
       expect(first.admitted_at).not.toBeNull();
 
       const snapshot = async () => {
-        const archives = await tdb.db.selectFrom('archives').selectAll().where('task_id', 'in', tasks0).orderBy('id').execute();
+        const archives = await h.tdb.db.selectFrom('archives').selectAll().where('task_id', 'in', tasks0).orderBy('id').execute();
         return {
-          pages0: await tdb.db.selectFrom('crawl_pages').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy('id').execute(),
-          pages1: await tdb.db
+          pages0: await h.tdb.db.selectFrom('crawl_pages').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).orderBy('id').execute(),
+          pages1: await h.tdb.db
             .selectFrom('crawl_pages')
             .select(['id', 'url', 'depth', 'host', 'action', 'discovered_at'])
             .where('crawl_id', '=', crawlId)
             .where('depth', '=', 1)
             .orderBy('id')
             .execute(),
-          submissions: await tdb.db.selectFrom('capture_submissions').selectAll().where('task_id', 'in', tasks0).orderBy('task_id').execute(),
+          submissions: await h.tdb.db.selectFrom('capture_submissions').selectAll().where('task_id', 'in', tasks0).orderBy('task_id').execute(),
           archives,
-          decisions: await tdb.db
+          decisions: await h.tdb.db
             .selectFrom('crawl_decisions')
             .selectAll()
             .where('crawl_id', '=', crawlId)
@@ -429,7 +327,7 @@ describe('faults: nothing is lost', () => {
             .orderBy('rule')
             .orderBy('hostname')
             .execute(),
-          outbox: await tdb.db
+          outbox: await h.tdb.db
             .selectFrom('fga_outbox')
             .select(['tuple_user', 'relation', 'object'])
             .where((eb) =>
@@ -474,7 +372,12 @@ describe('faults: nothing is lost', () => {
       expect(reportId).not.toBe(first.report_id);
       await eventually(
         async () => {
-          const r = await tdb.db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', 0).executeTakeFirstOrThrow();
+          const r = await h.tdb.db
+            .selectFrom('crawl_level_reports')
+            .selectAll()
+            .where('crawl_id', '=', crawlId)
+            .where('depth', '=', 0)
+            .executeTakeFirstOrThrow();
           return r.report_id === reportId && r.admitted_at !== null ? true : undefined;
         },
         30_000,
@@ -483,28 +386,28 @@ describe('faults: nothing is lost', () => {
       expect(await snapshot()).toEqual(once);
 
       // and admission retried as an activity would be (expanding again): still the same, nothing queued
-      await admitLevel({ db: tdb.db, s3: workerS3, bucket: config.s3.bucket }, { crawlId, depth: 0, expand: true });
+      await admitLevel({ db: h.tdb.db, s3: h.workerS3, bucket: h.bucket }, { crawlId, depth: 0, expand: true });
       expect(await snapshot()).toEqual(once);
 
-      const row = await waitForCrawlEnd(tdb.db, crawlId, 60_000);
+      const row = await waitForCrawlEnd(h.tdb.db, crawlId, 60_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
       expect(await crawlDetail(crawlId)).toMatchObject({ pagesDiscovered: 3, pagesCaptured: 3, waczCount: 3 });
-      const history = await tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).fetchHistory();
+      const history = await h.tw.client.workflow.getHandle(crawlWorkflowId(crawlId)).fetchHistory();
       const admits = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'admitLevel');
       expect(admits).toHaveLength(3); // level 0, level 0 again, level 1
     } finally {
-      flow.setKnobs({});
+      h.flow.setKnobs({});
     }
   }, 150_000);
 
   it('20 concurrent POST /api/crawls: exactly one 202, the rest 409', async () => {
-    const crawlsBefore = await tdb.db.selectFrom('crawls').select('id').execute();
+    const crawlsBefore = await h.tdb.db.selectFrom('crawls').select('id').execute();
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        fetch(`${apiUrl}/api/crawls`, {
+        fetch(`${h.api.url}/api/crawls`, {
           method: 'POST',
           headers: { ...devHeaders('alice', [ORG]), 'content-type': 'application/json' },
-          body: JSON.stringify({ seeds: [site.url('a', i % 2 === 0 ? '/one' : '/two')], maxDepth: 0, perHostDelayMs: 0 }),
+          body: JSON.stringify({ seeds: [h.site.url('a', i % 2 === 0 ? '/one' : '/two')], maxDepth: 0, perHostDelayMs: 0 }),
         }).then(async (r) => ({ status: r.status, body: (await r.json()) as { crawlId?: string; error?: string } })),
       ),
     );
@@ -516,21 +419,21 @@ describe('faults: nothing is lost', () => {
     const crawlId = accepted[0]!.body.crawlId!;
 
     // exactly one new row, and it is the one whose workflow runs and finishes
-    const crawlsAfter = await tdb.db.selectFrom('crawls').select('id').execute();
+    const crawlsAfter = await h.tdb.db.selectFrom('crawls').select('id').execute();
     expect(crawlsAfter.map((c) => c.id).filter((id) => !crawlsBefore.some((b) => b.id === id))).toEqual([crawlId]);
-    const row = await waitForCrawlEnd(tdb.db, crawlId, 60_000);
+    const row = await waitForCrawlEnd(h.tdb.db, crawlId, 60_000);
     expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth' });
     expect(await crawlDetail(crawlId)).toMatchObject({ pagesCaptured: 1, waczCount: 1 });
     // and the next crawl can start
-    const next = await startCrawl({ seeds: [site.url('a', '/three')], maxDepth: 0 });
-    expect(await waitForCrawlEnd(tdb.db, next, 60_000)).toMatchObject({ state: 'succeeded' });
+    const next = await startCrawl({ seeds: [h.site.url('a', '/three')], maxDepth: 0 });
+    expect(await waitForCrawlEnd(h.tdb.db, next, 60_000)).toMatchObject({ state: 'succeeded' });
   }, 150_000);
 
   it("the README's operator commands: find a running crawl, query its progress, cancel it", async () => {
-    flow.setKnobs({ slow: [{ pattern: '/deep', ms: 6000 }] });
+    h.flow.setKnobs({ slow: [{ pattern: '/deep', ms: 6000 }] });
     try {
-      const crawlId = await startCrawl({ seeds: [site.url('a', '/')], maxDepth: 1 });
-      await eventually(async () => (flow.level(crawlId, 1) !== undefined ? true : undefined), 30_000, 'level 1 dispatched');
+      const crawlId = await startCrawl({ seeds: [h.site.url('a', '/')], maxDepth: 1 });
+      await eventually(async () => (h.flow.level(crawlId, 1) !== undefined ? true : undefined), 30_000, 'level 1 dispatched');
 
       // temporal workflow list --query 'CrawlOrg="acme" AND CrawlState="running"'
       const listed = await eventually(
@@ -552,11 +455,11 @@ describe('faults: nothing is lost', () => {
 
       // temporal workflow signal --workflow-id crawl-<id> --name cancel
       await temporalCli(['workflow', 'signal', '--workflow-id', crawlWorkflowId(crawlId), '--name', cancelSignal.name, '--input', '{"reason":"operator"}']);
-      const row = await waitForCrawlEnd(tdb.db, crawlId, 30_000);
+      const row = await waitForCrawlEnd(h.tdb.db, crawlId, 30_000);
       expect(row).toMatchObject({ state: 'failed', stop_reason: 'failed', failure: 'cancelled: operator' });
       // what level 0 captured stays in the ledger
-      const tasks0 = levelTaskIds(flow.level(crawlId, 0)!.report);
-      expect(await tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks0).execute()).toHaveLength(1);
+      const tasks0 = levelTaskIds(h.flow.level(crawlId, 0)!.report);
+      expect(await h.tdb.db.selectFrom('archives').select('id').where('task_id', 'in', tasks0).execute()).toHaveLength(1);
       await eventually(
         async () => {
           const out = await temporalCli(['workflow', 'list', '--query', `CrawlId="${crawlId}" AND CrawlState="failed"`, '--output', 'json']);
@@ -566,7 +469,7 @@ describe('faults: nothing is lost', () => {
         'the crawl listed as failed',
       );
     } finally {
-      flow.setKnobs({});
+      h.flow.setKnobs({});
     }
   }, 150_000);
 });

@@ -8,21 +8,23 @@
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { OpenFgaClient } from '@openfga/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { share, unshare } from '../../src/cli/fga-share.ts';
 import { batchable, createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
-import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { checkQuestion, createTestStore, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
+import { devHeaders, type TestApi } from '../support/api.ts';
+import type { TestDatabase } from '../support/db.ts';
+import { checkQuestion, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 
+const h = useHarness();
 let store: TestStore;
 const job = 'capture_job:9b2f1c7e-0000-4000-8000-000000000b01';
 const archive = 'archive:9b2f1c7e-0000-4000-8000-000000000ba1';
 const NOW = '2026-01-01T00:00:00Z';
 
 beforeAll(async () => {
-  store = await createTestStore();
+  store = h.store;
   await store.client.write({ writes: ownedArchiveTuples(job, archive) });
 });
 
@@ -212,16 +214,11 @@ describe('signing with its checks batched', () => {
     (await fetch(`${api.url}/api/archives/${archiveId}/url`, { method: 'POST', headers: devHeaders(subject, orgs) })).status;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    api = await startTestApi({ tdb, store, identity: 'dev' });
+    tdb = h.tdb;
+    api = h.api;
     const crawl = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
     archiveId = (await insertArchive(tdb.db, { crawlId: crawl, bucket: api.config.s3.bucket })).id;
     await drain(tdb.db, store.client);
-  });
-
-  afterAll(async () => {
-    await api?.close();
-    await tdb?.drop();
   });
 
   it('under concurrent load a share signs while it stands and is refused (404) at once after unshare', async () => {
@@ -252,8 +249,8 @@ describe('signing with its checks batched', () => {
 
   it('OpenFGA unreachable: every waiting signing request gets the failed check’s answer (500, internal error)', async () => {
     const dropping = await droppingServer();
-    const down = { ...store, client: new OpenFgaClient({ apiUrl: dropping.url, storeId: store.storeId, authorizationModelId: store.modelId }) };
-    const broken = await startTestApi({ tdb, store: down, identity: 'dev' });
+    const down = new OpenFgaClient({ apiUrl: dropping.url, storeId: store.storeId, authorizationModelId: store.modelId });
+    const broken = await h.startApi({ identity: 'dev', deps: { fga: down } });
     try {
       const answers = await Promise.all(
         Array.from({ length: 5 }, async () => {

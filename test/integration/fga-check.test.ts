@@ -7,14 +7,16 @@ import { createServer } from 'node:net';
 import { ConsistencyPreference, CredentialsMethod, OpenFgaClient } from '@openfga/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkEndpointOf, createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
-import { checkQuestion, createTestStore, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
+import { checkQuestion, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
 
+const h = useHarness({ api: false });
 let store: TestStore;
 const job = 'capture_job:9b2f1c7e-0000-4000-8000-000000000001';
 const archive = 'archive:9b2f1c7e-0000-4000-8000-0000000000a1';
 
 beforeAll(async () => {
-  store = await createTestStore();
+  store = h.store;
   await store.client.write({
     writes: [
       ...ownedArchiveTuples(job, archive),

@@ -13,13 +13,15 @@ import { canSubmit } from '../../src/fga/authorize.ts';
 import { deployModel, writeEnvFile } from '../../src/fga/deploy.ts';
 import { MEMBER_REFUSED, runGrantCli, USAGE } from '../../src/fga/grant.ts';
 import { enqueueTuples, OUTBOX_DEAD_AFTER } from '../../src/fga/outbox.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { ROOT, loadProjectEnv } from '../support/env.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import type { TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
 
+const h = useHarness({ api: false });
 let store: TestStore;
-beforeAll(async () => {
-  store = await createTestStore();
+beforeAll(() => {
+  store = h.store;
 });
 
 async function grant(...argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
@@ -241,11 +243,8 @@ describe('fga:deploy', () => {
 
 describe('fga:drain', () => {
   let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await t?.drop();
+  beforeAll(() => {
+    t = h.tdb;
   });
 
   it('the real CLI delivers the queue and prints what it delivered', { timeout: 180_000 }, async () => {

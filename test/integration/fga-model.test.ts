@@ -1,3 +1,4 @@
+// harness: not used because it tests fga/model.fga by itself: with the fga CLI and no server, then on a store of its own.
 // fga/model.fga and its assertions. `npm run fga:test` runs fga/model.fga.yaml with the fga CLI
 // and no server; it has to pass, and it has to fail when an expectation is wrong. The same
 // assertions are then asked of the real OpenFGA server the API uses, with every test's own tuples

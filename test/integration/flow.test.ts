@@ -1,3 +1,4 @@
+// harness: not used because it tests the reference capture flow alone, against a test site and a report receiver of its own, with no ledger.
 // The reference capture flow against the real SeaweedFS S3 and the real dev issuer, capturing a
 // real multi-host test site. The report receiver is a plain test HTTP server that records what
 // the flow sends (the ledger's own report route is tested with the crawl end to end).

@@ -1,3 +1,4 @@
+// harness: not used because it tests the dev issuer alone (two of its own, one without the flow's secret).
 // The token the capture flow reports with is had only with a secret the flow holds (issue 25,
 // deliver 3): the dev issuer's client-credentials grant for client capture-flow. The anyone-token
 // (JSON /token, for people) refuses the flow's subject.

@@ -1,3 +1,4 @@
+// harness: not used because it tests the level-dispatch store functions on a test database alone.
 // crawl_level_dispatches against the real database: a level's turn to signal its workflow a
 // heartbeat (at most one per gap, given back when the signal failed, free again after a
 // re-dispatch), and the report slots.

@@ -1,3 +1,4 @@
+// harness: not used because it tests the S3 object reader alone, against the test bucket.
 // The lean signed-GET reader admission uses, against the real SeaweedFS (which verifies
 // signatures): what it reads must be exactly what the SDK wrote, under any key. The signing must
 // be what the SDK's own SigV4 signer produces; these tests pin that the path signed is the path sent, encoded

@@ -4,22 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { enqueueTuples } from '../../src/fga/outbox.ts';
 import { ensureSchedules, outboxDrainSchedule } from '../../src/temporal/schedules.ts';
-import { testApiConfig } from '../support/api.ts';
 import { eventually } from '../support/crawls.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
-import { startTestWorker, uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
+import type { TestDatabase } from '../support/db.ts';
+import type { TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
+import { uniqueTaskQueue, type TestWorker } from '../support/temporal.ts';
 
 let tdb: TestDatabase;
 let store: TestStore;
 let tw: TestWorker;
 const taskQueue = uniqueTaskQueue('outbox-schedule');
 const id = `outbox-drain-test-${randomBytes(4).toString('hex')}`;
+const h = useHarness({ worker: true, api: false, env: { CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: taskQueue } });
 
-beforeAll(async () => {
-  [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
-  const config = testApiConfig({ tdb, store, env: { CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: taskQueue } });
-  tw = await startTestWorker({ config, db: tdb.db, fga: store.client });
+beforeAll(() => {
+  ({ tdb, store, tw } = h);
 });
 
 afterAll(async () => {
@@ -27,8 +26,6 @@ afterAll(async () => {
     .getHandle(id)
     .delete()
     .catch(() => undefined);
-  await tw?.stop();
-  await tdb?.drop();
 });
 
 describe('outbox-drain schedule', () => {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { ClientWriteRequestOnDuplicateWrites, OpenFgaClient } from '@openfga/sdk';
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { canView } from '../../src/fga/authorize.ts';
 import {
   deliverTuples,
@@ -18,16 +18,15 @@ import {
   type DeliveredTuple,
 } from '../../src/fga/outbox.ts';
 import { archiveTuples, jobTuples, type Tuple } from '../../src/fga/tuples.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import type { TestDatabase } from '../support/db.ts';
+import type { TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
 
+const h = useHarness({ api: false });
 let t: TestDatabase;
 let store: TestStore;
-beforeAll(async () => {
-  [t, store] = await Promise.all([createTestDatabase(), createTestStore()]);
-});
-afterAll(async () => {
-  await t?.drop();
+beforeAll(() => {
+  ({ tdb: t, store } = h);
 });
 beforeEach(async () => {
   await t.db.deleteFrom('fga_outbox').execute();

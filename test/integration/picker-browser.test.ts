@@ -4,20 +4,17 @@
 // which the replay server proxies from the bucket.
 // Screenshots go to test-results/.
 import { mkdirSync } from 'node:fs';
-import type { FastifyInstance } from 'fastify';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Archive } from '../../src/db/types.ts';
-import { buildReplayServer } from '../../src/replay/server.ts';
-import { createS3 } from '../../src/s3/client.ts';
-import { startTestApi, startTestIssuer, type TestApi, type TestIssuer } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import type { TestApi, TestApiOptions, TestIssuer } from '../support/api.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { ROOT } from '../support/env.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import type { TestStore } from '../support/fga.ts';
+import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob, insertManyArchives, makeWacz } from '../support/ledger.ts';
-import { testConfig } from '../support/config.ts';
 import { grant } from '../support/crawls.ts';
-import { Client, Connection } from '@temporalio/client';
 import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
 import { replaceLevelDecisions, replaceLevelSkipped } from '../../src/store/decisions.ts';
 
@@ -34,20 +31,22 @@ const FLAGS = [
 ];
 const SHOTS = `${ROOT}test-results/`;
 
+// no API of the harness's: each identity mode gets one of its own (withApi)
+const h = useHarness({ api: false, issuer: true, replay: true, temporal: true });
 let tdb: TestDatabase;
 let store: TestStore;
 let issuer: TestIssuer;
-let replay: FastifyInstance;
 let replayUrl: string;
 let browser: Browser;
 let acmeNew: Archive;
 let acmeOld: Archive;
-const s3 = createS3(testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3);
+let s3: S3Client;
+let bucket: string;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  [tdb, store, issuer] = await Promise.all([createTestDatabase(), createTestStore(), startTestIssuer()]);
-  const bucket = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.bucket;
+  ({ tdb, store, issuer, s3, bucket } = h);
+  replayUrl = h.replay.url;
   const acme = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
   const globex = await insertJob(tdb.db, { orgId: 'globex', submittedBy: 'gina' });
   acmeOld = await insertArchive(tdb.db, {
@@ -75,24 +74,15 @@ beforeAll(async () => {
     body: await makeWacz('https://example.test/globex', 'Globex secret'),
   });
   await drain(tdb.db, store.client);
-  replay = await buildReplayServer({
-    endpoint: testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.endpoint,
-    bucket,
-  });
-  replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
 });
 
 afterAll(async () => {
   await browser?.close();
-  await replay?.close();
-  await issuer?.close();
-  await tdb?.drop();
-  s3.destroy();
 });
 
-async function withApi(identity: Parameters<typeof startTestApi>[0]['identity'], fn: (api: TestApi) => Promise<void>): Promise<void> {
-  const api = await startTestApi({ tdb, store, identity, env: { CAPTURE_LEDGER_REPLAY_URL: replayUrl } });
+async function withApi(identity: TestApiOptions['identity'], fn: (api: TestApi) => Promise<void>): Promise<void> {
+  const api = await h.startApi({ identity, env: { CAPTURE_LEDGER_REPLAY_URL: replayUrl } });
   try {
     await fn(api);
   } finally {
@@ -255,18 +245,14 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
     const running = await crawlRow(['https://b.test/', 'https://b.test/2'], 0, 0);
     await tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', running.id).execute();
 
-    const { temporal } = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' });
-    const connection = await Connection.connect({ address: temporal.address });
-    const api = await startTestApi({
-      tdb,
-      store,
+    const api = await h.startApi({
       identity: 'dev',
       env: {
         CAPTURE_LEDGER_REPLAY_URL: replayUrl,
         CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.2:9/crawl',
         CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'picker-test',
       },
-      deps: { temporal: new Client({ connection, namespace: temporal.namespace }) },
+      deps: { temporal: h.temporal },
     });
     const context = await browser.newContext();
     try {
@@ -332,14 +318,12 @@ describe('the Crawls view in a browser', { timeout: 120_000 }, () => {
     } finally {
       await context.close();
       await api.close();
-      await connection.close();
     }
   });
 });
 
 describe("the archive list's More in a browser", { timeout: 120_000 }, () => {
   it('60 archives sharing one capturedAt: 50, then the 10 others, none lost and none twice', async () => {
-    const bucket = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' }).s3.bucket;
     const job = await insertJob(tdb.db, { orgId: 'initech', submittedBy: 'ivan' });
     const ids = await insertManyArchives(tdb.db, job, bucket, 60);
     await tdb.db

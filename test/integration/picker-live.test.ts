@@ -6,12 +6,9 @@
 // click opens it in replay. Screenshots at 1280 and 390 px go to test-results/.
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildReplayServer } from '../../src/replay/server.ts';
 import { createSearchIndex } from '../../src/search/client.ts';
-import { testConfig } from '../support/config.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
 import { ROOT } from '../support/env.ts';
 import { drain } from '../support/ledger.ts';
@@ -50,25 +47,20 @@ const siteHost = (name: string) => ({
   delayMs: 100,
 });
 
-let replay: FastifyInstance;
 let browser: Browser;
-const s = useLiveCrawlStack(async () => {
-  const { s3 } = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'unused', CAPTURE_LEDGER_FGA_MODEL_ID: 'unused' });
-  replay = await buildReplayServer({ endpoint: s3.endpoint, bucket: s3.bucket });
-  const replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
-  return {
-    org: ORG,
-    hosts: { a: siteHost('a'), b: siteHost('b'), c: siteHost('c') },
-    // heartbeats every 200 ms, passed on to the workflow every second (a quarter of the window)
-    flow: { heartbeatIntervalMs: 200 },
-    env: {
-      CAPTURE_LEDGER_CAPTURE_FORMATS: 'wacz,png',
-      CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS: '4',
-      CAPTURE_LEDGER_OPENSEARCH_URL: OPENSEARCH,
-      CAPTURE_LEDGER_OPENSEARCH_INDEX: INDEX,
-      CAPTURE_LEDGER_REPLAY_URL: replayUrl,
-    },
-  };
+// the replay server (the API's CAPTURE_LEDGER_REPLAY_URL) is the harness's
+const s = useLiveCrawlStack({
+  org: ORG,
+  hosts: { a: siteHost('a'), b: siteHost('b'), c: siteHost('c') },
+  // heartbeats every 200 ms, passed on to the workflow every second (a quarter of the window)
+  flow: { heartbeatIntervalMs: 200 },
+  env: {
+    CAPTURE_LEDGER_CAPTURE_FORMATS: 'wacz,png',
+    CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS: '4',
+    CAPTURE_LEDGER_OPENSEARCH_URL: OPENSEARCH,
+    CAPTURE_LEDGER_OPENSEARCH_INDEX: INDEX,
+  },
+  replay: true,
 });
 
 let crawlId: string;
@@ -80,7 +72,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await replay?.close();
   const search = createSearchIndex({ url: OPENSEARCH, index: INDEX });
   await search.client.indices.delete({ index: INDEX }, { ignore: [404] });
   await search.client.close();

@@ -1,3 +1,4 @@
+// harness: not used because it tests the replay server alone (two of them: one per-archive-origin), with no ledger.
 // Replay isolation (issue 29, deliver 1), in a real Chromium against the real bucket: a replayed
 // page is hostile content. The hostile archive's page escapes wabac's rewriting (it opens itself
 // raw, in wabac's id_ mode, and a data: frame), then tries fetch, WebSocket, EventSource, beacon,

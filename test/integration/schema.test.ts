@@ -1,3 +1,4 @@
+// harness: not used because it tests the migrated schema of a test database alone (no API, OpenFGA store or worker).
 // The schema's guarantees, asked of the real database: the constraints the application relies on
 // instead of flags of its own, the generated url_hash, and migrations that are safe to repeat and
 // leave nothing behind when they fail.

@@ -16,10 +16,11 @@ import { MAX_PAGE_TEXT_BYTES } from '../../src/domain/page-text.ts';
 import { forgetIndex } from '../../src/search/schema.ts';
 import { s3RangeSource } from '../../src/search/s3-range.ts';
 import { DEFAULT_TAIL_BYTES, readZipEntry } from '../../src/search/zip-range.ts';
-import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { devHeaders, type TestApi } from '../support/api.ts';
+import type { TestDatabase } from '../support/db.ts';
+import type { TestStore } from '../support/fga.ts';
 import { ROOT } from '../support/env.ts';
+import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 import { startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
@@ -29,6 +30,7 @@ const HUGE_TEXT = 60 * 1024 * 1024;
 const INDEX = `cl-test-search-${randomBytes(4).toString('hex')}`;
 const OPENSEARCH_URL = 'http://127.0.0.1:9200';
 
+const harness = useHarness({ env: { CAPTURE_LEDGER_OPENSEARCH_URL: OPENSEARCH_URL, CAPTURE_LEDGER_OPENSEARCH_INDEX: INDEX } });
 let tdb: TestDatabase;
 let store: TestStore;
 let api: TestApi;
@@ -123,11 +125,8 @@ const bob = devHeaders('bob', ['globex']);
 const mallory = devHeaders('mallory');
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  store = await createTestStore();
-  const env = { CAPTURE_LEDGER_OPENSEARCH_URL: OPENSEARCH_URL, CAPTURE_LEDGER_OPENSEARCH_INDEX: INDEX };
-  api = await startTestApi({ tdb, store, identity: 'dev', env });
-  apiWithout = await startTestApi({ tdb, store, identity: 'dev', env: { CAPTURE_LEDGER_OPENSEARCH_URL: '' } });
+  ({ tdb, store, api } = harness);
+  apiWithout = await harness.startApi({ identity: 'dev', env: { CAPTURE_LEDGER_OPENSEARCH_URL: '' } });
   expect(api.config.opensearch?.index).toBe(INDEX);
   expect(apiWithout.config.opensearch).toBeUndefined();
   search = createSearchIndex(api.config.opensearch!);
@@ -170,9 +169,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await search?.client.indices.delete({ index: INDEX }, { ignore: [404] });
   await search?.client.close();
-  await api?.close();
-  await apiWithout?.close();
-  await tdb?.drop();
 });
 
 describe('without CAPTURE_LEDGER_OPENSEARCH_URL', () => {

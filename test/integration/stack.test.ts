@@ -1,3 +1,4 @@
+// harness: not used because it checks each service of the stack by itself, through that service's own client.
 // Each service of the local stack is the real thing: a workflow runs on the Temporal dev server
 // through a real worker, OpenFGA decides from stored tuples, SeaweedFS verifies signatures, and
 // Postgres answers on the ledger database.

@@ -1,3 +1,4 @@
+// harness: not used because it tests the targets CLI on a test database alone.
 // npm run targets -- add|list|disable <org> <url>: the only writer of capture_targets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';

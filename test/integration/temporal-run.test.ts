@@ -1,3 +1,4 @@
+// harness: not used because it tests the test run's own Temporal teardown (test/support/temporal-run.ts), on workflows no worker picks up.
 // What a test run leaves in Temporal is ended at its end (test/support/temporal-run.ts): the
 // workflows still running on the run's task queues and the schedules that start workflows on
 // them — and nothing of another run's. Played here with workflows no worker will ever pick up.

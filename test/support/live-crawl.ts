@@ -6,25 +6,31 @@
 import { startHarness, useHarness, type Harness, type HarnessOptions } from './harness.ts';
 import type { SiteHostSpec } from './site.ts';
 
-export type LiveCrawlStack = Harness;
+type LiveCrawlHarnessOptions<R extends boolean> = HarnessOptions & { issuer: true; crawls: 'flow'; site: { hosts: Record<string, SiteHostSpec> }; replay: R };
 
-export interface LiveCrawlOptions {
+/** With `replay: true`, the replay server too (h.replay), the API's CAPTURE_LEDGER_REPLAY_URL. */
+export type LiveCrawlStack<R extends boolean = false> = Harness<LiveCrawlHarnessOptions<R>>;
+
+export interface LiveCrawlOptions<R extends boolean = false> {
   hosts: Record<string, SiteHostSpec>;
   /** submitter granted on this organization as `alice` */
   org: string;
   env?: Record<string, string>;
   flow?: HarnessOptions['flow'];
+  /** the replay server (h.replay) */
+  replay?: R;
 }
 
-function liveCrawl(opts: LiveCrawlOptions): HarnessOptions {
-  return { issuer: true, crawls: 'flow', site: { hosts: opts.hosts }, env: opts.env, flow: opts.flow, grants: [['alice', 'submitter', opts.org]] };
+function liveCrawl<R extends boolean>(opts: LiveCrawlOptions<R>): LiveCrawlHarnessOptions<R> {
+  const { hosts, org, env, flow } = opts;
+  return { issuer: true, crawls: 'flow', site: { hosts }, env, flow, replay: (opts.replay ?? false) as R, grants: [['alice', 'submitter', org]] };
 }
 
-export function startLiveCrawlStack(opts: LiveCrawlOptions): Promise<LiveCrawlStack> {
+export function startLiveCrawlStack<R extends boolean = false>(opts: LiveCrawlOptions<R>): Promise<LiveCrawlStack<R>> {
   return startHarness(liveCrawl(opts));
 }
 
 /** The live crawl stack for one test file (useHarness); `opts` may be a function called in beforeAll. */
-export function useLiveCrawlStack(opts: LiveCrawlOptions | (() => Promise<LiveCrawlOptions>)): LiveCrawlStack {
+export function useLiveCrawlStack<R extends boolean = false>(opts: LiveCrawlOptions<R> | (() => Promise<LiveCrawlOptions<R>>)): LiveCrawlStack<R> {
   return useHarness(typeof opts === 'function' ? async () => liveCrawl(await opts()) : liveCrawl(opts));
 }
