@@ -154,7 +154,34 @@ export function loadFgaApiUrl(env: Env = process.env): string {
 /** Reads and checks the whole configuration; throws ConfigError on the first bad value. */
 export function loadConfig(env: Env = process.env): Config {
   for (const name of REQUIRED_ENV) str(env, name);
+  const crawl = crawlSection(env);
+  const identity = identitySection(env);
+  return {
+    databaseUrl: url(env, 'CAPTURE_LEDGER_DATABASE_URL', undefined, POSTGRES),
+    temporal: {
+      address: hostPort(env, 'CAPTURE_LEDGER_TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+      namespace: str(env, 'CAPTURE_LEDGER_TEMPORAL_NAMESPACE', 'default'),
+      taskQueue: str(env, 'CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE', 'capture-ledger'),
+    },
+    fga: {
+      apiUrl: url(env, 'CAPTURE_LEDGER_FGA_API_URL'),
+      storeId: str(env, 'CAPTURE_LEDGER_FGA_STORE_ID'),
+      modelId: str(env, 'CAPTURE_LEDGER_FGA_MODEL_ID'),
+    },
+    s3: s3Section(env),
+    opensearch: opensearchSection(env),
+    api: apiSection(env),
+    identity,
+    issuerPort: int(env, 'CAPTURE_LEDGER_ISSUER_PORT', 7071, 1, 65535),
+    crawl,
+    flowPort: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 1, 65535),
+    replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),
+    replayArchiveDomain: archiveDomain(env),
+    capture: { allow: captureAllow(env), deniedPorts: stackPorts(env) },
+  };
+}
 
+function crawlSection(env: Env): Config['crawl'] {
   const formats = parseFormats(env);
   const signing = flag(env, 'CAPTURE_LEDGER_CAPTURE_SIGNING');
   if (signing && !formats.includes('wacz')) {
@@ -164,7 +191,16 @@ export function loadConfig(env: Env = process.env): Config {
       `signing needs wacz in CAPTURE_LEDGER_CAPTURE_FORMATS (now ${formats.join(',')})`,
     );
   }
+  return {
+    webhook: webhook(env),
+    formats,
+    signing,
+    levelTimeoutSeconds: int(env, 'CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS', 1800, 1, 7 * 24 * 3600),
+    livenessWindowSeconds: int(env, 'CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS', 60, 1, 3600),
+  };
+}
 
+function webhook(env: Env): Config['crawl']['webhook'] {
   const hookUrl = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
   const hookToken = optional(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN');
   // Half a webhook fails only after someone asks for a crawl, by which time a row is open.
@@ -182,81 +218,60 @@ export function loadConfig(env: Env = process.env): Config {
       `is not set but CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is (${hookUrl}): set both or neither`,
     );
   }
-  if (hookUrl !== undefined) url(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
+  if (hookUrl === undefined || hookToken === undefined) return undefined;
+  url(env, 'CAPTURE_LEDGER_CRAWL_WEBHOOK_URL');
+  return { url: hookUrl, token: hookToken };
+}
 
+function identitySection(env: Env): Config['identity'] {
   const issuer = optional(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
   const dev = flag(env, 'CAPTURE_LEDGER_DEV_IDENTITY');
-  let identity: Config['identity'];
   if (issuer !== undefined) {
     url(env, 'CAPTURE_LEDGER_OIDC_ISSUER');
     const flowClientSecret = flowSecret(env);
-    identity = {
+    return {
       mode: 'oidc',
       issuer,
       audience: str(env, 'CAPTURE_LEDGER_OIDC_AUDIENCE', 'capture-ledger'),
       devIdentityAlsoSet: dev,
       ...(flowClientSecret === undefined ? {} : { flowClientSecret }),
     };
-  } else if (dev) {
-    // the dev resolver believes any caller's headers: only this machine may reach it
-    const host = str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1');
-    if (!isLoopbackHost(host)) {
-      throw new ConfigError(
-        'CAPTURE_LEDGER_DEV_IDENTITY',
-        env.CAPTURE_LEDGER_DEV_IDENTITY,
-        `trusts any caller's headers, so the API must bind to loopback (127.0.0.1, ::1 or localhost), not CAPTURE_LEDGER_API_HOST=${host}`,
-      );
-    }
-    identity = { mode: 'dev' };
-  } else {
-    identity = { mode: 'none' };
   }
+  if (!dev) return { mode: 'none' };
+  // the dev resolver believes any caller's headers: only this machine may reach it
+  const host = str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1');
+  if (!isLoopbackHost(host)) {
+    throw new ConfigError(
+      'CAPTURE_LEDGER_DEV_IDENTITY',
+      env.CAPTURE_LEDGER_DEV_IDENTITY,
+      `trusts any caller's headers, so the API must bind to loopback (127.0.0.1, ::1 or localhost), not CAPTURE_LEDGER_API_HOST=${host}`,
+    );
+  }
+  return { mode: 'dev' };
+}
 
-  const osUrl = optional(env, 'CAPTURE_LEDGER_OPENSEARCH_URL');
-  const apiPort = int(env, 'CAPTURE_LEDGER_API_PORT', 7070, 1, 65535);
-
+function s3Section(env: Env): Config['s3'] {
   return {
-    databaseUrl: url(env, 'CAPTURE_LEDGER_DATABASE_URL', undefined, POSTGRES),
-    temporal: {
-      address: hostPort(env, 'CAPTURE_LEDGER_TEMPORAL_ADDRESS', '127.0.0.1:7233'),
-      namespace: str(env, 'CAPTURE_LEDGER_TEMPORAL_NAMESPACE', 'default'),
-      taskQueue: str(env, 'CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE', 'capture-ledger'),
-    },
-    fga: {
-      apiUrl: url(env, 'CAPTURE_LEDGER_FGA_API_URL'),
-      storeId: str(env, 'CAPTURE_LEDGER_FGA_STORE_ID'),
-      modelId: str(env, 'CAPTURE_LEDGER_FGA_MODEL_ID'),
-    },
-    s3: {
-      endpoint: url(env, 'CAPTURE_LEDGER_S3_ENDPOINT'),
-      region: str(env, 'CAPTURE_LEDGER_S3_REGION', 'us-east-1'),
-      accessKeyId: str(env, 'CAPTURE_LEDGER_S3_ACCESS_KEY_ID'),
-      secretAccessKey: str(env, 'CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY'),
-      bucket: str(env, 'CAPTURE_LEDGER_S3_BUCKET'),
-    },
-    opensearch:
-      osUrl === undefined
-        ? undefined
-        : { url: url(env, 'CAPTURE_LEDGER_OPENSEARCH_URL'), index: str(env, 'CAPTURE_LEDGER_OPENSEARCH_INDEX', 'capture-ledger-pages') },
-    api: {
-      host: str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1'),
-      port: apiPort,
-      publicUrl: url(env, 'CAPTURE_LEDGER_PUBLIC_URL', `http://127.0.0.1:${apiPort}`),
-      replayUrl: url(env, 'CAPTURE_LEDGER_REPLAY_URL', 'http://127.0.0.1:8899'),
-    },
-    identity,
-    issuerPort: int(env, 'CAPTURE_LEDGER_ISSUER_PORT', 7071, 1, 65535),
-    crawl: {
-      webhook: hookUrl !== undefined && hookToken !== undefined ? { url: hookUrl, token: hookToken } : undefined,
-      formats,
-      signing,
-      levelTimeoutSeconds: int(env, 'CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS', 1800, 1, 7 * 24 * 3600),
-      livenessWindowSeconds: int(env, 'CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS', 60, 1, 3600),
-    },
-    flowPort: int(env, 'CAPTURE_LEDGER_FLOW_PORT', 7072, 1, 65535),
-    replayPort: int(env, 'CAPTURE_LEDGER_REPLAY_PORT', 8899, 1, 65535),
-    replayArchiveDomain: archiveDomain(env),
-    capture: { allow: captureAllow(env), deniedPorts: stackPorts(env) },
+    endpoint: url(env, 'CAPTURE_LEDGER_S3_ENDPOINT'),
+    region: str(env, 'CAPTURE_LEDGER_S3_REGION', 'us-east-1'),
+    accessKeyId: str(env, 'CAPTURE_LEDGER_S3_ACCESS_KEY_ID'),
+    secretAccessKey: str(env, 'CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY'),
+    bucket: str(env, 'CAPTURE_LEDGER_S3_BUCKET'),
+  };
+}
+
+function opensearchSection(env: Env): Config['opensearch'] {
+  if (optional(env, 'CAPTURE_LEDGER_OPENSEARCH_URL') === undefined) return undefined;
+  return { url: url(env, 'CAPTURE_LEDGER_OPENSEARCH_URL'), index: str(env, 'CAPTURE_LEDGER_OPENSEARCH_INDEX', 'capture-ledger-pages') };
+}
+
+function apiSection(env: Env): Config['api'] {
+  const port = int(env, 'CAPTURE_LEDGER_API_PORT', 7070, 1, 65535);
+  return {
+    host: str(env, 'CAPTURE_LEDGER_API_HOST', '127.0.0.1'),
+    port,
+    publicUrl: url(env, 'CAPTURE_LEDGER_PUBLIC_URL', `http://127.0.0.1:${port}`),
+    replayUrl: url(env, 'CAPTURE_LEDGER_REPLAY_URL', 'http://127.0.0.1:8899'),
   };
 }
 
