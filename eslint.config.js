@@ -50,6 +50,18 @@ const domainStaysPure = (depth) => ({
   },
 });
 
+// Workflows are replayed: no clocks, timers, randomness or I/O of their own (both tiers' workflows).
+const WORKFLOW_DETERMINISM = {
+  'no-restricted-globals': [
+    'error',
+    { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' },
+    { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' },
+    { name: 'process', message: 'no process in workflows' },
+    { name: 'fetch', message: 'no I/O in workflows' },
+  ],
+  'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'use uuid4() from @temporalio/workflow' }],
+};
+
 export default tseslint.config(
   // dot directories hold tools, stack data and scratch work (.tools/, .stack/ ...), not the project's code
   { ignores: ['node_modules/', '.*/', 'dist/', 'coverage/'] },
@@ -88,14 +100,7 @@ export default tseslint.config(
           ],
         },
       ],
-      'no-restricted-globals': [
-        'error',
-        { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' },
-        { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' },
-        { name: 'process', message: 'no process in workflows' },
-        { name: 'fetch', message: 'no I/O in workflows' },
-      ],
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'use uuid4() from @temporalio/workflow' }],
+      ...WORKFLOW_DETERMINISM,
     },
   },
   {
@@ -133,14 +138,7 @@ export default tseslint.config(
           ],
         },
       ],
-      'no-restricted-globals': [
-        'error',
-        { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' },
-        { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' },
-        { name: 'process', message: 'no process in workflows' },
-        { name: 'fetch', message: 'no I/O in workflows' },
-      ],
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'use uuid4() from @temporalio/workflow' }],
+      ...WORKFLOW_DETERMINISM,
     },
   },
 );
