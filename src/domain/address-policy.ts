@@ -79,22 +79,33 @@ export function parseAllowEntry(raw: string): AllowEntry {
   if (text === '') throw new AllowlistError(raw, 'is empty');
   if (text.includes('://')) throw new AllowlistError(text, 'expected a CIDR (10.0.0.0/8), an IP, or host:port, not a URL');
   const slash = text.indexOf('/');
-  if (slash >= 0) {
-    const ip = strictIp(text.slice(0, slash));
-    const bits = text.slice(slash + 1);
-    if (ip === undefined) throw new AllowlistError(text, `${JSON.stringify(text.slice(0, slash))} is not an IP address`);
-    const max = ip.kind() === 'ipv4' ? 32 : 128;
-    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) throw new AllowlistError(text, `prefix length must be 0-${max}`);
-    return { kind: 'cidr', text, range: [ip, Number(bits)] };
-  }
+  if (slash >= 0) return parseCidrEntry(text, slash);
   const bare = strictIp(text);
   if (bare !== undefined) return { kind: 'cidr', text, range: [bare, bare.kind() === 'ipv4' ? 32 : 128] };
   const bracketed = /^\[([0-9a-fA-F:.]+)\]:(\d+)$/.exec(text);
-  if (bracketed) {
-    const ip = strictIp(bracketed[1]!);
-    if (ip === undefined || ip.kind() !== 'ipv6') throw new AllowlistError(text, `${bracketed[1]} is not an IPv6 address`);
-    return { kind: 'host-port', text, host: ip.toNormalizedString(), port: parsePort(bracketed[2]!, text) };
-  }
+  if (bracketed) return parseBracketedEntry(text, bracketed[1]!, bracketed[2]!);
+  return parseHostPortEntry(text);
+}
+
+/** `10.0.0.0/8`, `fd00::/8`: the address before the slash, the prefix length after it. */
+function parseCidrEntry(text: string, slash: number): AllowEntry {
+  const ip = strictIp(text.slice(0, slash));
+  const bits = text.slice(slash + 1);
+  if (ip === undefined) throw new AllowlistError(text, `${JSON.stringify(text.slice(0, slash))} is not an IP address`);
+  const max = ip.kind() === 'ipv4' ? 32 : 128;
+  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) throw new AllowlistError(text, `prefix length must be 0-${max}`);
+  return { kind: 'cidr', text, range: [ip, Number(bits)] };
+}
+
+/** `[::1]:8080`: only an IPv6 address goes in brackets. */
+function parseBracketedEntry(text: string, address: string, port: string): AllowEntry {
+  const ip = strictIp(address);
+  if (ip === undefined || ip.kind() !== 'ipv6') throw new AllowlistError(text, `${address} is not an IPv6 address`);
+  return { kind: 'host-port', text, host: ip.toNormalizedString(), port: parsePort(port, text) };
+}
+
+/** `site.test:8080`, `127.0.0.2:8080`: the host as the URL parser spells it. */
+function parseHostPortEntry(text: string): AllowEntry {
   const m = /^([^\s:/[\]]+):([^:]*)$/.exec(text);
   if (!m) throw new AllowlistError(text, 'expected a CIDR (10.0.0.0/8), an IP, or host:port');
   const port = parsePort(m[2]!, text);

@@ -154,34 +154,40 @@ export class LinkSelector {
     // as no href resolves against it
     const metHere = authority === undefined ? undefined : this.metOn(authority);
     for (const link of links.length > cap ? links.slice(0, cap) : links) {
-      if (isNofollow(link.rel)) continue;
-      if (metHere !== undefined && typeof link.href === 'string') {
-        const reads = hrefReads(link.href);
-        const met = reads === 'authority' ? metHere : reads === 'nothing' ? this.metAnywhere : undefined;
-        if (met !== undefined) {
-          // resolved before to the same URL: decided then, or not an http(s) URL
-          if (met.has(link.href)) continue;
-          met.add(link.href);
-        }
-      }
+      if (isNofollow(link.rel) || this.metBefore(link.href, metHere)) continue;
       const u = resolveLinkUrl(link.href, landed);
-      if (u === null) continue;
-      const url = u.href;
-      if (this.decided.has(url)) continue;
-      const refusal = this.refuse(u);
-      if (refusal !== undefined) {
-        this.decided.add(url);
-        this.refused.add(url, u.hostname, refusal.code);
-        continue;
-      }
-      const key = keyOfUrl(u);
-      const d = this.compiled.decideKey(key);
-      this.decided.add(url);
-      const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
-      this.tallies.add(decision);
-      if (d.action !== 'skip') this.candidates.push({ url, host: u.host, action: d.action });
-      else this.skipped.push(url);
+      if (u !== null) this.decide(u);
     }
+  }
+
+  /** True when the href resolved before to the same URL (decided then, or not an http(s) URL);
+   * otherwise it is noted as met, when what it resolves to depends only on the page's authority. */
+  private metBefore(href: unknown, metHere: Set<string> | undefined): boolean {
+    if (metHere === undefined || typeof href !== 'string') return false;
+    const reads = hrefReads(href);
+    const met = reads === 'authority' ? metHere : reads === 'nothing' ? this.metAnywhere : undefined;
+    if (met === undefined) return false;
+    if (met.has(href)) return true;
+    met.add(href);
+    return false;
+  }
+
+  /** A link's URL, decided once a level: refused, skipped, or a candidate. */
+  private decide(u: URL): void {
+    const url = u.href;
+    if (this.decided.has(url)) return;
+    this.decided.add(url);
+    const refusal = this.refuse(u);
+    if (refusal !== undefined) {
+      this.refused.add(url, u.hostname, refusal.code);
+      return;
+    }
+    const key = keyOfUrl(u);
+    const d = this.compiled.decideKey(key);
+    const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
+    this.tallies.add(decision);
+    if (d.action !== 'skip') this.candidates.push({ url, host: u.host, action: d.action });
+    else this.skipped.push(url);
   }
 
   /** The candidates so far, in discovery order: pages added later only append to them. */

@@ -275,42 +275,65 @@ export interface PacingViolation {
  */
 export function pacingViolations(captures: Capture[], opts: PacingOptions): PacingViolation[] {
   const out: PacingViolation[] = [];
+  for (const [host, list] of capturesByHost(captures)) out.push(...hostViolations(host, list, opts));
+  out.push(...parallelismViolations(captures, opts.hostParallelism));
+  return out;
+}
+
+function capturesByHost(captures: Capture[]): Map<string, Capture[]> {
   const byHost = new Map<string, Capture[]>();
   for (const c of captures) {
     const list = byHost.get(c.host) ?? [];
     list.push(c);
     byHost.set(c.host, list);
   }
-  for (const [host, list] of byHost) {
-    list.sort((a, b) => a.start - b.start);
-    const delay = effectiveDelayMs(opts.perHostDelayMs, opts.crawlDelayMs?.[host]);
-    const nb = opts.notBefore?.[host];
-    if (nb !== undefined && list[0]!.start < nb)
-      out.push({ kind: 'notBefore', host, at: list[0]!.start, detail: `submitted ${nb - list[0]!.start} ms before notBefore` });
-    const prior = opts.lastFinish?.[host];
-    if (prior !== undefined && list[0]!.start - prior < delay)
-      out.push({ kind: 'gap', host, at: list[0]!.start, detail: `gap ${list[0]!.start - prior} ms after an earlier finish < ${delay} ms` });
-    for (let i = 1; i < list.length; i++) {
-      const gap = list[i]!.start - list[i - 1]!.finish;
-      if (gap < 0) out.push({ kind: 'overlap', host, at: list[i]!.start, detail: `overlaps the previous capture by ${-gap} ms` });
-      else if (gap < delay) out.push({ kind: 'gap', host, at: list[i]!.start, detail: `gap ${gap} ms < ${delay} ms` });
-    }
-  }
-  // at each submit: the captures in flight then, itself included even when it takes no time.
-  // Timestamps are whole ms: a capture that took no time and another submitted at that same
-  // instant are taken to have run one after the other.
-  const sorted = [...captures].sort((a, b) => a.start - b.start);
-  for (const c of sorted) {
-    let n = 1;
-    for (const o of sorted) {
-      if (o.start > c.start) break;
-      if (o === c || o.finish <= c.start) continue;
-      if (o.start === c.start && c.finish === c.start) continue;
-      n++;
-    }
-    if (n > opts.hostParallelism) out.push({ kind: 'parallelism', host: c.host, at: c.start, detail: `${n} captures in flight > ${opts.hostParallelism}` });
+  return byHost;
+}
+
+/** One host's captures (sorted here by submit): notBefore, the gap after an earlier level's last
+ * finish, and the gap between each capture and the one before. */
+function hostViolations(host: string, list: Capture[], opts: PacingOptions): PacingViolation[] {
+  const out: PacingViolation[] = [];
+  list.sort((a, b) => a.start - b.start);
+  const delay = effectiveDelayMs(opts.perHostDelayMs, opts.crawlDelayMs?.[host]);
+  const first = list[0]!.start;
+  const nb = opts.notBefore?.[host];
+  if (nb !== undefined && first < nb) out.push({ kind: 'notBefore', host, at: first, detail: `submitted ${nb - first} ms before notBefore` });
+  const prior = opts.lastFinish?.[host];
+  if (prior !== undefined && first - prior < delay)
+    out.push({ kind: 'gap', host, at: first, detail: `gap ${first - prior} ms after an earlier finish < ${delay} ms` });
+  for (let i = 1; i < list.length; i++) {
+    const gap = list[i]!.start - list[i - 1]!.finish;
+    if (gap < 0) out.push({ kind: 'overlap', host, at: list[i]!.start, detail: `overlaps the previous capture by ${-gap} ms` });
+    else if (gap < delay) out.push({ kind: 'gap', host, at: list[i]!.start, detail: `gap ${gap} ms < ${delay} ms` });
   }
   return out;
+}
+
+/**
+ * At each submit: the captures in flight then, itself included even when it takes no time.
+ * Timestamps are whole ms: a capture that took no time and another submitted at that same
+ * instant are taken to have run one after the other.
+ */
+function parallelismViolations(captures: Capture[], hostParallelism: number): PacingViolation[] {
+  const out: PacingViolation[] = [];
+  const sorted = [...captures].sort((a, b) => a.start - b.start);
+  for (const c of sorted) {
+    const n = inFlightAt(sorted, c);
+    if (n > hostParallelism) out.push({ kind: 'parallelism', host: c.host, at: c.start, detail: `${n} captures in flight > ${hostParallelism}` });
+  }
+  return out;
+}
+
+function inFlightAt(sorted: Capture[], c: Capture): number {
+  let n = 1;
+  for (const o of sorted) {
+    if (o.start > c.start) break;
+    if (o === c || o.finish <= c.start) continue;
+    if (o.start === c.start && c.finish === c.start) continue;
+    n++;
+  }
+  return n;
 }
 
 /**

@@ -138,111 +138,168 @@ function nodeHeaders(headers: HeaderList): OutgoingHttpHeaders {
 export function createGuardedFetcher(policy: AddressPolicy, opts: GuardedFetcherOptions = {}): Fetcher {
   const resolve = opts.resolve ?? systemResolver;
   return async (req: OutgoingRequest, limits: FetchLimits = {}): Promise<HttpExchange> => {
-    const refusal = checkUrl(policy, req.url);
-    if (refusal !== undefined) throw refused(refusal.code, refusal.message);
-    const u = new URL(req.url);
-    u.hash = '';
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
-    const timeoutMs = limits.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const maxBytes = limits.maxBytes ?? opts.maxBytes ?? DEFAULT_MAX_BYTES;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = limits.signal ? AbortSignal.any([limits.signal, timeout]) : timeout;
-    const timedOut = (): FetchError => new FetchError('network', `no complete answer from ${u.host} within ${timeoutMs} ms`);
-    if (signal.aborted) throw timeout.aborted ? timedOut() : new FetchError('aborted', 'aborted before the request');
-
-    let addresses: string[];
-    if (isIP(host) !== 0) addresses = [host];
-    else {
-      try {
-        addresses = await resolve(host);
-      } catch (err) {
-        throw new FetchError('network', `${host}: ${(err as Error).message}`);
-      }
-    }
-    const allowed = addresses.filter((ip) => checkAddress(policy, { ip, port, host }) === undefined);
-    if (allowed.length === 0) {
-      const first = addresses.map((ip) => checkAddress(policy, { ip, port, host })).find((r) => r !== undefined);
-      throw first !== undefined ? refused(first.code, first.message) : new FetchError('network', `${host} resolved to no address`);
-    }
-
-    let socket: Socket;
-    let session: TlsSession | undefined;
-    let ip: string | undefined;
-    try {
-      socket = await connectChecked(policy, allowed, port, host, signal);
-      // the address the policy checked, read before TLS wraps the socket
-      ip = socket.remoteAddress;
-      if (u.protocol === 'https:') {
-        // host: what the certificate is checked against; servername: SNI (never an IP)
-        const tls = tlsConnect({
-          socket,
-          host,
-          servername: isIP(host) === 0 ? host : undefined,
-          ALPNProtocols: ['http/1.1'],
-          ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
-        });
-        await once(tls, 'secureConnect', signal);
-        session = tlsSession(tls);
-        socket = tls;
-      }
-    } catch (err) {
-      const e = wrap(err, signal);
-      throw timeout.aborted && e.type === 'aborted' ? timedOut() : e;
-    }
-
-    const target = u.pathname + u.search;
-    const requestHeaders: HeaderList = [['Host', u.host], ...req.headers.filter(([k]) => k.toLowerCase() !== 'host')];
-    const date = new Date();
-    const connected = socket;
-    return new Promise<HttpExchange>((resolveExchange, reject) => {
-      let settled = false;
-      const fail = (err: unknown): void => {
-        if (settled) return;
-        settled = true;
-        const e = wrap(err, signal);
-        reject(timeout.aborted && e.type === 'aborted' ? timedOut() : e);
-        connected.destroy();
-      };
-      const r = httpRequest(
-        { createConnection: () => connected, host, port, method: req.method, path: target, headers: nodeHeaders(req.headers), setHost: true, signal },
-        (res: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > maxBytes) fail(new FetchError('too-large', `body larger than ${maxBytes} bytes`));
-            else chunks.push(c);
-          });
-          res.on('error', fail);
-          res.on('end', () => {
-            if (settled) return;
-            settled = true;
-            const raw = res.rawHeaders;
-            const headers: HeaderList = [];
-            for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
-            resolveExchange({
-              url: u.href,
-              date,
-              ...(ip !== undefined ? { ip } : {}),
-              ...(session !== undefined ? { tls: session } : {}),
-              request: { method: req.method, target, httpVersion: '1.1', headers: requestHeaders },
-              response: {
-                status: res.statusCode ?? 0,
-                statusText: res.statusMessage ?? '',
-                httpVersion: res.httpVersion || '1.1',
-                headers,
-                body: Buffer.concat(chunks),
-              },
-            });
-            connected.destroy();
-          });
-        },
-      );
-      r.on('error', fail);
-      r.end(req.body);
-    });
+    const target = targetOf(policy, req.url, opts, limits);
+    const allowed = await allowedAddresses(policy, resolve, target);
+    const connected = await connectTarget(policy, allowed, target, opts.ca);
+    return exchangeOver(connected, target, req);
   };
+}
+
+/** Where one request goes, and the limits it is sent within. */
+interface Target {
+  /** the URL without its fragment */
+  u: URL;
+  /** the URL's host name, an IPv6 address without its brackets */
+  host: string;
+  port: number;
+  timeoutMs: number;
+  maxBytes: number;
+  /** fires at timeoutMs */
+  timeout: AbortSignal;
+  /** the timeout or the caller's signal */
+  signal: AbortSignal;
+}
+
+/** The URL checked against the policy, and the limits; throws when it is refused or already aborted. */
+function targetOf(policy: AddressPolicy, url: string, opts: GuardedFetcherOptions, limits: FetchLimits): Target {
+  const refusal = checkUrl(policy, url);
+  if (refusal !== undefined) throw refused(refusal.code, refusal.message);
+  const u = new URL(url);
+  u.hash = '';
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  const timeoutMs = limits.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = limits.maxBytes ?? opts.maxBytes ?? DEFAULT_MAX_BYTES;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = limits.signal ? AbortSignal.any([limits.signal, timeout]) : timeout;
+  const target: Target = { u, host, port, timeoutMs, maxBytes, timeout, signal };
+  if (signal.aborted) throw timeout.aborted ? timedOut(target) : new FetchError('aborted', 'aborted before the request');
+  return target;
+}
+
+function timedOut(t: Target): FetchError {
+  return new FetchError('network', `no complete answer from ${t.u.host} within ${t.timeoutMs} ms`);
+}
+
+/** What went wrong, as a FetchError: the exchange's own timeout is a network failure, not an abort. */
+function failure(t: Target, err: unknown): FetchError {
+  const e = wrap(err, t.signal);
+  return t.timeout.aborted && e.type === 'aborted' ? timedOut(t) : e;
+}
+
+/** The addresses the host resolved to that the policy allows; throws the first refusal when it allows none. */
+async function allowedAddresses(policy: AddressPolicy, resolve: Resolver, { host, port }: Target): Promise<string[]> {
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else {
+    try {
+      addresses = await resolve(host);
+    } catch (err) {
+      throw new FetchError('network', `${host}: ${(err as Error).message}`);
+    }
+  }
+  const allowed = addresses.filter((ip) => checkAddress(policy, { ip, port, host }) === undefined);
+  if (allowed.length === 0) {
+    const first = addresses.map((ip) => checkAddress(policy, { ip, port, host })).find((r) => r !== undefined);
+    throw first !== undefined ? refused(first.code, first.message) : new FetchError('network', `${host} resolved to no address`);
+  }
+  return allowed;
+}
+
+interface Connected {
+  /** the TLS socket over https */
+  socket: Socket;
+  /** the address the policy checked */
+  ip: string | undefined;
+  session: TlsSession | undefined;
+}
+
+/** A socket to a checked address, TLS on it over https. */
+async function connectTarget(policy: AddressPolicy, allowed: string[], t: Target, ca: string[] | undefined): Promise<Connected> {
+  try {
+    const socket = await connectChecked(policy, allowed, t.port, t.host, t.signal);
+    // the address the policy checked, read before TLS wraps the socket
+    const ip = socket.remoteAddress;
+    if (t.u.protocol !== 'https:') return { socket, ip, session: undefined };
+    // host: what the certificate is checked against; servername: SNI (never an IP)
+    const tls = tlsConnect({
+      socket,
+      host: t.host,
+      servername: isIP(t.host) === 0 ? t.host : undefined,
+      ALPNProtocols: ['http/1.1'],
+      ...(ca !== undefined ? { ca } : {}),
+    });
+    await once(tls, 'secureConnect', t.signal);
+    return { socket: tls, ip, session: tlsSession(tls) };
+  } catch (err) {
+    throw failure(t, err);
+  }
+}
+
+/** Sends the request on the connected socket and reads the whole answer, as it went over the wire. */
+function exchangeOver(connected: Connected, t: Target, req: OutgoingRequest): Promise<HttpExchange> {
+  const { socket, ip, session } = connected;
+  const path = t.u.pathname + t.u.search;
+  const requestHeaders: HeaderList = [['Host', t.u.host], ...req.headers.filter(([k]) => k.toLowerCase() !== 'host')];
+  const date = new Date();
+  return new Promise<HttpExchange>((resolveExchange, reject) => {
+    let settled = false;
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      settled = true;
+      reject(failure(t, err));
+      socket.destroy();
+    };
+    const answered = (res: IncomingMessage, body: Buffer): void => {
+      if (settled) return;
+      settled = true;
+      resolveExchange({
+        url: t.u.href,
+        date,
+        ...(ip !== undefined ? { ip } : {}),
+        ...(session !== undefined ? { tls: session } : {}),
+        request: { method: req.method, target: path, httpVersion: '1.1', headers: requestHeaders },
+        response: responseOf(res, body),
+      });
+      socket.destroy();
+    };
+    const r = httpRequest(
+      {
+        createConnection: () => socket,
+        host: t.host,
+        port: t.port,
+        method: req.method,
+        path,
+        headers: nodeHeaders(req.headers),
+        setHost: true,
+        signal: t.signal,
+      },
+      (res: IncomingMessage) => readBody(res, t.maxBytes, fail, (body) => answered(res, body)),
+    );
+    r.on('error', fail);
+    r.end(req.body);
+  });
+}
+
+/** The body, up to maxBytes: one byte more fails the exchange. */
+function readBody(res: IncomingMessage, maxBytes: number, fail: (err: unknown) => void, done: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > maxBytes) fail(new FetchError('too-large', `body larger than ${maxBytes} bytes`));
+    else chunks.push(c);
+  });
+  res.on('error', fail);
+  res.on('end', () => done(Buffer.concat(chunks)));
+}
+
+/** The response as received: status line and raw headers (repeats and order kept). */
+function responseOf(res: IncomingMessage, body: Buffer): HttpExchange['response'] {
+  const raw = res.rawHeaders;
+  const headers: HeaderList = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+  return { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', httpVersion: res.httpVersion || '1.1', headers, body };
 }
 
 export interface FollowOptions {

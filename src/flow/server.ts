@@ -15,44 +15,26 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { DispatchBody, LevelReportBody } from '../domain/contract.ts';
+import type { DispatchBody } from '../domain/contract.ts';
 import { allowedHosts, checkHost } from '../domain/host-header.ts';
-import { buildLevelReport, createFlowActivities } from './activities/report.ts';
+import { createFlowActivities } from './activities/report.ts';
 import { startCaptureWorker, type CaptureWorker, type CaptureWorkerOptions } from './capture-worker/worker.ts';
 import type { FlowConfig } from './config.ts';
 import { dispatchSchema, validateDispatch } from './dispatch.ts';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS } from './heartbeat.ts';
 import { KnobError, mergeKnobs, parseKnobs, type FlowKnobs } from './knobs.ts';
-import { HostLog, levelPrefix } from './level.ts';
+import { HostLog } from './level.ts';
+import { LevelRuns, SETTLED, type LevelRun } from './level-runs.ts';
 import { LEVEL_WORKFLOW, levelWorkflowId } from './names.ts';
 import { authFromConfig, type ReportAuth } from './report.ts';
 import { CAPTURE_SOFTWARE, CAPTURE_USER_AGENT } from './version.ts';
-import { levelStateQuery, redispatchSignal, type LevelInput, type LevelPhase, type ReportOutcome } from './workflows/messages.ts';
+import { redispatchSignal, type LevelInput } from './workflows/messages.ts';
+
+export type { LevelRun, LevelState } from './level-runs.ts';
 
 export const FLOW_USER_AGENT = CAPTURE_USER_AGENT;
 export const FLOW_SOFTWARE = CAPTURE_SOFTWARE;
 export const WORKFLOWS_PATH = new URL('./workflows/index.ts', import.meta.url).pathname;
-/** settled levels kept for GET /levels and waitForLevel */
-const KEEP_LEVELS = 200;
-/** how often a level's state is read back from its workflow for GET /levels and the tests */
-const WATCH_INTERVAL_MS = 500;
-
-export type LevelState = 'queued' | LevelPhase;
-const SETTLED: readonly LevelState[] = ['reported', 'report-failed', 'dropped', 'failed'];
-
-export interface LevelRun {
-  crawlId: string;
-  depth: number;
-  dispatch: DispatchBody;
-  knobs: FlowKnobs;
-  state: LevelState;
-  receivedAt: string;
-  report?: LevelReportBody;
-  outcome?: ReportOutcome;
-  error?: string;
-  /** settles when the level is reported, dropped or failed */
-  done: Promise<void>;
-}
 
 export interface ReportRetry {
   attempts: number;
@@ -150,66 +132,84 @@ async function startParts(opts: FlowOptions, log: (line: string) => void): Promi
 }
 
 export async function startFlow(opts: FlowOptions): Promise<Flow> {
-  const token = opts.config.webhookToken;
   const log = opts.log ?? (() => {});
   const parts = await startParts(opts, log);
-  const { client } = parts;
   const hostLog = parts.capture?.hostLog ?? new HostLog();
-  let knobs: FlowKnobs = opts.knobs ?? {};
-  const levels: LevelRun[] = [];
-  let killed = false;
-
-  /** Reads the level's state back from its workflow until it settles. */
-  const watch = async (run: LevelRun): Promise<void> => {
-    const handle = client.workflow.getHandle(levelWorkflowId(run.crawlId, run.depth));
-    for (;;) {
-      if (killed) {
-        run.state = 'dropped';
-        return;
-      }
-      const s = await handle.query(levelStateQuery).catch(() => undefined);
-      if (s !== undefined) {
-        run.outcome = s.outcome ?? run.outcome;
-        if (s.error !== undefined) run.error = s.error;
-        if (SETTLED.includes(s.phase)) {
-          if (s.phase !== 'failed')
-            run.report = await buildLevelReport(
-              client,
-              { crawlId: run.crawlId, depth: run.depth, orgId: run.dispatch.orgId, prefix: levelPrefix(run.dispatch) },
-              s.slices,
-            ).catch(() => undefined);
-          run.state = s.phase;
-          return;
-        }
-        run.state = s.phase;
-      }
-      await new Promise((r) => setTimeout(r, WATCH_INTERVAL_MS));
-    }
+  const runs = new LevelRuns(parts.client);
+  const receiver: Receiver = { opts, client: parts.client, runs, hostLog, knobs: opts.knobs ?? {}, log };
+  const app = receiverApp(receiver);
+  await app.listen({ port: opts.port ?? opts.config.port, host: opts.host ?? '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+  const flow: Flow = {
+    url,
+    webhookUrl: `${url}/crawl`,
+    port,
+    hostLog,
+    levels: runs.levels,
+    get knobs() {
+      return receiver.knobs;
+    },
+    setKnobs(k) {
+      receiver.knobs = k;
+    },
+    level: (crawlId, depth) => runs.latest(crawlId, depth),
+    waitForLevel: (crawlId, depth, timeoutMs = 30_000) => runs.waitForLevel(crawlId, depth, timeoutMs),
+    idle: () => runs.idle(),
+    async close() {
+      await app.close();
+      await flow.idle();
+      await parts.capture?.shutdown();
+      await parts.close();
+    },
+    async kill() {
+      runs.killed = true;
+      app.server.closeAllConnections();
+      await app.close();
+      await parts.capture?.kill();
+      await parts.close();
+      await flow.idle();
+    },
   };
+  return flow;
+}
 
-  const track = (dispatch: DispatchBody, runKnobs: FlowKnobs): LevelRun => {
-    const run = {
-      crawlId: dispatch.crawlId,
-      depth: dispatch.depth,
-      dispatch,
-      knobs: runKnobs,
-      state: 'queued',
-      receivedAt: new Date().toISOString(),
-    } as LevelRun;
-    levels.push(run);
-    run.done = watch(run).finally(() => {
-      const settled = levels.filter((l) => SETTLED.includes(l.state));
-      for (const old of settled.slice(0, Math.max(0, settled.length - KEEP_LEVELS))) levels.splice(levels.indexOf(old), 1);
-    });
-    return run;
-  };
+/** What the receiver's routes share; knobs are the process's, replaced by PUT /knobs. */
+interface Receiver {
+  opts: FlowOptions;
+  client: Client;
+  runs: LevelRuns;
+  hostLog: HostLog;
+  knobs: FlowKnobs;
+  log: (line: string) => void;
+}
 
+function receiverApp(receiver: Receiver): FastifyInstance {
   const app: FastifyInstance = Fastify({
     logger: false,
     bodyLimit: 16 * 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
   });
+  guard(app, receiver.opts);
+  app.get('/health', async () => ({ ok: true, software: CAPTURE_SOFTWARE }));
+  app.post<{ Body: DispatchBody; Querystring: Record<string, unknown> }>('/crawl', { schema: { body: dispatchSchema } }, async (request, reply) => {
+    const bad = validateDispatch(request.body);
+    if (bad !== undefined) return reply.code(400).send({ error: 'invalid dispatch', ...bad });
+    return reply.code(202).send(await acceptDispatch(receiver, request.body, mergeKnobs(receiver.knobs, parseKnobs(request.query ?? {}))));
+  });
+  app.get('/knobs', async () => receiver.knobs);
+  app.put<{ Body: Record<string, unknown> }>('/knobs', async (request) => {
+    receiver.knobs = parseKnobs(request.body ?? {});
+    return receiver.knobs;
+  });
+  app.get('/hosts', async () => hostsView(receiver.hostLog));
+  app.get('/levels', async () => levelsView(receiver.runs.levels));
+  return app;
+}
 
+/** The Host check, the bearer token and the error answers, before and around every route. */
+function guard(app: FastifyInstance, opts: FlowOptions): void {
+  const token = opts.config.webhookToken;
   // DNS rebinding: only the names the receiver listens on (421 for any other Host, before anything)
   let allowed: Set<string> | undefined;
   app.addHook('onRequest', async (request, reply) => {
@@ -231,145 +231,68 @@ export async function startFlow(opts: FlowOptions): Promise<Flow> {
     const code = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     return reply.code(code).send({ error: err.message });
   });
+}
 
-  app.get('/health', async () => ({ ok: true, software: CAPTURE_SOFTWARE }));
-
-  app.post<{ Body: DispatchBody; Querystring: Record<string, unknown> }>('/crawl', { schema: { body: dispatchSchema } }, async (request, reply) => {
-    const d = request.body;
-    const bad = validateDispatch(d);
-    if (bad !== undefined) return reply.code(400).send({ error: 'invalid dispatch', ...bad });
-    const runKnobs = mergeKnobs(knobs, parseKnobs(request.query ?? {}));
-    const workflowId = levelWorkflowId(d.crawlId, d.depth);
-    const status = await client.workflow
-      .getHandle(workflowId)
-      .describe()
-      .then((x) => x.status.name)
-      .catch(() => undefined);
-    const running = status === 'RUNNING';
-    // a run of this level that closed: what it captured is reused, not captured again
-    const prior =
-      status === 'COMPLETED'
-        ? await client.workflow
-            .getHandle(workflowId)
-            .result()
-            .then((r: { slices: string[] }) => r.slices)
-            .catch(() => [])
-        : [];
-    const input: LevelInput = {
-      dispatch: d,
-      knobs: runKnobs,
-      captureQueue: opts.config.temporal.captureQueue,
-      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
-      receivedAt: Date.now(),
-      ...(prior.length > 0 ? { priorSlices: prior } : {}),
-      ...(opts.reportRetry ? { reportRetry: opts.reportRetry } : {}),
-    };
-    await client.workflow.signalWithStart(LEVEL_WORKFLOW, {
-      workflowId,
-      taskQueue: opts.config.temporal.flowQueue,
-      args: [input],
-      signal: redispatchSignal,
-      signalArgs: [input],
-    });
-    const known = latest(d.crawlId, d.depth);
-    if (known === undefined || SETTLED.includes(known.state)) track(d, runKnobs);
-    log(`level ${d.crawlId}/${d.depth}: ${d.pages.length} pages${running ? ' (dispatched again: the running level takes it)' : ''}`);
-    return reply.code(202).send({ accepted: true, ...(running ? { duplicate: true } : {}), crawlId: d.crawlId, depth: d.depth, pages: d.pages.length });
-  });
-
-  app.get('/knobs', async () => knobs);
-  app.put<{ Body: Record<string, unknown> }>('/knobs', async (request) => {
-    knobs = parseKnobs(request.body ?? {});
-    return knobs;
-  });
-
-  app.get('/hosts', async () =>
-    Object.fromEntries(
-      Object.entries(hostLog.all()).map(([h, list]) => [
-        h,
-        list.map((c) => ({ ...c, submittedAt: new Date(c.submittedAt).toISOString(), finishedAt: new Date(c.finishedAt).toISOString() })),
-      ]),
-    ),
-  );
-
-  app.get('/levels', async () =>
-    levels.map((l) => ({
-      crawlId: l.crawlId,
-      depth: l.depth,
-      state: l.state,
-      receivedAt: l.receivedAt,
-      pages: l.dispatch.pages.length,
-      report: l.report,
-      outcome: l.outcome,
-      error: l.error,
-    })),
-  );
-
-  await app.listen({ port: opts.port ?? opts.config.port, host: opts.host ?? '127.0.0.1' });
-  const port = (app.server.address() as AddressInfo).port;
-  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
-  const latest = (crawlId: string, depth: number): LevelRun | undefined => [...levels].reverse().find((l) => l.crawlId === crawlId && l.depth === depth);
-
-  /** A level another receiver accepted: followed from its workflow. */
-  const attach = async (crawlId: string, depth: number): Promise<LevelRun | undefined> => {
-    const s = await client.workflow
-      .getHandle(levelWorkflowId(crawlId, depth))
-      .query(levelStateQuery)
-      .catch(() => undefined);
-    if (s === undefined) return undefined;
-    return latest(crawlId, depth) ?? track(s.dispatch, {});
+/** POST /crawl: the level workflow signalled-with-start (a repeated dispatch reaches the run already capturing it), and followed here. */
+async function acceptDispatch(receiver: Receiver, d: DispatchBody, runKnobs: FlowKnobs): Promise<Record<string, unknown>> {
+  const { opts, client, runs } = receiver;
+  const workflowId = levelWorkflowId(d.crawlId, d.depth);
+  const status = await client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then((x) => x.status.name)
+    .catch(() => undefined);
+  const running = status === 'RUNNING';
+  const prior = status === 'COMPLETED' ? await priorSlices(client, workflowId) : [];
+  const input: LevelInput = {
+    dispatch: d,
+    knobs: runKnobs,
+    captureQueue: opts.config.temporal.captureQueue,
+    heartbeatIntervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+    receivedAt: Date.now(),
+    ...(prior.length > 0 ? { priorSlices: prior } : {}),
+    ...(opts.reportRetry ? { reportRetry: opts.reportRetry } : {}),
   };
+  await client.workflow.signalWithStart(LEVEL_WORKFLOW, {
+    workflowId,
+    taskQueue: opts.config.temporal.flowQueue,
+    args: [input],
+    signal: redispatchSignal,
+    signalArgs: [input],
+  });
+  const known = runs.latest(d.crawlId, d.depth);
+  if (known === undefined || SETTLED.includes(known.state)) runs.track(d, runKnobs);
+  receiver.log(`level ${d.crawlId}/${d.depth}: ${d.pages.length} pages${running ? ' (dispatched again: the running level takes it)' : ''}`);
+  return { accepted: true, ...(running ? { duplicate: true } : {}), crawlId: d.crawlId, depth: d.depth, pages: d.pages.length };
+}
 
-  const flow: Flow = {
-    url,
-    webhookUrl: `${url}/crawl`,
-    port,
-    hostLog,
-    levels,
-    get knobs() {
-      return knobs;
-    },
-    setKnobs(k) {
-      knobs = k;
-    },
-    level: latest,
-    async waitForLevel(crawlId, depth, timeoutMs = 30_000) {
-      const until = Date.now() + timeoutMs;
-      for (;;) {
-        const run = latest(crawlId, depth) ?? (await attach(crawlId, depth));
-        if (run !== undefined) {
-          let timer: NodeJS.Timeout | undefined;
-          const late = new Promise(
-            (_, reject) =>
-              (timer = setTimeout(
-                () => reject(new Error(`level ${crawlId}/${depth} did not settle within ${timeoutMs} ms (state ${run.state})`)),
-                Math.max(0, until - Date.now()),
-              )),
-          );
-          await Promise.race([run.done, late]).finally(() => clearTimeout(timer));
-          return run;
-        }
-        if (Date.now() > until) throw new Error(`level ${crawlId}/${depth} was never dispatched to the flow within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-    async idle() {
-      await Promise.all(levels.map((l) => l.done));
-    },
-    async close() {
-      await app.close();
-      await flow.idle();
-      await parts.capture?.shutdown();
-      await parts.close();
-    },
-    async kill() {
-      killed = true;
-      app.server.closeAllConnections();
-      await app.close();
-      await parts.capture?.kill();
-      await parts.close();
-      await flow.idle();
-    },
-  };
-  return flow;
+/** A run of this level that closed: what it captured is reused, not captured again. */
+function priorSlices(client: Client, workflowId: string): Promise<string[]> {
+  return client.workflow
+    .getHandle(workflowId)
+    .result()
+    .then((r: { slices: string[] }) => r.slices)
+    .catch(() => []);
+}
+
+function hostsView(hostLog: HostLog): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(hostLog.all()).map(([h, list]) => [
+      h,
+      list.map((c) => ({ ...c, submittedAt: new Date(c.submittedAt).toISOString(), finishedAt: new Date(c.finishedAt).toISOString() })),
+    ]),
+  );
+}
+
+function levelsView(levels: readonly LevelRun[]): Record<string, unknown>[] {
+  return levels.map((l) => ({
+    crawlId: l.crawlId,
+    depth: l.depth,
+    state: l.state,
+    receivedAt: l.receivedAt,
+    pages: l.dispatch.pages.length,
+    report: l.report,
+    outcome: l.outcome,
+    error: l.error,
+  }));
 }

@@ -28,29 +28,41 @@ const ASCII_LABEL = /^[a-z0-9_-]+$/;
  * subdomains), empty labels and trailing dots.
  */
 function parseHostPattern(p: string): { ascii: string } | { reason: string } {
-  let ascii: string;
-  try {
-    const u = new URL(`http://${p}/`);
-    if (u.username !== '' || u.password !== '' || u.port !== '' || u.pathname !== '/' || u.search !== '' || u.hash !== '') {
-      return { reason: 'a host name has no port, path, query, fragment or userinfo' };
-    }
-    ascii = u.hostname;
-  } catch {
-    return { reason: 'not a host name' };
-  }
+  const parsed = urlHostname(p);
+  if ('reason' in parsed) return parsed;
+  const { ascii } = parsed;
   if (isIpLiteral(ascii)) {
     return ascii === p ? { ascii } : { reason: `an IP address is written as ${ascii}` };
   }
-  const labels = ascii.split('.');
-  if (labels.includes('')) return { reason: 'a host name has no empty labels (leading, trailing or double dots)' };
-  if (labels.some((l) => !ASCII_LABEL.test(l))) return { reason: 'not a host name' };
-  // Node 24's URL parser lets an xn-- label through even when it is not valid punycode
-  if (labels.some((l) => l.startsWith('xn--') && domainToUnicode(l) === l)) return { reason: 'not a host name' };
+  const bad = labelProblem(ascii.split('.'));
+  if (bad !== undefined) return { reason: bad };
   if (ascii === p) return { ascii };
   if (p !== p.toLowerCase()) return { reason: 'host names must be lower-case' };
   // A Unicode spelling is taken only if it is exactly what its punycode reads back as.
   if (domainToUnicode(ascii) === p) return { ascii };
   return { reason: `not a host name as written; did you mean ${ascii}?` };
+}
+
+/** The host the URL parser reads from the pattern, when the pattern is nothing but a host. */
+function urlHostname(p: string): { ascii: string } | { reason: string } {
+  try {
+    const u = new URL(`http://${p}/`);
+    if (u.username !== '' || u.password !== '' || u.port !== '' || u.pathname !== '/' || u.search !== '' || u.hash !== '') {
+      return { reason: 'a host name has no port, path, query, fragment or userinfo' };
+    }
+    return { ascii: u.hostname };
+  } catch {
+    return { reason: 'not a host name' };
+  }
+}
+
+/** Why the labels of a parsed (ASCII) host name are not a host name's, if they are not. */
+function labelProblem(labels: string[]): string | undefined {
+  if (labels.includes('')) return 'a host name has no empty labels (leading, trailing or double dots)';
+  if (labels.some((l) => !ASCII_LABEL.test(l))) return 'not a host name';
+  // Node 24's URL parser lets an xn-- label through even when it is not valid punycode
+  if (labels.some((l) => l.startsWith('xn--') && domainToUnicode(l) === l)) return 'not a host name';
+  return undefined;
 }
 
 /**

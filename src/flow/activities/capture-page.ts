@@ -7,17 +7,19 @@
 // (same taskId, same keys) and only a manifest written last is ever reported.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
+import { hostDelayMs, hostReadyAt, visitDeadlineMs } from '../../domain/capture-window.ts';
+import type { RobotsRules } from '../../domain/robots.ts';
 import type { WaczSigner } from '../../domain/wacz/write.ts';
 import type { CaptureBrowser } from '../browser/launch.ts';
-import { packageCapture, writeCapture, type Visit } from '../capture.ts';
-import { checkedVisit } from './checked-visit.ts';
+import { packageCapture, writeCapture, type Packaged, type VisitOptions } from '../capture.ts';
+import { checkedVisit, type CheckedVisit } from './checked-visit.ts';
+import { captureProvenance } from './capture-provenance.ts';
 import type { Fetcher } from '../fetcher.ts';
 import { DEFAULT_DEADLINE_MS, extraDelayMs, matches } from '../knobs.ts';
 import type { HostLog } from '../level.ts';
 import { pageTaskId } from '../resume.ts';
 import type { RobotsCache } from '../robots-cache.ts';
 import type { ArtifactStore } from '../store.ts';
-import { BEHAVIORS_LIBRARY } from '../browser/behaviors.ts';
 import { hostDoneSignal } from '../workflows/messages.ts';
 import type { CaptureActivities, CapturePageInput, CapturePageResult } from './types.ts';
 
@@ -48,6 +50,10 @@ class WorkerStopped extends Error {
   override name = 'WorkerStopped';
 }
 
+function throwIfStopped(deps: CaptureDeps): void {
+  if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
+}
+
 export function createCaptureActivities(deps: CaptureDeps): CaptureActivities {
   return {
     async capturePage(input) {
@@ -62,8 +68,12 @@ export function createCaptureActivities(deps: CaptureDeps): CaptureActivities {
   };
 }
 
+/** A visit that happened: when the host's part of it began and ended (ms). */
+type VisitedTimes = { kind: 'visited'; crawlDelayMs?: number; submittedAt: number; finishedAt: number };
+
+/** robots.txt → the host's ready time → the visit (with its quality check) → packaging → upload. */
 async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context): Promise<CapturePageResult> {
-  const { url, knobs } = input;
+  const { url } = input;
   // handed over ahead of the host's ready time: not even robots.txt is asked for before it
   await waitUntil(input.startAt ?? 0);
   const rules = await deps.robots.get(url);
@@ -72,64 +82,66 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     deps.log(`skip ${url}: robots.txt${rules.disallowAll ? ` (${rules.disallowAll})` : ''}`);
     return { kind: 'skipped', ...delay };
   }
-  const readyAt = input.lastFinishedAt === undefined ? 0 : input.lastFinishedAt + Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
+  const hostDelay = hostDelayMs(input.delayMs, rules.crawlDelayMs);
+  const readyAt = hostReadyAt(input.lastFinishedAt, hostDelay);
   if (readyAt > input.startBy) return { kind: 'too-late', ...delay, readyAt };
   await waitUntil(readyAt);
-  if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
+  throwIfStopped(deps);
 
   // derived, not random: another attempt (another worker) writes the same keys
   const taskId = pageTaskId(input.crawlId, input.depth, url);
   const submittedAt = Date.now();
-  const visitOptions = {
+  const checked = await checkedVisit(deps.browser, url, visitOptions(deps, input), input.qa === true, { delayMs: hostDelay, finishBy: input.finishBy });
+  throwIfStopped(deps);
+  const visited: VisitedTimes = { kind: 'visited', ...delay, submittedAt, finishedAt: checked.hostDoneAt };
+  await hostDone(deps, input, ctx, taskId, visited);
+  const packaged = await packageVisit(deps, input, rules, checked, { taskId, ...visited });
+  return await storeCapture(deps, input, packaged, visited);
+}
+
+function visitOptions(deps: CaptureDeps, input: CapturePageInput): VisitOptions {
+  const { url, knobs } = input;
+  return {
     userAgent: deps.userAgent,
     fetcher: deps.fetcher,
     formats: input.formats,
     extraMs: extraDelayMs(knobs, url),
-    deadlineMs: Math.max(1000, Math.floor(Math.min(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, input.finishBy - Date.now()))),
+    deadlineMs: visitDeadlineMs(knobs.deadlineMs ?? DEFAULT_DEADLINE_MS, input.finishBy, Date.now()),
     injectFailure: matches(knobs.fail, url),
     ...(input.behaviors !== undefined ? { behaviors: input.behaviors } : {}),
   };
-  const hostDelayMs = Math.max(input.delayMs, rules.crawlDelayMs ?? 0);
-  const {
-    visit,
-    hostDoneAt: finishedAt,
-    qa,
-  } = await checkedVisit(deps.browser, url, visitOptions, input.qa === true, { delayMs: hostDelayMs, finishBy: input.finishBy });
-  if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
-  const host = new URL(url).host;
-  deps.hostLog?.record(host, { crawlId: input.crawlId, depth: input.depth, url, taskId, submittedAt, finishedAt });
+}
+
+/** The host's part is over: logged, and the slice told at once, so its spacing never waits for an upload. */
+async function hostDone(deps: CaptureDeps, input: CapturePageInput, ctx: Context, taskId: string, visited: VisitedTimes): Promise<void> {
+  const { url } = input;
+  const { submittedAt, finishedAt } = visited;
+  deps.hostLog?.record(new URL(url).host, { crawlId: input.crawlId, depth: input.depth, url, taskId, submittedAt, finishedAt });
   const slice = ctx.client.workflow.getHandle(ctx.info.workflowExecution!.workflowId);
   await slice
     .signal(hostDoneSignal, { index: input.index, attempt: input.attempt, submittedAt, finishedAt })
     .catch((err: unknown) => deps.log(`hostDone for ${url}: ${(err as Error).message}`));
+}
 
-  const visited = { kind: 'visited' as const, ...delay, submittedAt, finishedAt };
-  const provenance = {
-    browser: await deps.browser.version().catch(() => 'Chromium (version unknown)'),
-    worker: deps.software,
-    settings: {
-      crawlId: input.crawlId,
-      depth: input.depth,
-      formats: input.formats,
-      signing: input.signing,
-      perHostDelayMs: input.delayMs,
-      follow: input.follow,
-      attempt: input.attempt,
-      behaviors: behaviorProvenance(input, visit),
-    },
-    robots: rules.crawlDelayMs !== undefined ? `allowed (Crawl-delay ${rules.crawlDelayMs} ms)` : 'allowed',
-  };
-  const packaged = await packageCapture(
+async function packageVisit(
+  deps: CaptureDeps,
+  input: CapturePageInput,
+  rules: RobotsRules,
+  { visit, qa }: CheckedVisit,
+  at: { taskId: string; submittedAt: number; finishedAt: number },
+): Promise<Packaged> {
+  const provenance = await captureProvenance(deps.browser, deps.software, input, rules, visit);
+  return packageCapture(
     visit,
     {
-      taskId,
-      url,
+      taskId: at.taskId,
+      url: input.url,
       follow: input.follow,
       formats: input.formats,
       prefix: input.prefix,
       software: deps.software,
-      startedAt: new Date(submittedAt),
-      finishedAt: new Date(finishedAt),
+      startedAt: new Date(at.submittedAt),
+      finishedAt: new Date(at.finishedAt),
       userAgent: deps.userAgent,
       provenance,
       ...(qa !== undefined ? { qa } : {}),
@@ -138,9 +150,14 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     },
     deps.store.bucket,
   );
+}
+
+/** Uploads the capture (its manifest last) and says how it went. */
+async function storeCapture(deps: CaptureDeps, input: CapturePageInput, packaged: Packaged, visited: VisitedTimes): Promise<CapturePageResult> {
+  const { url, knobs } = input;
   const finalUrl = packaged.finalUrl !== undefined ? { finalUrl: packaged.finalUrl } : {};
   const lostManifest = matches(knobs.manifestError, url);
-  if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
+  throwIfStopped(deps);
   try {
     await writeCapture(packaged, deps.store, { skipManifest: lostManifest });
   } catch (err) {
@@ -162,19 +179,4 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
   // only a capture the ledger will admit offers its payloads to later pages
   const dedup = status === 'captured' && packaged.dedup !== undefined ? { stored: packaged.dedup.stored, revisited: packaged.dedup.revisited } : {};
   return { ...visited, ...finalUrl, status, manifest: true, ...dedup };
-}
-
-/** The behaviors as the warcinfo states them: what the crawl asked for and what the page got. */
-function behaviorProvenance(input: CapturePageInput, visit: Visit): Record<string, unknown> {
-  const asked = input.behaviors ?? { seconds: 0, siteSpecific: false };
-  const got = visit.kind === 'rendered' ? visit.behaviors : undefined;
-  return {
-    library: BEHAVIORS_LIBRARY,
-    seconds: asked.seconds,
-    siteSpecific: asked.siteSpecific,
-    ...(asked.seconds > 0 ? { enabled: ['autoscroll', 'autoplay', 'autofetch', ...(asked.siteSpecific ? ['siteSpecific'] : [])] } : {}),
-    ...(got !== undefined
-      ? { budgetMs: got.budgetMs, ...(got.run ? { ranMs: got.run.ms, finished: got.run.finished, frames: got.run.frames, rounds: got.run.rounds } : {}) }
-      : {}),
-  };
 }

@@ -6,16 +6,17 @@
 // aborts any). The deadline covers it all: when it fires the context is closed and the capture
 // is cancelled.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BrowserContext, Page, Request } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { CaptureFormat } from '../../domain/contract.ts';
 import type { HttpExchange } from '../../domain/wacz/warc.ts';
 import type { Fetcher } from '../fetcher.ts';
 import type { CaptureBrowser } from './launch.ts';
-import { DEFAULT_RECORDER_LIMITS, MAX_REDIRECTS, Recorder, type MainFailure, type RecorderLimits } from './recorder.ts';
+import type { MainFailure, Recorder, RecorderLimits } from './recorder.ts';
 import { behaviorBudgetMs } from '../../domain/behavior-budget.ts';
-import { behaviorsScript, runBehaviors, type BehaviorRun, type BehaviorSettings } from './behaviors.ts';
-import { breakAnywherePastCap } from './layout-guard.ts';
-import { MAX_LINKS, readRendered, renderArtifacts, type RenderedArtifacts, type RenderedPage } from './render.ts';
+import { runBehaviors, type BehaviorRun, type BehaviorSettings } from './behaviors.ts';
+import { readRendered, renderArtifacts, type RenderedArtifacts, type RenderedPage } from './render.ts';
+import { cancelledFailure, firstLine, lastHopAt, navigate } from './navigate.ts';
+import { behaviorsAsked, openSession, type CaptureRun, type OpenedPage } from './page-session.ts';
 
 /** After load, the page is read once its requests have been quiet this long, or after QUIET_MAX_MS. */
 const QUIET_MS = 50;
@@ -67,142 +68,101 @@ export type PageCaptureResult = ({ ok: true } & PageCapture & { hostDoneAt: numb
 export type AfterLoad = (main: HttpExchange, finalUrl: string) => PageCaptureFailure | undefined;
 
 export async function capturePage(browser: CaptureBrowser, url: string, opts: PageCaptureOptions, afterLoad?: AfterLoad): Promise<PageCaptureResult> {
-  const ac = new AbortController();
-  const startedAt = Date.now();
-  const behaviors = (opts.behaviors?.seconds ?? 0) > 0 ? opts.behaviors : undefined;
-  let context: BrowserContext | undefined;
-  let hostDoneAt: number | undefined;
-  const cancelled = (): PageCaptureFailure => ({ kind: 'cancelled', message: `capture exceeded its deadline of ${opts.deadlineMs} ms and was torn down` });
+  const run: CaptureRun = { opts, ac: new AbortController(), startedAt: Date.now(), mainHops: [] };
   const timer = setTimeout(() => {
-    ac.abort(new Error('deadline'));
-    void context?.close().catch(() => {});
+    run.ac.abort(new Error('deadline'));
+    void run.context?.close().catch(() => {});
   }, opts.deadlineMs);
-  let recorder: Recorder | undefined;
-  const mainHops: HttpExchange[] = [];
   try {
-    context = await browser.newContext({ userAgent: opts.userAgent });
-    if (ac.signal.aborted) return { ok: false, hostDoneAt: Date.now(), ...cancelled() };
-    // the page is opened after the route and the init script are in place: set on the context,
-    // they travel with the page's own start-up instead of costing two more round trips each time
-    // assigned once newPage resolves; the route may ask isOwn before that, so not a const (TDZ)
-    // eslint-disable-next-line prefer-const
-    let page: Page | undefined;
-    // a worker's or a pop-up's first request has no frame of this page: frame() throws or differs
-    const isOwn = (r: Request): boolean => {
-      try {
-        return page !== undefined && r.frame().page() === page;
-      } catch {
-        return false;
-      }
-    };
-    const isMain = (r: Request): boolean => {
-      try {
-        return page !== undefined && r.isNavigationRequest() && r.frame() === page.mainFrame();
-      } catch {
-        return false;
-      }
-    };
-    recorder = new Recorder({
-      fetcher: opts.fetcher,
-      limits: opts.limits ?? DEFAULT_RECORDER_LIMITS,
-      signal: ac.signal,
-      isOwn,
-      isMainDocument: isMain,
-      onRecord: (x, r) => {
-        if (isMain(r)) mainHops.push(x);
-      },
-    });
-    // a page past the links cap gets a break opportunity everywhere (layout-guard.ts)
-    await Promise.all([
-      context.route('**/*', recorder.handle),
-      context.addInitScript(breakAnywherePastCap, opts.maxLinks ?? MAX_LINKS),
-      behaviors !== undefined ? context.addInitScript({ content: behaviorsScript() }) : undefined,
-    ]);
-    const opened = await context.newPage();
-    page = opened;
-    context.on('page', (p) => {
-      if (p !== opened) void p.close().catch(() => {});
-    });
-    opened.on('dialog', (d) => void d.dismiss().catch(() => {}));
-
-    let response;
-    const visited = new Set<string>();
-    for (let target = url; ;) {
-      visited.add(target.split('#')[0]!);
-      let failure: Error | undefined;
-      try {
-        response = await page.goto(target, { waitUntil: 'load', timeout: 0 });
-      } catch (err) {
-        failure = err as Error;
-      }
-      const next = recorder.takeMainRedirect();
-      if (failure === undefined && next === undefined) break;
-      const finalUrl = mainHops.at(-1)?.url;
-      const at = finalUrl !== undefined ? { finalUrl } : {};
-      if (ac.signal.aborted) return { ok: false, hostDoneAt: Date.now(), ...cancelled(), ...at };
-      if (next !== undefined) {
-        if (visited.has(next))
-          return { ok: false, hostDoneAt: Date.now(), kind: 'navigation', message: `net::ERR_TOO_MANY_REDIRECTS: redirect loop at ${next}`, ...at };
-        if (visited.size > MAX_REDIRECTS)
-          return { ok: false, hostDoneAt: Date.now(), kind: 'navigation', message: `net::ERR_TOO_MANY_REDIRECTS: more than ${MAX_REDIRECTS} redirects`, ...at };
-        target = next;
-        continue;
-      }
-      if (recorder.mainFailure) return { ok: false, hostDoneAt: Date.now(), kind: 'main', failure: recorder.mainFailure, ...at };
-      // a document Chromium would not render (it went to the download manager) is judged as such
-      const judged = mainHops.length > 0 ? afterLoad?.(mainHops.at(-1)!, mainHops.at(-1)!.url) : undefined;
-      if (judged !== undefined) return { ok: false, hostDoneAt: Date.now(), ...judged };
-      return { ok: false, hostDoneAt: Date.now(), kind: 'navigation', message: failure!.message.split('\n')[0]!, ...at };
-    }
-    const finalUrl = response?.url() ?? mainHops.at(-1)?.url ?? url;
-    const main = [...mainHops].reverse().find((x) => x.url === finalUrl) ?? mainHops.at(-1);
-    if (main === undefined) {
-      hostDoneAt = Date.now();
-      return { ok: false, hostDoneAt, kind: 'navigation', message: `${url} loaded without a recorded document response`, finalUrl };
-    }
-    const refusal = afterLoad?.(main, finalUrl);
-    // a page judged failed records nothing more; what any other fetched while loading (XHR,
-    // fetch) is in the text and links, as a reader sees it
-    if (refusal !== undefined) recorder.stop();
-    else await recorder.quiet(QUIET_MS, QUIET_MAX_MS, ac.signal);
-    // every page that loaded lingers, the one judged failed too (the test knobs' extra time)
-    if (opts.extraMs > 0) await sleep(opts.extraMs, undefined, { signal: ac.signal });
-    if (refusal !== undefined) return { ok: false, hostDoneAt: Date.now(), ...refusal };
-    // what the behaviors load is the host's too: they run before the host's part ends
-    const budgetMs = behaviors === undefined ? 0 : behaviorBudgetMs(behaviors.seconds, opts.deadlineMs - (Date.now() - startedAt));
-    let run: BehaviorRun | undefined;
-    if (budgetMs > 0) {
-      run = await runBehaviors(page, budgetMs, behaviors!, ac.signal);
-      await recorder.quiet(QUIET_MS, QUIET_MAX_MS, ac.signal);
-    }
-    const rendered = await readRendered(page, opts.maxLinks);
-    recorder.stop();
-    hostDoneAt = Date.now();
-    const liveShot = opts.liveShot === true ? await page.screenshot({ type: 'png' }) : undefined;
-    const artifacts = await renderArtifacts(context, page, opts.formats);
-    if (ac.signal.aborted) return { ok: false, hostDoneAt, ...cancelled(), finalUrl };
-    return {
-      ok: true,
-      hostDoneAt,
-      exchanges: recorder.exchanges,
-      main,
-      finalUrl,
-      page: rendered,
-      artifacts,
-      dropped: recorder.dropped,
-      refused: recorder.refused,
-      failed: recorder.failed,
-      behaviors: { budgetMs, ...(run ? { run } : {}) },
-      ...(liveShot !== undefined ? { liveShot } : {}),
-    };
+    return await captureStages(browser, url, run, afterLoad);
   } catch (err) {
-    recorder?.stop();
-    const at = hostDoneAt ?? Date.now();
-    const finalUrl = mainHops.at(-1)?.url;
-    if (ac.signal.aborted) return { ok: false, hostDoneAt: at, ...cancelled(), ...(finalUrl ? { finalUrl } : {}) };
-    return { ok: false, hostDoneAt: at, kind: 'navigation', message: (err as Error).message.split('\n')[0]!, ...(finalUrl ? { finalUrl } : {}) };
+    return thrown(run, err);
   } finally {
     clearTimeout(timer);
-    await context?.close().catch(() => {});
+    await run.context?.close().catch(() => {});
   }
+}
+
+function failed(failure: PageCaptureFailure, hostDoneAt = Date.now()): PageCaptureResult {
+  return { ok: false, hostDoneAt, ...failure };
+}
+
+/** open → navigate → judge and settle → behaviors → read and render. */
+async function captureStages(browser: CaptureBrowser, url: string, run: CaptureRun, afterLoad: AfterLoad | undefined): Promise<PageCaptureResult> {
+  const opened = await openSession(browser, run);
+  if (opened === undefined) return failed(cancelledFailure(run.opts.deadlineMs));
+  const { page, recorder } = opened;
+  const navigation = await navigate(page, recorder, url, run, afterLoad);
+  if (navigation.kind !== 'loaded') return failed(navigation);
+  const finalUrl = navigation.response?.url() ?? run.mainHops.at(-1)?.url ?? url;
+  const main = [...run.mainHops].reverse().find((x) => x.url === finalUrl) ?? run.mainHops.at(-1);
+  if (main === undefined) return failed({ kind: 'navigation', message: `${url} loaded without a recorded document response`, finalUrl });
+  const refusal = await settle(page, recorder, run, afterLoad?.(main, finalUrl));
+  if (refusal !== undefined) return failed(refusal);
+  const behaviors = await budgetedBehaviors(page, recorder, run);
+  return readAndRender(opened, run, { main, finalUrl, behaviors });
+}
+
+/**
+ * Lets the loaded page go quiet and linger. A page judged failed records nothing more; what any
+ * other fetched while loading (XHR, fetch) is in the text and links, as a reader sees it. Every
+ * page that loaded lingers, the one judged failed too (the test knobs' extra time).
+ */
+async function settle(page: Page, recorder: Recorder, run: CaptureRun, refusal: PageCaptureFailure | undefined): Promise<PageCaptureFailure | undefined> {
+  const { signal } = run.ac;
+  if (refusal !== undefined) recorder.stop();
+  else await recorder.quiet(QUIET_MS, QUIET_MAX_MS, signal);
+  if (run.opts.extraMs > 0) await sleep(run.opts.extraMs, undefined, { signal });
+  return refusal;
+}
+
+/** What the behaviors load is the host's too: they run (and go quiet) before the host's part ends. */
+async function budgetedBehaviors(page: Page, recorder: Recorder, run: CaptureRun): Promise<PageCapture['behaviors']> {
+  const behaviors = behaviorsAsked(run.opts);
+  const budgetMs = behaviors === undefined ? 0 : behaviorBudgetMs(behaviors.seconds, run.opts.deadlineMs - (Date.now() - run.startedAt));
+  let ran: BehaviorRun | undefined;
+  if (budgetMs > 0) {
+    ran = await runBehaviors(page, budgetMs, behaviors!, run.ac.signal);
+    await recorder.quiet(QUIET_MS, QUIET_MAX_MS, run.ac.signal);
+  }
+  return { budgetMs, ...(ran ? { run: ran } : {}) };
+}
+
+/** Reads the page (the host's part ends there), then renders what the formats ask for. */
+async function readAndRender(
+  { context, page, recorder }: OpenedPage,
+  run: CaptureRun,
+  got: { main: HttpExchange; finalUrl: string; behaviors: PageCapture['behaviors'] },
+): Promise<PageCaptureResult> {
+  const { opts } = run;
+  const rendered = await readRendered(page, opts.maxLinks);
+  recorder.stop();
+  const hostDoneAt = Date.now();
+  run.hostDoneAt = hostDoneAt;
+  const liveShot = opts.liveShot === true ? await page.screenshot({ type: 'png' }) : undefined;
+  const artifacts = await renderArtifacts(context, page, opts.formats);
+  if (run.ac.signal.aborted) return failed({ ...cancelledFailure(opts.deadlineMs), finalUrl: got.finalUrl }, hostDoneAt);
+  return {
+    ok: true,
+    hostDoneAt,
+    exchanges: recorder.exchanges,
+    main: got.main,
+    finalUrl: got.finalUrl,
+    page: rendered,
+    artifacts,
+    dropped: recorder.dropped,
+    refused: recorder.refused,
+    failed: recorder.failed,
+    behaviors: got.behaviors,
+    ...(liveShot !== undefined ? { liveShot } : {}),
+  };
+}
+
+/** Whatever threw: the deadline's teardown, or a navigation that broke. */
+function thrown(run: CaptureRun, err: unknown): PageCaptureResult {
+  run.recorder?.stop();
+  const at = run.hostDoneAt ?? Date.now();
+  const where = lastHopAt(run.mainHops);
+  if (run.ac.signal.aborted) return failed({ ...cancelledFailure(run.opts.deadlineMs), ...where }, at);
+  return failed({ kind: 'navigation', message: firstLine((err as Error).message), ...where }, at);
 }
