@@ -9,7 +9,7 @@ export const INDEX_PENDING_WORKFLOW = 'indexPending';
 export const crawlWorkflowId = (crawlId: string): string => `crawl-${crawlId}`;
 
 /** Error types activities throw as final, and the workflow's retry policies do not retry. */
-export const NON_RETRYABLE = { dispatchRejected: 'DispatchRejected', noCrawl: 'NoCrawl', admission: 'AdmissionError' } as const;
+export const NON_RETRYABLE = { dispatchRejected: 'DispatchRejected', noCrawl: 'NoCrawl', admission: 'AdmissionError', staleReport: 'StaleReport' } as const;
 
 export const SCHEDULES = {
   reconcile: { id: 'reconcile', cron: '17 3 * * *' },

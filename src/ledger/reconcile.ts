@@ -19,7 +19,7 @@ import type { Database } from '../db/types.ts';
 import { archiveFromManifest, checkManifestTask, checkPlacement, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
 import { crawlKeyProblem } from '../domain/level-dispatch.ts';
 import { mapLimit } from '../domain/map-limit.ts';
-import { readManifest } from './admit-level.ts';
+import { readManifest } from './manifest-read.ts';
 import { registerCaptures } from './register.ts';
 
 export interface ReconcileDeps {
