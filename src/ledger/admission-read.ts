@@ -10,10 +10,10 @@ import type { LevelReportBody, PageReport } from '../domain/contract.ts';
 import { foreignTaskProblem } from '../domain/level-dispatch.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { getCrawl, getLevelReport } from '../store/crawls.ts';
-import { getDispatch } from '../store/level-dispatches.ts';
 import { levelPages, pagesTaken } from '../store/pages.ts';
 import { foreignTaskIds } from '../store/task-owners.ts';
 import { AdmissionError, staleReport } from './admission-errors.ts';
+import { levelArtifactPrefix } from './level.ts';
 import { placedManifest, readLinks, type ObjectSource } from './manifest-read.ts';
 
 export interface LevelFacts {
@@ -40,11 +40,11 @@ export interface LevelFacts {
  */
 export async function readLevelFacts(db: Db, input: { crawlId: string; depth: number; reportId?: string; expand: boolean }): Promise<LevelFacts> {
   const { crawlId, depth } = input;
-  const [crawl, row, dispatched, dispatch] = await Promise.all([
+  const [crawl, row, dispatched, prefix] = await Promise.all([
     getCrawl(db, crawlId),
     getLevelReport(db, crawlId, depth),
     levelPages(db, crawlId, depth),
-    getDispatch(db, crawlId, depth),
+    levelArtifactPrefix(db, crawlId, depth),
   ]);
   if (crawl === undefined) throw new AdmissionError(`crawl ${crawlId} does not exist`);
   if (row === undefined) throw new AdmissionError(`crawl ${crawlId} has no report for level ${depth}`);
@@ -64,7 +64,7 @@ export async function readLevelFacts(db: Db, input: { crawlId: string; depth: nu
     pages,
     actionOf,
     levelHosts: new Set(dispatched.map((p) => p.host)),
-    ...(dispatch !== undefined ? { prefix: dispatch.artifactPrefix } : {}),
+    ...(prefix !== undefined ? { prefix } : {}),
     foreign,
     taken,
   };
