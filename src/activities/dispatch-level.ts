@@ -6,10 +6,9 @@ import type { Db } from '../db/connect.ts';
 import type { Crawl } from '../db/types.ts';
 import type { DispatchBody } from '../domain/contract.ts';
 import { computeNotBefore, readsLinks } from '../domain/crawl.ts';
-import { artifactPrefix } from '../domain/level-dispatch.ts';
-import { capabilityHash, mintCapability } from '../ledger/capability.ts';
+import { openLevel } from '../ledger/level.ts';
 import { getCrawl, markDispatched } from '../store/crawls.ts';
-import { hostPacing, recordDispatch } from '../store/level-dispatches.ts';
+import { hostPacing } from '../store/level-dispatches.ts';
 import { lastFinishByHost, levelPages, type LevelPage } from '../store/pages.ts';
 import { NON_RETRYABLE } from '../../temporal.config.ts';
 
@@ -127,24 +126,18 @@ export function createDispatchLevel(deps: DispatchDeps): (input: DispatchInput) 
     const crawl = await runningCrawl(db, input.crawlId);
     const pages = await levelPages(db, crawl.id, input.depth);
     const hosts = [...new Set(pages.map((p) => p.host))];
+    // A fresh capability per attempt; the earlier ones stay valid for the level, since an attempt
+    // whose answer was lost may still be what the flow is working on.
+    const level = await openLevel(db, { crawlId: crawl.id, depth: input.depth, timeoutSeconds: input.levelTimeoutSeconds ?? config.crawl.levelTimeoutSeconds });
     const plan: LevelPlan = {
       depth: input.depth,
       pages,
       notBefore: await hostsNotBefore(db, crawl, hosts),
-      // A fresh capability per attempt; the earlier ones stay valid for the level, since an attempt
-      // whose answer was lost may still be what the flow is working on.
-      capability: mintCapability(),
-      prefix: artifactPrefix(crawl.id, input.depth),
-      deadline: new Date(Date.now() + (input.levelTimeoutSeconds ?? config.crawl.levelTimeoutSeconds) * 1000),
+      capability: level.capability,
+      prefix: level.artifactPrefix,
+      deadline: level.deadline,
     };
     const body = dispatchBody(config.api.publicUrl, crawl, plan);
-    await recordDispatch(db, {
-      crawlId: crawl.id,
-      depth: input.depth,
-      capabilityHash: capabilityHash(plan.capability),
-      artifactPrefix: plan.prefix,
-      deadline: plan.deadline,
-    });
     await markDispatched(db, crawl.id, input.depth);
     await postDispatch(doFetch, hook, body);
     log.info('level dispatched', { crawlId: crawl.id, depth: input.depth, pages: pages.length });

@@ -15,8 +15,7 @@ import type { Db } from '../db/connect.ts';
 import { CAPABILITY_HEADER } from '../domain/contract.ts';
 import { BadRequestError, ForbiddenError, UnauthenticatedError } from '../domain/errors.ts';
 import { isUuid } from '../domain/uuid.ts';
-import { capabilityMatches } from '../ledger/capability.ts';
-import { getDispatch, type LevelDispatch } from '../store/level-dispatches.ts';
+import { levelPresenting, type LevelDispatch } from '../ledger/level.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -45,44 +44,48 @@ export function decorateLevelDispatch(app: FastifyInstance): void {
   if (!app.hasRequestDecorator('levelDispatch')) app.decorateRequest('levelDispatch', null);
 }
 
+/** The URL's level, when both its parameters are well formed. */
+function levelOfParams(request: FastifyRequest): { crawlId: string; depth: number } | undefined {
+  const params = request.params as { id?: unknown; depth?: unknown };
+  if (typeof params.id !== 'string' || !isUuid(params.id) || typeof params.depth !== 'string' || !DEPTH.test(params.depth)) return undefined;
+  return { crawlId: params.id.toLowerCase(), depth: Number(params.depth) };
+}
+
 export function levelCapabilityGate(opts: LevelGateOptions) {
   return async function levelGate(request: FastifyRequest): Promise<void> {
     request.levelDispatch = null;
-    const params = request.params as { id?: unknown; depth?: unknown };
-    const crawlId = typeof params.id === 'string' && isUuid(params.id) ? params.id.toLowerCase() : undefined;
-    const depth = typeof params.depth === 'string' && DEPTH.test(params.depth) ? Number(params.depth) : undefined;
+    const level = levelOfParams(request);
     const presented = presentedCapability(request);
-    const dispatch = presented !== undefined && crawlId !== undefined && depth !== undefined ? await getDispatch(opts.db, crawlId, depth) : undefined;
-    const matched = dispatch !== undefined && capabilityMatches(presented, dispatch.capabilityHashes);
-
-    if (!matched) {
-      if (request.identity === null) {
-        request.log.info({ reason: request.identityRefusal }, 'unauthenticated');
-        throw new UnauthenticatedError(request.identityRefusal ?? 'unauthenticated');
-      }
-      // malformed parameters: schema validation answers 400 naming them (the handler sees no dispatch)
-      if (crawlId === undefined || depth === undefined) return;
-      request.log.warn({ crawlId, depth, presented: presented !== undefined }, `level ${opts.what} refused: capability`);
-      throw new ForbiddenError('capability refused', {
-        detail:
-          presented === undefined
-            ? `a level ${opts.what} must carry its dispatch's capability in the ${CAPABILITY_HEADER} header`
-            : `the ${CAPABILITY_HEADER} header matches no dispatch of level ${depth} of this crawl`,
-      });
-    }
-
-    if (request.identity === null) {
-      const reason = request.identityRefusal ?? 'unauthenticated';
-      request.log.warn({ crawlId, depth, reason }, `level ${opts.what} carried its capability but its token was refused: failing the crawl`);
-      if (opts.onTokenRefused !== undefined) {
-        await opts
-          .onTokenRefused(crawlId!, depth!, reason)
-          .catch((err: unknown) => request.log.error({ err, crawlId, depth }, 'could not tell the crawl its report was refused'));
-      }
-      throw new UnauthenticatedError(reason, `the ${opts.what} carried level ${depth}'s capability but its token was refused (${reason}); the crawl fails`);
-    }
+    const dispatch = level === undefined ? undefined : await levelPresenting(opts.db, level.crawlId, level.depth, presented);
+    if (dispatch === undefined) return refuseCapability(request, opts, level, presented !== undefined);
+    if (request.identity === null) return refuseToken(request, opts, dispatch);
     request.levelDispatch = dispatch;
   };
+}
+
+/** No matching capability: 401 without a valid token, else 403 (malformed parameters are left to the schema's 400). */
+function refuseCapability(request: FastifyRequest, opts: LevelGateOptions, level: { crawlId: string; depth: number } | undefined, presented: boolean): void {
+  if (request.identity === null) {
+    request.log.info({ reason: request.identityRefusal }, 'unauthenticated');
+    throw new UnauthenticatedError(request.identityRefusal ?? 'unauthenticated');
+  }
+  if (level === undefined) return;
+  request.log.warn({ ...level, presented }, `level ${opts.what} refused: capability`);
+  throw new ForbiddenError('capability refused', {
+    detail: !presented
+      ? `a level ${opts.what} must carry its dispatch's capability in the ${CAPABILITY_HEADER} header`
+      : `the ${CAPABILITY_HEADER} header matches no dispatch of level ${level.depth} of this crawl`,
+  });
+}
+
+/** The level's capability with a refused token: the crawl is told (it fails at once), and the call gets 401. */
+async function refuseToken(request: FastifyRequest, opts: LevelGateOptions, { crawlId, depth }: LevelDispatch): Promise<never> {
+  const reason = request.identityRefusal ?? 'unauthenticated';
+  request.log.warn({ crawlId, depth, reason }, `level ${opts.what} carried its capability but its token was refused: failing the crawl`);
+  await opts
+    .onTokenRefused?.(crawlId, depth, reason)
+    .catch((err: unknown) => request.log.error({ err, crawlId, depth }, 'could not tell the crawl its report was refused'));
+  throw new UnauthenticatedError(reason, `the ${opts.what} carried level ${depth}'s capability but its token was refused (${reason}); the crawl fails`);
 }
 
 /**

@@ -225,9 +225,11 @@ export interface PageAdmission {
   failure?: string;
 }
 
-/** The manifest wins over the report; without a readable manifest of this task the report stands. */
-export function admitPage(page: PageReport, read: ManifestRead, now: Date): PageAdmission {
-  const base = {
+type ReportedBase = Pick<PageAdmission, 'url' | 'skipReason' | 'taskId' | 'finalUrl' | 'submittedAt' | 'finishedAt'>;
+
+/** What the report alone says of a page. */
+function reportedBase(page: PageReport): ReportedBase {
+  return {
     url: page.url,
     skipReason: page.status === 'skipped' ? (page.skipReason ?? null) : null,
     taskId: page.taskId ?? null,
@@ -235,6 +237,17 @@ export function admitPage(page: PageReport, read: ManifestRead, now: Date): Page
     submittedAt: validDate(page.submittedAt) ?? null,
     finishedAt: validDate(page.finishedAt) ?? null,
   };
+}
+
+/** A succeeded (not cancelled) capture's `links` artifact, or null. */
+export function linksArtifactOf(m: Manifest): ManifestArtifact | null {
+  if (m.status !== 'succeeded' || isCancelled(m)) return null;
+  return m.artifacts.find((a) => a.format === 'links') ?? null;
+}
+
+/** The manifest wins over the report; without a readable manifest of this task the report stands. */
+export function admitPage(page: PageReport, read: ManifestRead, now: Date): PageAdmission {
+  const base = reportedBase(page);
   if (read.kind === 'refused') {
     return {
       ...base,
@@ -250,11 +263,14 @@ export function admitPage(page: PageReport, read: ManifestRead, now: Date): Page
   if (read.kind !== 'ok' || page.taskId === undefined || read.manifest.taskId !== page.taskId) {
     return { ...base, state: page.status, corrected: false, archive: null, notAdmitted: null, links: null };
   }
-  const m = read.manifest;
+  return manifestAdmission(page, base, read.manifest, now);
+}
+
+/** A page whose manifest of its own task was read: the manifest's word. */
+function manifestAdmission(page: PageReport, base: ReportedBase, m: Manifest, now: Date): PageAdmission {
   const decision = archiveFromManifest(m, { manifestKey: page.manifestKey ?? '', fallbackUrl: page.url, fallbackFinishedAt: page.finishedAt, now });
-  const succeeded = m.status === 'succeeded' && !isCancelled(m);
-  const state = succeeded ? 'captured' : 'failed';
-  const linksArtifact = succeeded ? m.artifacts.find((a) => a.format === 'links') : undefined;
+  const state = m.status === 'succeeded' && !isCancelled(m) ? 'captured' : 'failed';
+  const linksArtifact = linksArtifactOf(m);
   return {
     ...base,
     state,

@@ -5,13 +5,10 @@
 import { CONTRACT_LIMITS, type HostReport, type Manifest, type PageReport } from './contract.ts';
 import { hostOf } from './crawl.ts';
 
-/** A level may be reported this many times (a first report and its corrections); then 409. */
-export const MAX_REPORTS_PER_LEVEL = 5;
+export { MAX_REPORTS_PER_LEVEL } from './level.ts';
 
-/** Where the ledger asks the flow to write a level's artifacts and manifests. Ends with '/'. */
-export function artifactPrefix(crawlId: string, depth: number): string {
-  return `captures/${crawlId}/${depth}/`;
-}
+/** Where the ledger asks the flow to write a level's artifacts (domain/level.ts levelPrefix, by its older name). */
+export { levelPrefix as artifactPrefix } from './level.ts';
 
 /** A task id becomes one path segment of a key: nothing that could climb out of the prefix. */
 export function isSafeTaskId(taskId: string): boolean {

@@ -3,6 +3,7 @@
 // per-host notBefore, and the report's limits. HostLog is what a capture worker did to each host,
 // kept in its memory for tests (GET /hosts); pacing itself is the slice workflow's.
 import type { DispatchBody, PageReport } from '../domain/contract.ts';
+import { levelPrefix as prefixOfLevel } from '../domain/level.ts';
 
 export interface HostCapture {
   crawlId: string;
@@ -47,7 +48,7 @@ export class HostLog {
  * one a ledger that sends none expects. */
 export function levelPrefix(d: Pick<DispatchBody, 'crawlId' | 'depth' | 'artifactPrefix'>): string {
   if (d.artifactPrefix !== undefined) return d.artifactPrefix.replace(/\/+$/, '');
-  return `captures/${d.crawlId}/${d.depth}`;
+  return prefixOfLevel(d.crawlId, d.depth).replace(/\/+$/, '');
 }
 
 /** A dispatch without a deadline (an older ledger) gets this long. */

@@ -19,7 +19,7 @@ import type { Database } from '../db/types.ts';
 import { archiveFromManifest, checkManifestTask, checkPlacement, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
 import { crawlKeyProblem } from '../domain/level-dispatch.ts';
 import { mapLimit } from '../domain/map-limit.ts';
-import { readManifest } from './admit-level.ts';
+import { readManifest } from './manifest-read.ts';
 import { registerCaptures } from './register.ts';
 
 export interface ReconcileDeps {
@@ -128,117 +128,144 @@ const DAY_MS = 24 * 3600 * 1000;
  * registration is ON CONFLICT DO NOTHING per task, so a capture is registered once.
  */
 export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions = {}): Promise<ReconcileResult> {
-  const { db, s3, bucket } = deps;
-  const concurrency = deps.readConcurrency ?? 32;
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 500));
   const now = opts.now ?? new Date();
-  if (opts.sinceDays !== undefined && !(Number.isFinite(opts.sinceDays) && opts.sinceDays >= 0)) {
-    throw new RangeError(`sinceDays must be a number ≥ 0, got ${String(opts.sinceDays)}`);
-  }
-  const since = opts.sinceDays === undefined ? undefined : new Date(now.getTime() - opts.sinceDays * DAY_MS);
+  const since = sinceOf(opts.sinceDays, now);
   const result: ReconcileResult = { pending: 0, registered: 0, skipped: 0, missing: 0, unreadable: 0, skippedBy: {}, pagesCorrected: 0 };
-
   // Keyset over the task id (the primary key): rows that stay pending (skipped, missing) are
   // passed once, and rows registered meanwhile by someone else simply drop out.
   let cursor: string | undefined;
   for (;;) {
-    let q = db
-      .selectFrom('capture_submissions as s')
-      .select(['s.task_id', 's.crawl_id', 's.url', 's.manifest_key', 's.reported_at'])
-      .where('s.manifest_key', 'is not', null)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('archives as a')
-              .select(sql`1`.as('one'))
-              .whereRef('a.task_id', '=', 's.task_id'),
-          ),
-        ),
-      )
-      .orderBy('s.task_id')
-      .limit(batchSize);
-    if (since !== undefined) q = q.where('s.reported_at', '>=', since);
-    if (cursor !== undefined) q = q.where('s.task_id', '>', cursor);
-    const rows = (await q.execute()) as PendingRow[];
+    const rows = await pendingRows(deps.db, { batchSize, since, cursor });
     if (rows.length === 0) break;
     cursor = rows[rows.length - 1]!.task_id;
     result.pending += rows.length;
-
-    const prefixes = await dispatchedPrefixes(
-      db,
-      rows.flatMap((r) => (r.crawl_id !== null ? [r.crawl_id] : [])),
-    );
-    // a key under another crawl's prefix is never read: its row's crawl would take that capture in
-    const foreign = rows.map((row) =>
-      row.crawl_id === null
-        ? null
-        : crawlKeyProblem({ manifestKey: row.manifest_key, taskId: row.task_id, crawlId: row.crawl_id }, prefixes.get(row.crawl_id) ?? []),
-    );
-    const reads = await mapLimit(rows, concurrency, async (row, i): Promise<ManifestRead | null> =>
-      foreign[i] !== null
-        ? null
-        : checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), {
-            taskId: row.task_id,
-            manifestKey: row.manifest_key,
-            bucket,
-          }),
-    );
-    const outcomes = rows.map((row, i): Outcome =>
-      reads[i] === null ? { kind: 'skip', row, reason: 'other-crawl', page: null } : decideReconcile(row, reads[i]!, now),
-    );
-    const otherCrawl = foreign.filter((f) => f !== null);
-    if (otherCrawl.length > 0) deps.log?.warn('manifest keys outside their own crawl: nothing registered', { count: otherCrawl.length, first: otherCrawl[0] });
-
-    const batch = await db.transaction().execute(async (trx) => {
-      const toRegister = outcomes.filter((o): o is Extract<Outcome, { kind: 'register' }> => o.kind === 'register');
-      const regs = await registerCaptures(
-        trx,
-        toRegister.map((o) => ({ archive: o.archive, crawlId: o.row.crawl_id! })),
-      );
-      const inLedger = new Set(regs.filter((r) => r.archiveId !== '').map((r) => r.taskId));
-      // the manifest wins: a registered capture's page is captured, a failed or cancelled one's failed
-      const pages: PageCorrection[] = [
-        ...toRegister.map((o) => ({
-          task_id: o.row.task_id,
-          crawl_id: o.row.crawl_id!,
-          url: o.row.url,
-          state: 'captured' as const,
-          final_url: o.finalUrl,
-          finished_at: o.finishedAt,
-        })),
-        ...outcomes
-          .filter((o): o is Extract<Outcome, { kind: 'skip' }> => o.kind === 'skip' && o.page !== null && o.row.crawl_id !== null)
-          .map((o) => ({ task_id: o.row.task_id, crawl_id: o.row.crawl_id!, url: o.row.url, state: o.page!, final_url: null, finished_at: null })),
-      ];
-      const corrected = await correctPages(trx, pages);
-      return { registered: inLedger.size, duplicates: toRegister.filter((o) => !inLedger.has(o.row.task_id)), corrected };
-    });
-
-    result.registered += batch.registered;
-    result.pagesCorrected += batch.corrected;
-    for (const o of outcomes) {
-      if (o.kind === 'missing') result.missing += 1;
-      else if (o.kind === 'unreadable') result.unreadable += 1;
-      else if (o.kind === 'skip') {
-        result.skipped += 1;
-        result.skippedBy[o.reason] = (result.skippedBy[o.reason] ?? 0) + 1;
-      }
-    }
-    for (const o of batch.duplicates) {
-      result.skipped += 1;
-      result.skippedBy['duplicate-object'] = (result.skippedBy['duplicate-object'] ?? 0) + 1;
-      deps.log?.warn('WACZ already registered under another task', { taskId: o.row.task_id, key: o.archive.objectKey });
-    }
-    const unreadable = outcomes.filter((o) => o.kind === 'unreadable');
-    if (unreadable.length > 0) {
-      deps.log?.warn('manifests unreadable, left for the next run', { count: unreadable.length, first: (unreadable[0] as { error: string }).error });
-    }
+    const outcomes = await readOutcomes(deps, rows, now);
+    const batch = await registerBatch(deps.db, outcomes);
+    addBatch(deps, result, outcomes, batch);
     opts.onBatch?.({ ...result, skippedBy: { ...result.skippedBy } });
     if (rows.length < batchSize) break;
   }
   deps.log?.info?.('reconciled', { ...result });
   return result;
+}
+
+function sinceOf(sinceDays: number | undefined, now: Date): Date | undefined {
+  if (sinceDays === undefined) return undefined;
+  if (!(Number.isFinite(sinceDays) && sinceDays >= 0)) throw new RangeError(`sinceDays must be a number ≥ 0, got ${String(sinceDays)}`);
+  return new Date(now.getTime() - sinceDays * DAY_MS);
+}
+
+/** The next batch of capture_submissions rows that carry a manifest_key and have no archive. */
+async function pendingRows(db: Db, at: { batchSize: number; since: Date | undefined; cursor: string | undefined }): Promise<PendingRow[]> {
+  let q = db
+    .selectFrom('capture_submissions as s')
+    .select(['s.task_id', 's.crawl_id', 's.url', 's.manifest_key', 's.reported_at'])
+    .where('s.manifest_key', 'is not', null)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('archives as a')
+            .select(sql`1`.as('one'))
+            .whereRef('a.task_id', '=', 's.task_id'),
+        ),
+      ),
+    )
+    .orderBy('s.task_id')
+    .limit(at.batchSize);
+  if (at.since !== undefined) q = q.where('s.reported_at', '>=', at.since);
+  if (at.cursor !== undefined) q = q.where('s.task_id', '>', at.cursor);
+  return (await q.execute()) as PendingRow[];
+}
+
+/** Each row's manifest, read unless its key lies under another crawl's prefix, and what admission would make of it. */
+async function readOutcomes(deps: ReconcileDeps, rows: PendingRow[], now: Date): Promise<Outcome[]> {
+  const { s3, bucket } = deps;
+  const prefixes = await dispatchedPrefixes(
+    deps.db,
+    rows.flatMap((r) => (r.crawl_id !== null ? [r.crawl_id] : [])),
+  );
+  // a key under another crawl's prefix is never read: its row's crawl would take that capture in
+  const foreign = rows.map((row) =>
+    row.crawl_id === null
+      ? null
+      : crawlKeyProblem({ manifestKey: row.manifest_key, taskId: row.task_id, crawlId: row.crawl_id }, prefixes.get(row.crawl_id) ?? []),
+  );
+  const reads = await mapLimit(rows, deps.readConcurrency ?? 32, async (row, i): Promise<ManifestRead | null> =>
+    foreign[i] !== null
+      ? null
+      : checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), {
+          taskId: row.task_id,
+          manifestKey: row.manifest_key,
+          bucket,
+        }),
+  );
+  const otherCrawl = foreign.filter((f) => f !== null);
+  if (otherCrawl.length > 0) deps.log?.warn('manifest keys outside their own crawl: nothing registered', { count: otherCrawl.length, first: otherCrawl[0] });
+  return rows.map((row, i): Outcome => (reads[i] === null ? { kind: 'skip', row, reason: 'other-crawl', page: null } : decideReconcile(row, reads[i]!, now)));
+}
+
+type Registered = Extract<Outcome, { kind: 'register' }>;
+
+interface BatchWritten {
+  registered: number;
+  duplicates: Registered[];
+  corrected: number;
+}
+
+/** The batch's captures registered and its pages corrected, in one transaction. */
+async function registerBatch(db: Db, outcomes: Outcome[]): Promise<BatchWritten> {
+  return db.transaction().execute(async (trx) => {
+    const toRegister = outcomes.filter((o): o is Registered => o.kind === 'register');
+    const regs = await registerCaptures(
+      trx,
+      toRegister.map((o) => ({ archive: o.archive, crawlId: o.row.crawl_id! })),
+    );
+    const inLedger = new Set(regs.filter((r) => r.archiveId !== '').map((r) => r.taskId));
+    const corrected = await correctPages(trx, pageCorrections(toRegister, outcomes));
+    return { registered: inLedger.size, duplicates: toRegister.filter((o) => !inLedger.has(o.row.task_id)), corrected };
+  });
+}
+
+/** The manifest wins: a registered capture's page is captured, a failed or cancelled one's failed. */
+function pageCorrections(toRegister: Registered[], outcomes: Outcome[]): PageCorrection[] {
+  return [
+    ...toRegister.map((o) => ({
+      task_id: o.row.task_id,
+      crawl_id: o.row.crawl_id!,
+      url: o.row.url,
+      state: 'captured' as const,
+      final_url: o.finalUrl,
+      finished_at: o.finishedAt,
+    })),
+    ...outcomes
+      .filter((o): o is Extract<Outcome, { kind: 'skip' }> => o.kind === 'skip' && o.page !== null && o.row.crawl_id !== null)
+      .map((o) => ({ task_id: o.row.task_id, crawl_id: o.row.crawl_id!, url: o.row.url, state: o.page!, final_url: null, finished_at: null })),
+  ];
+}
+
+/** Adds one batch's outcomes to the totals, and logs what was left out. */
+function addBatch(deps: ReconcileDeps, result: ReconcileResult, outcomes: Outcome[], batch: BatchWritten): void {
+  const skip = (reason: SkipReason): void => {
+    result.skipped += 1;
+    result.skippedBy[reason] = (result.skippedBy[reason] ?? 0) + 1;
+  };
+  result.registered += batch.registered;
+  result.pagesCorrected += batch.corrected;
+  for (const o of outcomes) {
+    if (o.kind === 'missing') result.missing += 1;
+    else if (o.kind === 'unreadable') result.unreadable += 1;
+    else if (o.kind === 'skip') skip(o.reason);
+  }
+  for (const o of batch.duplicates) {
+    skip('duplicate-object');
+    deps.log?.warn('WACZ already registered under another task', { taskId: o.row.task_id, key: o.archive.objectKey });
+  }
+  const unreadable = outcomes.filter((o) => o.kind === 'unreadable');
+  if (unreadable.length > 0) {
+    deps.log?.warn('manifests unreadable, left for the next run', { count: unreadable.length, first: (unreadable[0] as { error: string }).error });
+  }
 }
 
 /** Per crawl, the artifact prefixes its levels were dispatched with. */

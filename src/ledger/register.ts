@@ -4,6 +4,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/types.ts';
 import type { ArchiveRecord } from '../domain/admission.ts';
+import type { SubmissionRecord } from '../domain/admission-plan.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
 import { archiveTuples, type Tuple } from '../fga/tuples.ts';
 
@@ -110,15 +111,7 @@ export async function registerCapture(trx: Q, archive: ArchiveRecord, crawlId: s
   return r!;
 }
 
-export interface SubmissionRecord {
-  taskId: string;
-  orgId: string;
-  submittedBy: string;
-  crawlId: string | null;
-  url: string;
-  manifestKey: string | null;
-  manifestError: string | null;
-}
+export type { SubmissionRecord };
 
 /**
  * capture_submissions: task id → organization, for every page that carries a task id, failures

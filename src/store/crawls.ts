@@ -162,6 +162,18 @@ export async function getLevelReport(db: Q, crawlId: string, depth: number) {
   return db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', depth).executeTakeFirst();
 }
 
+/** The level's current report id, its row locked until the transaction ends (a new report waits). */
+export async function lockLevelReport(trx: Transaction<Database>, crawlId: string, depth: number): Promise<string | undefined> {
+  const r = await trx
+    .selectFrom('crawl_level_reports')
+    .select('report_id')
+    .where('crawl_id', '=', crawlId)
+    .where('depth', '=', depth)
+    .forUpdate()
+    .executeTakeFirst();
+  return r?.report_id;
+}
+
 export async function markReportAdmitted(db: Q, crawlId: string, depth: number, reportId: string): Promise<void> {
   await db
     .updateTable('crawl_level_reports')

@@ -11,6 +11,7 @@ import type { BeginResult } from '../activities/crawl.ts';
 import type { DispatchResult } from '../activities/dispatch-level.ts';
 import type { AdmitLevelResult } from '../ledger/admit-level.ts';
 import { decideAfterLevel, type CrawlProgress, type LevelSummary } from '../domain/crawl.ts';
+import { isPastDeadline } from '../domain/level.ts';
 import {
   beat,
   LIVENESS_DEFAULTS,
@@ -202,7 +203,7 @@ export class CrawlRun {
    */
   private async admitReports(depth: number, dispatched: DispatchResult): Promise<AdmitLevelResult | undefined> {
     let result: AdmitLevelResult | undefined;
-    const pastDeadline = (): boolean => Date.now() >= (dispatched.deadline ?? Infinity);
+    const pastDeadline = (): boolean => isPastDeadline(dispatched.deadline, Date.now());
     // until one report of the level is admitted, the deadline stops nothing: its first report never is refused for it
     const next = (): LevelReported | undefined => (result !== undefined && pastDeadline() ? undefined : this.reports.take(depth));
     do {

@@ -17,11 +17,11 @@ import type { Db } from '../../db/connect.ts';
 import type { CrawlProgress } from '../../domain/crawl.ts';
 import { ConflictError, ServiceUnavailableError } from '../../domain/errors.ts';
 import type { Identity } from '../../domain/identity.ts';
-import { MAX_REPORTS_PER_LEVEL } from '../../domain/level-dispatch.ts';
-import { LIVENESS_DEFAULTS, type LevelHeartbeat } from '../../domain/liveness.ts';
+import { heartbeatGapMs } from '../../domain/level.ts';
+import type { LevelHeartbeat } from '../../domain/liveness.ts';
 import { busiestHosts, progressView, type ProgressView } from '../../domain/progress.ts';
-import { getCrawl, upsertLevelReport } from '../../store/crawls.ts';
-import { releaseHeartbeatTurn, takeHeartbeatTurn, takeReportSlot, type LevelDispatch } from '../../store/level-dispatches.ts';
+import { passHeartbeat, storeReport, type LevelDispatch } from '../../ledger/level.ts';
+import { getCrawl } from '../../store/crawls.ts';
 import { levelCounts, pacingAudit } from '../../store/progress.ts';
 import {
   levelHeartbeatSignal,
@@ -40,13 +40,9 @@ export const SIGNAL_DEADLINE_MS = 10_000;
 /** How long the progress query may take before the answer comes from the ledger alone. */
 export const QUERY_DEADLINE_MS = 5_000;
 
-/**
- * The least time between two heartbeats of a level passed on to the workflow: a quarter of the
- * liveness window, so a level whose flow is alive is never taken for silent, while a flow that
- * beats every few seconds (or floods) adds at most a few signals a minute to the history.
- */
+/** The least time between two heartbeats of a level passed on to the workflow (domain/level.ts heartbeatGapMs). */
 export function heartbeatSignalGapMs(config: Pick<Config, 'crawl'>): number {
-  return ((config.crawl.livenessWindowSeconds ?? LIVENESS_DEFAULTS.windowSeconds) * 1000) / 4;
+  return heartbeatGapMs(config.crawl.livenessWindowSeconds);
 }
 
 export interface CrawlLevelServiceDeps {
@@ -97,37 +93,23 @@ export function createCrawlLevelService(deps: CrawlLevelServiceDeps): CrawlLevel
     async report(dispatch, reporter, body) {
       const { crawlId, depth } = dispatch;
       await mustBeRunning(crawlId);
-      if (Date.now() > dispatch.deadline.getTime()) throw new ConflictError(`level ${depth} is past its deadline (${dispatch.deadline.toISOString()})`);
-      const stored = await db.transaction().execute(async (trx) => {
-        const n = await takeReportSlot(trx, crawlId, depth, MAX_REPORTS_PER_LEVEL);
-        if (n === null) return null;
-        return upsertLevelReport(trx, crawlId, depth, body, reporter.subject);
-      });
-      if (stored === null) throw new ConflictError(`level ${depth} was already reported ${MAX_REPORTS_PER_LEVEL} times; no more reports of it are taken`);
+      const stored = await storeReport(db, dispatch, body, reporter.subject);
       const reported: LevelReported = { depth, reportId: stored.reportId };
-      await signal(
-        crawlId,
-        levelReportedSignal,
-        reported,
-        'the report was stored but the crawl could not be told: Temporal is unavailable; report again',
-        `that level ${depth} was reported`,
-      );
+      const unavailable = 'the report was stored but the crawl could not be told: Temporal is unavailable; report again';
+      await signal(crawlId, levelReportedSignal, reported, unavailable, `that level ${depth} was reported`);
       return { reportId: stored.reportId };
     },
 
     async heartbeat(dispatch, body) {
       const { crawlId, depth } = dispatch;
       await mustBeRunning(crawlId);
-      if (!(await takeHeartbeatTurn(db, crawlId, depth, heartbeatGapMs))) return { passedOn: false };
       // every signal stays in the workflow's history: only the busiest hosts are passed on
-      const beat: LevelHeartbeat = { ...body, hosts: busiestHosts(body.hosts), receivedAt: new Date().toISOString() };
-      try {
-        await signal(crawlId, levelHeartbeatSignal, beat, 'Temporal is unavailable; the heartbeat was not passed on', `a heartbeat of level ${depth}`);
-      } catch (err) {
-        await releaseHeartbeatTurn(db, crawlId, depth);
-        throw err;
-      }
-      return { passedOn: true };
+      const beat = (): LevelHeartbeat => ({ ...body, hosts: busiestHosts(body.hosts), receivedAt: new Date().toISOString() });
+      const unavailable = 'Temporal is unavailable; the heartbeat was not passed on';
+      const passedOn = await passHeartbeat(db, dispatch, heartbeatGapMs, () =>
+        signal(crawlId, levelHeartbeatSignal, beat(), unavailable, `a heartbeat of level ${depth}`),
+      );
+      return { passedOn };
     },
 
     async reportRefused(crawlId, depth, reason) {

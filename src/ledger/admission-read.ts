@@ -1,0 +1,89 @@
+// Admission's first stage (admit-level.ts: read → plan → write): what the ledger holds about the
+// level (the crawl, the report, the dispatched pages, the prefix, the task ids others hold), then
+// every manifest and links artifact the report leads to, read at most `concurrency` at a time.
+// Nothing is written here.
+import type { Db } from '../db/connect.ts';
+import type { Crawl } from '../db/types.ts';
+import type { ManifestRead } from '../domain/admission.ts';
+import { admittedPages, linksToRead, type PageRead } from '../domain/admission-plan.ts';
+import type { LevelReportBody, PageReport } from '../domain/contract.ts';
+import { foreignTaskProblem } from '../domain/level-dispatch.ts';
+import { mapLimit } from '../domain/map-limit.ts';
+import { getCrawl, getLevelReport } from '../store/crawls.ts';
+import { levelPages, pagesTaken } from '../store/pages.ts';
+import { foreignTaskIds } from '../store/task-owners.ts';
+import { AdmissionError, staleReport } from './admission-errors.ts';
+import { levelArtifactPrefix } from './level.ts';
+import { placedManifest, readLinks, type ObjectSource } from './manifest-read.ts';
+
+export interface LevelFacts {
+  crawlId: string;
+  depth: number;
+  crawl: Crawl;
+  reportId: string;
+  report: LevelReportBody;
+  /** the reported pages admitted: those the level dispatched, the last report of a URL */
+  pages: PageReport[];
+  actionOf: ReadonlyMap<string, 'follow' | 'capture'>;
+  levelHosts: ReadonlySet<string>;
+  /** where the level's manifests and artifacts must lie; absent for a level stored without a
+   * dispatch record (none is taken by the API): then each key is held to its own prefix */
+  prefix?: string;
+  foreign: ReadonlySet<string>;
+  /** null: the next level is not planned; else the pages this level and those before it took */
+  taken: number | null;
+}
+
+/**
+ * The ledger's side of the level. `reportId`, when given, must be the level's current report:
+ * a replaced one is a StaleReport failure.
+ */
+export async function readLevelFacts(db: Db, input: { crawlId: string; depth: number; reportId?: string; expand: boolean }): Promise<LevelFacts> {
+  const { crawlId, depth } = input;
+  const [crawl, row, dispatched, prefix] = await Promise.all([
+    getCrawl(db, crawlId),
+    getLevelReport(db, crawlId, depth),
+    levelPages(db, crawlId, depth),
+    levelArtifactPrefix(db, crawlId, depth),
+  ]);
+  if (crawl === undefined) throw new AdmissionError(`crawl ${crawlId} does not exist`);
+  if (row === undefined) throw new AdmissionError(`crawl ${crawlId} has no report for level ${depth}`);
+  if (input.reportId !== undefined && input.reportId !== row.report_id) throw staleReport(crawlId, depth, input.reportId, row.report_id);
+  const report = row.body as LevelReportBody;
+  const actionOf = new Map(dispatched.map((p) => [p.url, p.action]));
+  const pages = admittedPages(report.pages, actionOf);
+  const expand = input.expand && depth < crawl.max_depth;
+  const taskIds = pages.flatMap((p) => (p.taskId !== undefined ? [p.taskId] : []));
+  const [foreign, taken] = await Promise.all([foreignTaskIds(db, crawlId, depth, taskIds), expand ? pagesTaken(db, crawlId, depth) : null]);
+  return {
+    crawlId,
+    depth,
+    crawl,
+    reportId: row.report_id,
+    report,
+    pages,
+    actionOf,
+    levelHosts: new Set(dispatched.map((p) => p.host)),
+    ...(prefix !== undefined ? { prefix } : {}),
+    foreign,
+    taken,
+  };
+}
+
+/** Per admitted page, index for index: its manifest, then (a captured follow page below maxDepth, when expanding) its links. */
+export function readLevelObjects(source: ObjectSource, bucket: string, facts: LevelFacts, concurrency: number): Promise<PageRead[]> {
+  const level = { depth: facts.depth, maxDepth: facts.crawl.max_depth };
+  return mapLimit(facts.pages, concurrency, async (p): Promise<PageRead> => {
+    const read = await manifestOf(source, bucket, p, facts);
+    const artifact = facts.taken === null ? null : linksToRead(p, read, { ...level, action: facts.actionOf.get(p.url) ?? 'capture' });
+    if (artifact === null) return { read };
+    const r = await readLinks(source, artifact);
+    return 'links' in r ? { read, links: r.links } : { read, linksError: r.error };
+  });
+}
+
+function manifestOf(source: ObjectSource, bucket: string, p: PageReport, facts: LevelFacts): Promise<ManifestRead> | ManifestRead {
+  if (p.taskId !== undefined && facts.foreign.has(p.taskId)) return { kind: 'refused', error: foreignTaskProblem(p.taskId) };
+  if (p.taskId === undefined || p.manifestKey === undefined) return { kind: 'absent' };
+  return placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(facts.prefix !== undefined ? { prefix: facts.prefix } : {}) });
+}
