@@ -202,7 +202,7 @@ async function crawlSite(profile: SiteProfile, pages: number, modes: readonly Mo
   const load1 = Number(loadavg()[0]!.toFixed(2));
   const perHost = Math.max(1, Math.round(pages / HOSTS.length));
   const { assets, page } = benchSite(profile);
-  const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n) => [n, { pages: hostPages(perHost, assets, page) }])) });
+  const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n, h) => [n, { pages: hostPages(perHost, assets, (j) => page(j, h)) }])) });
   try {
     const urls: string[] = [];
     for (let j = 0; j < perHost; j++) for (const n of HOSTS) urls.push(site.url(n, `/p${j}`));
