@@ -48,6 +48,41 @@ function optionalString(obj: Record<string, unknown>, key: string, line: number)
   return v;
 }
 
+/** One non-blank line as a JSON object, or PagesJsonlError naming it. */
+function objectLine(raw: string, lineNo: number): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new PagesJsonlError(lineNo, `not JSON (${(err as Error).message})`);
+  }
+  if (!isObject(value)) throw new PagesJsonlError(lineNo, 'not a JSON object');
+  return value;
+}
+
+function headerLine(value: Record<string, unknown>, lineNo: number): PagesHeader {
+  const format = value.format;
+  if (typeof format !== 'string' || !format.startsWith('json-pages-')) {
+    throw new PagesJsonlError(lineNo, 'the first line must be the header with "format": "json-pages-1.0"');
+  }
+  return value as PagesHeader;
+}
+
+const OPTIONAL_FIELDS = ['title', 'text', 'ts', 'id'] as const;
+
+function pageLine(value: Record<string, unknown>, lineNo: number): PageEntry {
+  const url = value.url;
+  if (typeof url !== 'string' || url === '') throw new PagesJsonlError(lineNo, 'page has no url');
+  const page: PageEntry = { url };
+  for (const key of OPTIONAL_FIELDS) {
+    const v = optionalString(value, key, lineNo);
+    if (v !== undefined) page[key] = v;
+  }
+  const textWithheld = optionalString(value, 'textWithheld', lineNo);
+  if (textWithheld !== undefined && textWithheld !== '') page.textWithheld = textWithheld;
+  return page;
+}
+
 /**
  * Parses the whole file. The first non-blank line must be the header ({"format": "json-pages-…"});
  * every later non-blank line must be a page object with a string url. Blank lines (including the
@@ -60,39 +95,12 @@ export function parsePagesJsonl(input: string): ParsedPages {
   const lines = source.split('\n');
   let header: PagesHeader | undefined;
   const pages: PageEntry[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 1;
-    const raw = lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!;
+  for (const [i, line] of lines.entries()) {
+    const raw = line.endsWith('\r') ? line.slice(0, -1) : line;
     if (raw.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (err) {
-      throw new PagesJsonlError(lineNo, `not JSON (${(err as Error).message})`);
-    }
-    if (!isObject(value)) throw new PagesJsonlError(lineNo, 'not a JSON object');
-    if (header === undefined) {
-      const format = value.format;
-      if (typeof format !== 'string' || !format.startsWith('json-pages-')) {
-        throw new PagesJsonlError(lineNo, 'the first line must be the header with "format": "json-pages-1.0"');
-      }
-      header = value as PagesHeader;
-      continue;
-    }
-    const url = value.url;
-    if (typeof url !== 'string' || url === '') throw new PagesJsonlError(lineNo, 'page has no url');
-    const page: PageEntry = { url };
-    const title = optionalString(value, 'title', lineNo);
-    const text = optionalString(value, 'text', lineNo);
-    const ts = optionalString(value, 'ts', lineNo);
-    const id = optionalString(value, 'id', lineNo);
-    const textWithheld = optionalString(value, 'textWithheld', lineNo);
-    if (title !== undefined) page.title = title;
-    if (text !== undefined) page.text = text;
-    if (ts !== undefined) page.ts = ts;
-    if (id !== undefined) page.id = id;
-    if (textWithheld !== undefined && textWithheld !== '') page.textWithheld = textWithheld;
-    pages.push(page);
+    const value = objectLine(raw, i + 1);
+    if (header === undefined) header = headerLine(value, i + 1);
+    else pages.push(pageLine(value, i + 1));
   }
   if (header === undefined) throw new PagesJsonlError(1, 'empty: no header line');
   return { header, pages };

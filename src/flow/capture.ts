@@ -150,6 +150,64 @@ const RENDERED: { format: 'html' | 'png' | 'webp' | 'mhtml'; ext: string; conten
   { format: 'mhtml', ext: 'mhtml', contentType: 'multipart/related' },
 ];
 
+type Rendered = Extract<Visit, { kind: 'rendered' }>;
+
+/** Why the page's text is not kept, when it is not (the page's own noarchive or its X-Robots-Tag). */
+function withheldOf(visit: Rendered, userAgent: string): 'no-archive' | undefined {
+  const tag = headerValues(visit.main.response.headers, 'x-robots-tag');
+  return visit.page.noArchive || headerNoArchive(tag, userAgent.split('/')[0]!) ? 'no-archive' : undefined;
+}
+
+/** The page's WACZ, and what its dedup came to. */
+async function waczObject(visit: Rendered, input: PackageInput, key: string, withheld: 'no-archive' | undefined) {
+  const { page } = visit;
+  const packed = await packWacz({
+    exchanges: visit.exchanges,
+    pages: [{ url: input.url, title: page.title, text: withheld ? '' : page.text, ts: input.startedAt, ...(withheld ? { textWithheld: withheld } : {}) }],
+    software: input.software,
+    provenance: { ...input.provenance, userAgent: input.userAgent },
+    created: input.finishedAt,
+    ...(page.title !== undefined ? { title: page.title } : {}),
+    ...(input.signer !== undefined ? { signer: input.signer } : {}),
+    dedup: { known: input.known ?? [], archiveKey: key },
+  });
+  const object: StoredObject = { key, body: packed.wacz, contentType: 'application/zip', format: 'wacz' };
+  return { object, requires: packed.requires, dedup: { stored: packed.stored, revisited: packed.revisited } };
+}
+
+/** The rendered artifacts asked for, and the links when the page is followed or links were asked for. */
+function renderedObjects(visit: Rendered, input: PackageInput, base: string): StoredObject[] {
+  const objects: StoredObject[] = [];
+  for (const r of RENDERED) {
+    const body = visit.artifacts[r.format];
+    if (input.formats.includes(r.format) && body !== undefined) objects.push({ key: `${base}.${r.ext}`, body, contentType: r.contentType, format: r.format });
+  }
+  if (input.follow || input.formats.includes('links')) {
+    const links: LinksArtifact = { url: input.url, finalUrl: visit.finalUrl, links: visit.page.links };
+    objects.push({ key: `${base}.links.json`, body: Buffer.from(JSON.stringify(links)), contentType: 'application/json', format: 'links' });
+  }
+  return objects;
+}
+
+/** What a succeeded manifest says beyond its artifacts: title, withheld text, what was dropped or cut. */
+function succeeded(manifest: Manifest, visit: Rendered, objects: StoredObject[], bucket: string, withheld: 'no-archive' | undefined): void {
+  const { page } = visit;
+  manifest.status = 'succeeded';
+  manifest.finalUrl = visit.finalUrl;
+  if (page.title !== undefined && page.title !== '') manifest.title = page.title;
+  manifest.artifacts = objects.map((o): ManifestArtifact => ({ format: o.format!, bucket, key: o.key, sha256: sha256(o.body), size: o.body.length }));
+  if (withheld) manifest.documentWithheld = withheld;
+  if (visit.dropped > 0 || visit.refused > 0 || page.linksDropped > 0)
+    manifest.dropped = { resources: visit.dropped, refused: visit.refused, links: page.linksDropped };
+  if (page.truncated !== undefined) manifest.truncated = page.truncated;
+}
+
+function failedPackage(visit: Extract<Visit, { kind: 'failed' }>, manifest: Manifest, manifestKey: string): Packaged {
+  if (visit.finalUrl !== undefined) manifest.finalUrl = visit.finalUrl;
+  manifest.error = { type: visit.errorType, message: visit.message };
+  return { manifest, manifestKey, objects: [], ...(visit.finalUrl !== undefined ? { finalUrl: visit.finalUrl } : {}) };
+}
+
 /** Turns a visit into the artifacts and the manifest that describes them. */
 export async function packageCapture(visit: Visit, input: PackageInput, bucket: string): Promise<Packaged> {
   const base = `${input.prefix}/${input.taskId}`;
@@ -164,52 +222,21 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
     finishedAt: input.finishedAt.toISOString(),
     ...(input.qa !== undefined && input.qa.length > 0 ? { qa: input.qa } : {}),
   };
-  if (visit.kind === 'failed') {
-    if (visit.finalUrl !== undefined) manifest.finalUrl = visit.finalUrl;
-    manifest.error = { type: visit.errorType, message: visit.message };
-    return { manifest, manifestKey, objects: [], ...(visit.finalUrl !== undefined ? { finalUrl: visit.finalUrl } : {}) };
-  }
+  if (visit.kind === 'failed') return failedPackage(visit, manifest, manifestKey);
 
-  const { finalUrl, page } = visit;
-  const withheld =
-    page.noArchive || headerNoArchive(headerValues(visit.main.response.headers, 'x-robots-tag'), input.userAgent.split('/')[0]!)
-      ? ('no-archive' as const)
-      : undefined;
-
+  const withheld = withheldOf(visit, input.userAgent);
   const objects: StoredObject[] = [];
   let dedup: Packaged['dedup'];
   if (input.formats.includes('wacz')) {
-    const packed = await packWacz({
-      exchanges: visit.exchanges,
-      pages: [{ url: input.url, title: page.title, text: withheld ? '' : page.text, ts: input.startedAt, ...(withheld ? { textWithheld: withheld } : {}) }],
-      software: input.software,
-      provenance: { ...input.provenance, userAgent: input.userAgent },
-      created: input.finishedAt,
-      ...(page.title !== undefined ? { title: page.title } : {}),
-      ...(input.signer !== undefined ? { signer: input.signer } : {}),
-      dedup: { known: input.known ?? [], archiveKey: `${base}.wacz` },
-    });
-    objects.push({ key: `${base}.wacz`, body: packed.wacz, contentType: 'application/zip', format: 'wacz' });
-    if (packed.requires.length > 0) manifest.requires = packed.requires;
-    dedup = { stored: packed.stored, revisited: packed.revisited };
+    const wacz = await waczObject(visit, input, `${base}.wacz`, withheld);
+    objects.push(wacz.object);
+    if (wacz.requires.length > 0) manifest.requires = wacz.requires;
+    dedup = wacz.dedup;
   }
-  for (const r of RENDERED) {
-    const body = visit.artifacts[r.format];
-    if (input.formats.includes(r.format) && body !== undefined) objects.push({ key: `${base}.${r.ext}`, body, contentType: r.contentType, format: r.format });
-  }
-  if (input.follow || input.formats.includes('links')) {
-    const links: LinksArtifact = { url: input.url, finalUrl, links: page.links };
-    objects.push({ key: `${base}.links.json`, body: Buffer.from(JSON.stringify(links)), contentType: 'application/json', format: 'links' });
-  }
-  manifest.status = 'succeeded';
-  manifest.finalUrl = finalUrl;
-  if (page.title !== undefined && page.title !== '') manifest.title = page.title;
-  manifest.artifacts = objects.map((o): ManifestArtifact => ({ format: o.format!, bucket, key: o.key, sha256: sha256(o.body), size: o.body.length }));
-  if (withheld) manifest.documentWithheld = withheld;
-  if (visit.dropped > 0 || visit.refused > 0 || page.linksDropped > 0)
-    manifest.dropped = { resources: visit.dropped, refused: visit.refused, links: page.linksDropped };
-  if (page.truncated !== undefined) manifest.truncated = page.truncated;
-  return { manifest, manifestKey, objects, finalUrl, ...(page.title !== undefined ? { title: page.title } : {}), ...(dedup !== undefined ? { dedup } : {}) };
+  objects.push(...renderedObjects(visit, input, base));
+  succeeded(manifest, visit, objects, bucket, withheld);
+  const { title } = visit.page;
+  return { manifest, manifestKey, objects, finalUrl: visit.finalUrl, ...(title !== undefined ? { title } : {}), ...(dedup !== undefined ? { dedup } : {}) };
 }
 
 /** Writes the artifacts, then the manifest. Throws naming the key that could not be written. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWithWarcio, warcFieldsOf } from '../../test/support/warcio.ts';
 import { createAddressPolicy, parseAllowlist } from '../domain/address-policy.ts';
 import { readWacz } from '../domain/wacz/read.ts';
-import { writeWacz } from '../domain/wacz/write.ts';
+import { WARC_PATH, writeWacz } from '../domain/wacz/write.ts';
 import { createGuardedFetcher, FetchError } from './fetch.ts';
 
 const policy = createAddressPolicy(parseAllowlist('127.0.0.2/32'));
@@ -114,7 +114,7 @@ describe('the guarded fetcher over https', () => {
   it('the WACZ of the exchange holds the chain in a metadata record that warcio reads', async () => {
     const x = await createGuardedFetcher(policy, { ca: [caPem] })({ url, method: 'GET', headers: [] });
     const wacz = await readWacz(await writeWacz({ exchanges: [x], pages: [{ url, ts: x.date }], software: 's' }));
-    const records = await readWithWarcio(wacz.entries.get('archive/data.warc')!.data);
+    const records = await readWithWarcio(wacz.entries.get(WARC_PATH)!.data);
     const response = records.find((r) => r.type === 'response')!;
     expect(response.header('WARC-IP-Address')).toBe('127.0.0.2');
     const meta = records.find((r) => r.type === 'metadata')!;

@@ -21,6 +21,7 @@ import {
 import { selectLinks } from '../../src/domain/links.ts';
 import { MAX_PAGE_TEXT_BYTES } from '../../src/domain/page-text.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
+import { WARC_PATH } from '../../src/domain/wacz/write.ts';
 import { surt } from '../../src/domain/wacz/surt.ts';
 import { parseHttpResponse } from '../../src/domain/wacz/warc.ts';
 import { CaptureBrowser, CHROMIUM_PATH } from '../../src/flow/browser/launch.ts';
@@ -179,7 +180,7 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
 
   it('warcio reads the warcinfo (software, user agent) and WARC-IP-Address, the connected address, on every response', async () => {
     const w = await readWacz(await artifact(manifest, 'wacz'));
-    const records = await readWithWarcio(w.entries.get('archive/data.warc')!.data);
+    const records = await readWithWarcio(w.entries.get(WARC_PATH)!.data);
     expect(records[0]!.type).toBe('warcinfo');
     const info = new Map(warcFieldsOf(records[0]!.content));
     expect(info.get('software')).toBe(manifest.software);
@@ -507,7 +508,7 @@ describe('bounds', { timeout: 120_000 }, () => {
       'bucket',
     );
     const w = await readWacz(packaged.objects.find((o) => o.format === 'wacz')!.body);
-    const records = await readWithWarcio(w.entries.get('archive/data.warc')!.data);
+    const records = await readWithWarcio(w.entries.get(WARC_PATH)!.data);
     expect(warcFieldsOf(records[0]!.content).slice(0, 6)).toEqual([
       ['software', 'capture-ledger-flow/test'],
       ['browser', provenance.browser],

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLink } from '../../src/api/picker.ts';
 import { REVISIT_PROFILE } from '../../src/domain/wacz/dedup.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
+import { WARC_PATH } from '../../src/domain/wacz/write.ts';
 import { CHROMIUM_PATH } from '../../src/flow/browser/launch.ts';
 import { waitForCrawlEnd } from '../support/crawls.ts';
 import { drain } from '../support/ledger.ts';
@@ -108,7 +109,7 @@ afterAll(async () => {
 async function warcOf(c: Captured) {
   const w = await readWacz(c.wacz);
   expect(waczProblems(w)).toEqual([]);
-  return { datapackage: w.datapackage, records: await readWithWarcio(w.entries.get('archive/data.warc')!.data) };
+  return { datapackage: w.datapackage, records: await readWithWarcio(w.entries.get(WARC_PATH)!.data) };
 }
 
 describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {

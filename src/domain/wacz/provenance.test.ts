@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { readWithWarcio, warcFieldsOf, warcioIndex } from '../../../test/support/warcio.ts';
 import { readWacz } from './read.ts';
 import type { HttpExchange } from './warc.ts';
-import { writeWacz, type Provenance } from './write.ts';
+import { WARC_PATH, writeWacz, type Provenance } from './write.ts';
 
 const T0 = new Date('2024-05-01T12:34:56.789Z');
 const provenance: Provenance = {
@@ -46,7 +46,7 @@ const exchanges = [hit('http://127.0.0.2:8080/', '127.0.0.2'), hit('https://127.
 const page = { url: 'http://127.0.0.2:8080/', title: 'Home', text: 'hi', ts: T0 };
 
 async function warcOf(input: Parameters<typeof writeWacz>[0]): Promise<Buffer> {
-  return (await readWacz(await writeWacz(input))).entries.get('archive/data.warc')!.data;
+  return (await readWacz(await writeWacz(input))).entries.get(WARC_PATH)!.data;
 }
 
 describe('provenance, read back with warcio', () => {
@@ -100,7 +100,7 @@ describe('provenance, read back with warcio', () => {
 
   it('warcio finds each response at the offset and length our CDXJ gives it, and nothing else to index', async () => {
     const w = await readWacz(await writeWacz({ exchanges, pages: [page], software: 's', created: T0 }));
-    const theirs = await warcioIndex(w.entries.get('archive/data.warc')!.data, 'data.warc');
+    const theirs = await warcioIndex(w.entries.get(WARC_PATH)!.data, 'data.warc.gz');
     const ours = w.cdx.map((c) => ({ url: c.url, status: c.status, mime: c.mime, offset: c.offset, length: c.length }));
     const byOffset = (a: { offset: number }, b: { offset: number }): number => a.offset - b.offset;
     expect(ours.sort(byOffset)).toEqual(theirs.sort(byOffset));

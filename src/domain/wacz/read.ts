@@ -1,17 +1,20 @@
 // Reads a WACZ back (from a buffer) and checks it: every datapackage resource present with the
 // hash and size it claims, the digest file matching datapackage.json, a wacz-auth anonymous
-// signature that verifies, WARCs and indexes stored rather than deflated, every page line kept.
+// signature that verifies, WARCs (.warc or record-at-a-time .warc.gz) and compressed indexes
+// stored rather than deflated, every CDX line pointing at its record, every page line kept.
 import { createPublicKey, verify } from 'node:crypto';
 import yauzl from 'yauzl';
 import { parsePagesJsonl, type PagesHeader } from '../pages-jsonl.ts';
 import { parseCdxj, type CdxEntry } from './cdx.ts';
-import { parseWarc, RECORD_TRAILER_BYTES, sha256Hex, type ParsedRecord } from './warc.ts';
-import type { DataPackage, DataPackageDigest, WaczPageLine } from './write.ts';
+import { parseWarc, parseWarcFile, RECORD_TRAILER_BYTES, sha256Hex, warcGzRecordAt, type ParsedRecord } from './warc.ts';
+import type { DataPackage, DataPackageDigest, SignedData, WaczPageLine } from './write.ts';
 
 export interface ZipEntryData {
   data: Buffer;
   /** 0 stored, 8 deflated */
   compressionMethod: number;
+  /** the entry's bytes in the zip (compressed size) */
+  storedBytes: number;
 }
 
 export interface WaczContents {
@@ -40,7 +43,7 @@ export function unzip(buf: Buffer): Promise<Map<string, ZipEntryData>> {
           stream.on('data', (c: Buffer) => chunks.push(c));
           stream.on('error', reject);
           stream.on('end', () => {
-            out.set(entry.fileName, { data: Buffer.concat(chunks), compressionMethod: entry.compressionMethod });
+            out.set(entry.fileName, { data: Buffer.concat(chunks), compressionMethod: entry.compressionMethod, storedBytes: entry.compressedSize });
             zip.readEntry();
           });
         });
@@ -49,6 +52,8 @@ export function unzip(buf: Buffer): Promise<Map<string, ZipEntryData>> {
     });
   });
 }
+
+const isWarcFile = (name: string): boolean => name.startsWith('archive/') && (name.endsWith('.warc') || name.endsWith('.warc.gz'));
 
 function json<T>(entries: Map<string, ZipEntryData>, name: string): T {
   const e = entries.get(name);
@@ -82,62 +87,76 @@ export async function readWacz(buf: Buffer): Promise<WaczContents> {
   const records: ParsedRecord[] = [];
   for (const [name, e] of entries) {
     if (name.startsWith('indexes/') && (name.endsWith('.cdx') || name.endsWith('.cdxj'))) cdx.push(...parseCdxj(e.data.toString('utf8')));
-    if (name.startsWith('archive/') && name.endsWith('.warc')) records.push(...parseWarc(e.data));
+    if (isWarcFile(name)) records.push(...parseWarcFile(name, e.data));
   }
   return { entries, datapackage, digest, pagesHeader: header, pages, cdx, records };
 }
 
-/** What is wrong with a WACZ, as sentences; empty when it checks out. */
-export function waczProblems(w: WaczContents): string[] {
-  const problems: string[] = [];
-  for (const r of w.datapackage.resources) {
+function resourceProblems(w: WaczContents): string[] {
+  return w.datapackage.resources.flatMap((r) => {
     const e = w.entries.get(r.path);
-    if (e === undefined) {
-      problems.push(`${r.path} is listed in datapackage.json but missing`);
-      continue;
-    }
-    if (r.hash !== `sha256:${sha256Hex(e.data)}`) problems.push(`${r.path}: hash ${r.hash} does not match the file`);
-    if (r.bytes !== e.data.length) problems.push(`${r.path}: bytes ${r.bytes} but the file has ${e.data.length}`);
+    if (e === undefined) return [`${r.path} is listed in datapackage.json but missing`];
+    const out: string[] = [];
+    if (r.hash !== `sha256:${sha256Hex(e.data)}`) out.push(`${r.path}: hash ${r.hash} does not match the file`);
+    if (r.bytes !== e.data.length) out.push(`${r.path}: bytes ${r.bytes} but the file has ${e.data.length}`);
+    return out;
+  });
+}
+
+/** WACZ 1.1.1 "Zip Compression": what is compressed already or read by range is stored; a plain index may be deflated. */
+export function mustBeStored(name: string): boolean {
+  return name.startsWith('archive/') || (name.startsWith('indexes/') && !name.endsWith('.cdx') && !name.endsWith('.cdxj'));
+}
+
+const UNLISTED = new Set(['datapackage.json', 'datapackage-digest.json']);
+
+function entryProblems(w: WaczContents): string[] {
+  return [...w.entries].flatMap(([name, e]) => [
+    ...(mustBeStored(name) && e.compressionMethod !== 0 ? [`${name} is deflated; WARCs and compressed indexes must be stored`] : []),
+    ...(!UNLISTED.has(name) && !w.datapackage.resources.some((r) => r.path === name) ? [`${name} is not listed in datapackage.json`] : []),
+  ]);
+}
+
+function signatureProblems(s: SignedData, hash: string): string[] {
+  if (s.hash !== hash) return ['signedData.hash is not the datapackage hash'];
+  try {
+    const key = createPublicKey({ key: Buffer.from(s.publicKey, 'base64'), format: 'der', type: 'spki' });
+    return verify('sha256', Buffer.from(s.hash, 'utf8'), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s.signature, 'base64'))
+      ? []
+      : ['signature does not verify'];
+  } catch (err) {
+    return [`signature cannot be checked: ${(err as Error).message}`];
   }
-  for (const [name, e] of w.entries) {
-    if ((name.startsWith('archive/') || name.startsWith('indexes/')) && e.compressionMethod !== 0)
-      problems.push(`${name} is deflated; WARCs and indexes must be stored`);
-    if (!['datapackage.json', 'datapackage-digest.json'].includes(name) && !w.datapackage.resources.some((r) => r.path === name))
-      problems.push(`${name} is not listed in datapackage.json`);
+}
+
+function digestProblems(w: WaczContents): string[] {
+  if (w.digest === undefined) return [];
+  const dp = w.entries.get('datapackage.json')!.data;
+  const out = w.digest.hash !== `sha256:${sha256Hex(dp)}` ? ['datapackage-digest.json does not match datapackage.json'] : [];
+  return w.digest.signedData === undefined ? out : [...out, ...signatureProblems(w.digest.signedData, w.digest.hash)];
+}
+
+/** The record a CDX line points at: its gzip member in a .warc.gz, the record itself in a .warc. */
+function recordAt(name: string, warc: Buffer, c: CdxEntry): ParsedRecord | undefined {
+  try {
+    return name.endsWith('.gz') ? warcGzRecordAt(warc, c.offset, c.length) : parseWarc(warc.subarray(c.offset, c.offset + c.length + RECORD_TRAILER_BYTES))[0];
+  } catch {
+    return undefined;
   }
-  if (w.digest !== undefined) {
-    const dp = w.entries.get('datapackage.json')!.data;
-    if (w.digest.hash !== `sha256:${sha256Hex(dp)}`) problems.push('datapackage-digest.json does not match datapackage.json');
-    const s = w.digest.signedData;
-    if (s !== undefined) {
-      if (s.hash !== w.digest.hash) problems.push('signedData.hash is not the datapackage hash');
-      try {
-        const key = createPublicKey({ key: Buffer.from(s.publicKey, 'base64'), format: 'der', type: 'spki' });
-        if (!verify('sha256', Buffer.from(s.hash, 'utf8'), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s.signature, 'base64')))
-          problems.push('signature does not verify');
-      } catch (err) {
-        problems.push(`signature cannot be checked: ${(err as Error).message}`);
-      }
-    }
-  }
-  const warcs = new Map<string, Buffer>();
-  for (const [name, e] of w.entries) if (name.startsWith('archive/')) warcs.set(name.slice('archive/'.length), e.data);
-  for (const c of w.cdx) {
-    const warc = warcs.get(c.filename);
-    if (warc === undefined) {
-      problems.push(`CDX line for ${c.url} names ${c.filename}, which is not in archive/`);
-      continue;
-    }
-    let rec: ParsedRecord | undefined;
-    try {
-      rec = parseWarc(warc.subarray(c.offset, c.offset + c.length + RECORD_TRAILER_BYTES))[0];
-    } catch {
-      rec = undefined;
-    }
+}
+
+function cdxProblems(w: WaczContents): string[] {
+  return w.cdx.flatMap((c) => {
+    const warc = w.entries.get(`archive/${c.filename}`);
+    if (warc === undefined) return [`CDX line for ${c.url} names ${c.filename}, which is not in archive/`];
+    const rec = recordAt(c.filename, warc.data, c);
     // a revisit (payload stored in a WACZ this one requires) is indexed as warc/revisit
     const type = c.mime === 'warc/revisit' ? 'revisit' : 'response';
-    if (rec?.headers['WARC-Type'] !== type || rec.headers['WARC-Target-URI'] !== c.url)
-      problems.push(`CDX line for ${c.url} does not point at its ${type} record`);
-  }
-  return problems;
+    return rec?.headers['WARC-Type'] !== type || rec.headers['WARC-Target-URI'] !== c.url ? [`CDX line for ${c.url} does not point at its ${type} record`] : [];
+  });
+}
+
+/** What is wrong with a WACZ, as sentences; empty when it checks out. */
+export function waczProblems(w: WaczContents): string[] {
+  return [...resourceProblems(w), ...entryProblems(w), ...digestProblems(w), ...cdxProblems(w)];
 }

@@ -4,8 +4,9 @@ import yazl from 'yazl';
 import { describe, expect, it } from 'vitest';
 import { cdxTimestamp, formatCdxj, parseCdxj, surt } from './cdx.ts';
 import { readWacz, unzip, waczProblems } from './read.ts';
-import { exchangeRecords, parseHttpResponse, parseWarc, RECORD_TRAILER_BYTES, serializeRecord, sha256Hex, type HttpExchange } from './warc.ts';
-import { writeWacz, type WaczPage } from './write.ts';
+import { gunzipSync } from 'node:zlib';
+import { exchangeRecords, parseHttpResponse, parseWarc, serializeRecord, sha256Hex, type HttpExchange } from './warc.ts';
+import { WARC_PATH, writeWacz, type WaczPage } from './write.ts';
 
 const T0 = new Date('2024-05-01T12:34:56.789Z');
 
@@ -57,23 +58,24 @@ async function rezip(
 }
 
 describe('WACZ round trip', () => {
-  it('writes the files the spec names, WARC and CDX stored, everything listed with its sha256', async () => {
+  it('writes the files the spec names, the gzipped WARC stored, the CDX deflated, everything listed with its sha256', async () => {
     const buf = await writeWacz({ exchanges, pages, software: 'capture-ledger-flow/test', created: T0 });
     const w = await readWacz(buf);
     expect([...w.entries.keys()].sort()).toEqual([
-      'archive/data.warc',
+      'archive/data.warc.gz',
       'datapackage-digest.json',
       'datapackage.json',
       'indexes/index.cdx',
       'pages/pages.jsonl',
     ]);
-    expect(w.entries.get('archive/data.warc')!.compressionMethod).toBe(0);
-    expect(w.entries.get('indexes/index.cdx')!.compressionMethod).toBe(0);
+    expect(WARC_PATH).toBe('archive/data.warc.gz');
+    expect(w.entries.get(WARC_PATH)!.compressionMethod).toBe(0);
+    expect(w.entries.get('indexes/index.cdx')!.compressionMethod).toBe(8);
     expect(w.datapackage.profile).toBe('data-package');
     expect(w.datapackage.wacz_version).toBe('1.1.1');
     expect(w.datapackage.software).toBe('capture-ledger-flow/test');
     expect(w.datapackage.mainPageUrl).toBe('http://127.0.0.2:8080/old');
-    expect(w.datapackage.resources.map((r) => r.path).sort()).toEqual(['archive/data.warc', 'indexes/index.cdx', 'pages/pages.jsonl']);
+    expect(w.datapackage.resources.map((r) => r.path).sort()).toEqual(['archive/data.warc.gz', 'indexes/index.cdx', 'pages/pages.jsonl']);
     for (const r of w.datapackage.resources) {
       const data = w.entries.get(r.path)!.data;
       expect(r.hash).toBe(`sha256:${sha256Hex(data)}`);
@@ -135,15 +137,17 @@ describe('WACZ round trip', () => {
     expect(parseHttpResponse(w.records[1]!.block).headers).toContainEqual(['Location', '/new']);
   });
 
-  it('indexes each response record by offset and length, sorted', async () => {
+  it('indexes each response record by the offset and length of its own gzip member, sorted', async () => {
     const w = await readWacz(await writeWacz({ exchanges, pages, software: 's', created: T0 }));
     expect(w.cdx.map((c) => [c.url, c.status, c.mime, c.timestamp])).toEqual([
       ['http://127.0.0.2:8080/new?q=1', '200', 'text/html', '20240501123456'],
       ['http://127.0.0.2:8080/old', '302', '', '20240501123456'],
     ]);
-    const warc = w.entries.get('archive/data.warc')!.data;
+    const warc = w.entries.get(WARC_PATH)!.data;
     for (const c of w.cdx) {
-      const rec = parseWarc(warc.subarray(c.offset, c.offset + c.length + RECORD_TRAILER_BYTES));
+      expect(c.filename).toBe('data.warc.gz');
+      // the member alone inflates to exactly one whole record
+      const rec = parseWarc(gunzipSync(warc.subarray(c.offset, c.offset + c.length)));
       expect(rec).toHaveLength(1);
       expect(rec[0]!.headers['WARC-Target-URI']).toBe(c.url);
       expect(c.digest).toBe(rec[0]!.headers['WARC-Payload-Digest']);
@@ -171,11 +175,11 @@ describe('waczProblems finds what is wrong', () => {
   it('a deflated WARC, a file not listed, a missing file, a digest that does not match', async () => {
     const good = await readWacz(await writeWacz({ exchanges, pages, software: 's', created: T0 }));
     const entries = new Map(good.entries);
-    entries.set('extra.txt', { data: Buffer.from('x'), compressionMethod: 0 });
+    entries.set('extra.txt', { data: Buffer.from('x'), compressionMethod: 0, storedBytes: 1 });
     entries.delete('indexes/index.cdx');
     const bad = await readWacz(
       await rezip(entries, (name, data) =>
-        name === 'archive/data.warc'
+        name === WARC_PATH
           ? { data, compress: true }
           : name === 'datapackage-digest.json'
             ? { data: Buffer.from('{"path":"datapackage.json","hash":"sha256:00"}') }
@@ -184,7 +188,7 @@ describe('waczProblems finds what is wrong', () => {
     );
     expect(waczProblems(bad).sort()).toEqual(
       [
-        'archive/data.warc is deflated; WARCs and indexes must be stored',
+        'archive/data.warc.gz is deflated; WARCs and compressed indexes must be stored',
         'datapackage-digest.json does not match datapackage.json',
         'extra.txt is not listed in datapackage.json',
         'indexes/index.cdx is listed in datapackage.json but missing',

@@ -1,6 +1,6 @@
-// WARC/1.1 records (ISO 28500:2017), uncompressed: what a WACZ keeps under archive/. Pure: bytes in,
-// bytes out. Only what the capture flow writes and its tests read back: warcinfo, request and
-// response records, with sha256 block and payload digests, and for an https response a metadata
+// WARC/1.1 records (ISO 28500:2017): what a WACZ keeps under archive/, each record its own gzip
+// member (warc-gzip.ts) in archive/data.warc.gz. Pure: bytes in, bytes out. Only what the capture
+// flow writes and its tests read back: warcinfo, request, response and revisit records, with sha256 block and payload digests, and for an https response a metadata
 // record with the TLS session and the certificate chain the server presented.
 // Written here rather than with warcio.js's WARCRecord/WARCSerializer: given the same exchange,
 // warcio groups a repeated header with its first occurrence (Set-Cookie a, Content-Type,
@@ -8,8 +8,12 @@
 // 0xE9 as UTF-8 C3 A9, so the record would no longer be what came over the wire. The tests read
 // what is written here back with warcio (test/support/warcio.ts).
 import { createHash, randomUUID } from 'node:crypto';
+import { gzipMembers, readGzipMember } from './warc-gzip.ts';
 
 export type HeaderList = [string, string][];
+
+/** The WARC file of a WACZ written here (under archive/), and the name its records and index give it. */
+export const WARC_FILENAME = 'data.warc.gz';
 
 export interface HttpRequestPart {
   method: string;
@@ -113,7 +117,7 @@ export function warcinfoRecord(date: Date, fields: HeaderList): WarcRecord {
       'WARC-Type': 'warcinfo',
       'WARC-Record-ID': recordId(),
       'WARC-Date': warcDate(date),
-      'WARC-Filename': 'data.warc',
+      'WARC-Filename': WARC_FILENAME,
       'Content-Type': 'application/warc-fields',
       'WARC-Block-Digest': `sha256:${sha256Hex(block)}`,
     },
@@ -212,7 +216,8 @@ export function revisitRecords(x: HttpExchange, target: RevisitTarget): { respon
 }
 
 export interface ParsedRecord extends WarcRecord {
-  /** byte offset of the record in the WARC, and its full length including the trailing CRLFs */
+  /** byte offset of the record in the WARC file, and its full length including the trailing CRLFs
+   * (in a .warc.gz: of its gzip member) */
   offset: number;
   length: number;
 }
@@ -256,4 +261,28 @@ export function parseHttpResponse(block: Buffer): { status: number; headers: Hea
     return [l.slice(0, i).trim(), l.slice(i + 1).trim()];
   });
   return { status: Number(m[1]), headers, body: block.subarray(end + 4) };
+}
+
+/** The one record a gzip member of a .warc.gz holds, at the member's offset and length. */
+function memberRecord(m: { offset: number; length: number; data: Buffer }): ParsedRecord {
+  const recs = parseWarc(m.data);
+  if (recs.length !== 1) throw new Error(`WARC gzip member at ${m.offset}: holds ${recs.length} records, not one`);
+  return { ...recs[0]!, offset: m.offset, length: m.length };
+}
+
+/** Reads every record of a record-at-a-time gzipped WARC; throws on anything malformed. */
+export function parseWarcGz(buf: Buffer): ParsedRecord[] {
+  return gzipMembers(buf).map(memberRecord);
+}
+
+/** The record of the gzip member at `offset`, which must be `length` bytes long (a CDX line's pointer). */
+export function warcGzRecordAt(buf: Buffer, offset: number, length: number): ParsedRecord {
+  const m = readGzipMember(buf.subarray(0, offset + length), offset);
+  if (m.length !== length) throw new Error(`WARC gzip member at ${offset} is ${m.length} bytes, not ${length}`);
+  return memberRecord(m);
+}
+
+/** Reads a WARC file as its name says it is written: `.warc.gz` record-at-a-time gzip, else plain. */
+export function parseWarcFile(name: string, buf: Buffer): ParsedRecord[] {
+  return name.endsWith('.gz') ? parseWarcGz(buf) : parseWarc(buf);
 }

@@ -1,6 +1,8 @@
 // Writes a WACZ 1.1.1 (https://specs.webrecorder.net/wacz/1.1.1/) in memory:
-//   archive/data.warc        WARC records, stored (not deflated) so replay can range-read them
-//   indexes/index.cdx        CDXJ over the response records, stored
+//   archive/data.warc.gz     WARC records, one gzip member each, stored (not deflated again) so
+//                            replay can range-read a record by its CDXJ offset and length
+//   indexes/index.cdx        CDXJ over the response records, deflated (the spec allows it for
+//                            .cdx; replay reads a small index whole)
 //   pages/pages.jsonl        a header line, then {id, url, title, text, ts[, textWithheld]} per page
 //   datapackage.json         every file above with its sha256 and size
 //   datapackage-digest.json  the sha256 of datapackage.json, optionally signed (wacz-auth, anonymous)
@@ -12,16 +14,19 @@ import { cdxTimestamp, formatCdxj, type CdxEntry } from './cdx.ts';
 import { planRecords, requiredArchives, REVISIT_PROFILE, storedPayloads, type RecordPlan, type StoredPayload } from './dedup.ts';
 import {
   exchangeRecords,
-  RECORD_TRAILER_BYTES,
   revisitRecords,
   serializeRecord,
   sha256Hex,
+  WARC_FILENAME,
   warcinfoRecord,
   type HeaderList,
   type HttpExchange,
+  type WarcRecord,
 } from './warc.ts';
+import { gzipMember } from './warc-gzip.ts';
 
 export const WACZ_VERSION = '1.1.1';
+export const WARC_PATH = `archive/${WARC_FILENAME}`;
 export const PAGES_HEADER = { format: 'json-pages-1.0', id: 'pages', title: 'All Pages', hasText: true } as const;
 
 /** BrowserHive's DocumentWithheld: why a page's text (and document) was not kept. */
@@ -130,32 +135,46 @@ export function warcinfoFields(software: string, p: Provenance = {}): HeaderList
   return fields;
 }
 
-/** The WARC and its CDXJ index for a list of exchanges, each written as `plan` says (in full by default). */
+/** How one exchange is written: its response (or revisit) record, then the rest. */
+function recordsOf(x: HttpExchange, p: RecordPlan | undefined): { response: WarcRecord; rest: WarcRecord[] } {
+  const { response, request, tls } =
+    p?.kind === 'revisit' ? revisitRecords(x, { profile: REVISIT_PROFILE, uri: p.of.uri, date: p.of.date }) : exchangeRecords(x);
+  return { response, rest: [request, ...(tls !== undefined ? [tls] : [])] };
+}
+
+/** A response's CDXJ line, pointing at its gzip member. */
+function cdxEntryOf(x: HttpExchange, p: RecordPlan | undefined, response: WarcRecord, offset: number, length: number): CdxEntry {
+  return {
+    url: x.url,
+    timestamp: cdxTimestamp(x.date),
+    // as pywb and cdxj-indexer index a revisit
+    mime: p?.kind === 'revisit' ? 'warc/revisit' : mimeOf(x.response.headers),
+    status: String(x.response.status),
+    digest: response.headers['WARC-Payload-Digest']!,
+    length,
+    offset,
+    filename: WARC_FILENAME,
+  };
+}
+
+const member = (r: WarcRecord): Buffer => gzipMember(serializeRecord(r));
+
+/**
+ * The WARC (each record its own gzip member) and its CDXJ index for a list of exchanges, each
+ * written as `plan` says (in full by default). A CDXJ line's offset and length are its member's.
+ */
 export function buildWarc(exchanges: HttpExchange[], info: HeaderList, created: Date, plan: readonly RecordPlan[] = []): { warc: Buffer; cdx: string } {
-  const parts: Buffer[] = [serializeRecord(warcinfoRecord(created, info))];
-  let offset = parts[0]!.length;
+  const members: Buffer[] = [member(warcinfoRecord(created, info))];
+  let offset = members[0]!.length;
   const entries: CdxEntry[] = [];
   for (const [i, x] of exchanges.entries()) {
-    const p = plan[i];
-    const { response, request, tls } =
-      p?.kind === 'revisit' ? revisitRecords(x, { profile: REVISIT_PROFILE, uri: p.of.uri, date: p.of.date }) : exchangeRecords(x);
-    const resBytes = serializeRecord(response);
-    entries.push({
-      url: x.url,
-      timestamp: cdxTimestamp(x.date),
-      // as pywb and cdxj-indexer index a revisit
-      mime: p?.kind === 'revisit' ? 'warc/revisit' : mimeOf(x.response.headers),
-      status: String(x.response.status),
-      digest: response.headers['WARC-Payload-Digest']!,
-      length: resBytes.length - RECORD_TRAILER_BYTES,
-      offset,
-      filename: 'data.warc',
-    });
-    const rest = [request, ...(tls !== undefined ? [tls] : [])].map(serializeRecord);
-    parts.push(resBytes, ...rest);
-    offset += resBytes.length + rest.reduce((n, b) => n + b.length, 0);
+    const { response, rest } = recordsOf(x, plan[i]);
+    const written = [response, ...rest].map(member);
+    entries.push(cdxEntryOf(x, plan[i], response, offset, written[0]!.length));
+    members.push(...written);
+    offset += written.reduce((n, b) => n + b.length, 0);
   }
-  return { warc: Buffer.concat(parts), cdx: formatCdxj(entries) };
+  return { warc: Buffer.concat(members), cdx: formatCdxj(entries) };
 }
 
 export function pageLines(pages: WaczPage[]): string {
@@ -210,8 +229,8 @@ export async function packWacz(input: WaczInput): Promise<PackedWacz> {
   const requires = requiredArchives(plan, ownKey);
   const { warc, cdx } = buildWarc(input.exchanges, warcinfoFields(input.software, input.provenance), created, plan);
   const files = [
-    { name: 'data.warc', path: 'archive/data.warc', data: warc, compress: false },
-    { name: 'index.cdx', path: 'indexes/index.cdx', data: Buffer.from(cdx, 'utf8'), compress: false },
+    { name: WARC_FILENAME, path: WARC_PATH, data: warc, compress: false },
+    { name: 'index.cdx', path: 'indexes/index.cdx', data: Buffer.from(cdx, 'utf8'), compress: true },
     { name: 'pages.jsonl', path: 'pages/pages.jsonl', data: Buffer.from(pageLines(input.pages), 'utf8'), compress: true },
   ];
   const main = input.pages[0];
