@@ -107,7 +107,7 @@ async function archiveParentTuples(crawlId: string): Promise<string[]> {
   return out.sort();
 }
 
-/** The real `temporal` CLI, as an operator runs it (README "Operating"). */
+/** The real `temporal` CLI, as an operator runs it (docs/operations.md). */
 async function temporalCli(args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(
     `${ROOT}.tools/bin/temporal`,
@@ -429,7 +429,7 @@ describe('faults: nothing is lost', () => {
     expect(await waitForCrawlEnd(h.tdb.db, next, 60_000)).toMatchObject({ state: 'succeeded' });
   }, 150_000);
 
-  it("the README's operator commands: find a running crawl, query its progress, cancel it", async () => {
+  it('the operator commands of docs/operations.md: find a running crawl, query its progress, cancel it', async () => {
     h.flow.setKnobs({ slow: [{ pattern: '/deep', ms: 6000 }] });
     try {
       const crawlId = await startCrawl({ seeds: [h.site.url('a', '/')], maxDepth: 1 });
