@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './types.ts';
 
@@ -6,6 +6,8 @@ import type { Database } from './types.ts';
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 export type Db = Kysely<Database>;
+/** what a store function runs its queries on: the database, or a transaction a caller holds */
+export type Queryable = Db | Transaction<Database>;
 
 /**
  * Every statement the ledger sends is cut off server-side after this long, so a runaway query (a

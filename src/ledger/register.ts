@@ -1,14 +1,12 @@
 // Putting captures into the ledger. An archive row and its relationship tuples are written in
 // the same transaction (the tuples as outbox rows), so either both land or neither does. Used by
 // level admission and by reconcile, so both paths register exactly the same way.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/types.ts';
+import { sql } from 'kysely';
 import type { ArchiveRecord } from '../domain/admission.ts';
 import type { SubmissionRecord } from '../domain/admission-plan.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
 import { archiveTuples, type Tuple } from '../fga/tuples.ts';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { Queryable } from '../db/connect.ts';
 
 export interface Registration {
   taskId: string;
@@ -22,7 +20,7 @@ export interface Registration {
  * same transaction. Idempotent: a task already in the ledger is left as it is (ON CONFLICT DO
  * NOTHING) and gets no second set of tuples. Call it inside a transaction.
  */
-export async function registerCaptures(trx: Q, items: { archive: ArchiveRecord; crawlId: string }[]): Promise<Registration[]> {
+export async function registerCaptures(trx: Queryable, items: { archive: ArchiveRecord; crawlId: string }[]): Promise<Registration[]> {
   if (items.length === 0) return [];
   // one row per task: a batch must not name the same task twice
   const byTask = new Map(items.map((i) => [i.archive.taskId, i]));
@@ -79,7 +77,7 @@ export async function registerCaptures(trx: Q, items: { archive: ArchiveRecord; 
  * never another crawl's, so never another organization's. Edges earlier archives left unresolved
  * are resolved when the archive they name arrives.
  */
-async function recordRequires(trx: Q, created: { archiveId: string; item: { archive: ArchiveRecord; crawlId: string } }[]): Promise<void> {
+async function recordRequires(trx: Queryable, created: { archiveId: string; item: { archive: ArchiveRecord; crawlId: string } }[]): Promise<void> {
   if (created.length === 0) return;
   const edges = created.flatMap(({ archiveId, item }) =>
     (item.archive.requires ?? [])
@@ -106,7 +104,7 @@ async function recordRequires(trx: Q, created: { archiveId: string; item: { arch
 }
 
 /** One capture: the archive and its tuple in the caller's transaction. */
-export async function registerCapture(trx: Q, archive: ArchiveRecord, crawlId: string): Promise<Registration> {
+export async function registerCapture(trx: Queryable, archive: ArchiveRecord, crawlId: string): Promise<Registration> {
   const [r] = await registerCaptures(trx, [{ archive, crawlId }]);
   return r!;
 }
@@ -119,7 +117,7 @@ export type { SubmissionRecord };
  * but a row never moves to another crawl: a task another crawl holds is left as it is. Returns the
  * task ids whose row is now this record's.
  */
-export async function recordSubmissions(trx: Q, subs: SubmissionRecord[]): Promise<Set<string>> {
+export async function recordSubmissions(trx: Queryable, subs: SubmissionRecord[]): Promise<Set<string>> {
   if (subs.length === 0) return new Set();
   const unique = [...new Map(subs.map((s) => [s.taskId, s])).values()];
   const rows = unique.map((s, ord) => ({

@@ -1,15 +1,13 @@
 // Crawl rows and level reports. Postgres holds the single-running-crawl guarantee
 // (crawls_single_active_idx); nothing here second-guesses it.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Db } from '../db/connect.ts';
+import { sql, type Transaction } from 'kysely';
+import type { Db, Queryable } from '../db/connect.ts';
 import type { Crawl, CrawlState, Database, StopReason } from '../db/types.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
 import { jobTuples } from '../fga/tuples.ts';
 import { hostOf } from '../domain/crawl.ts';
 import type { PageCursor } from '../domain/cursor.ts';
 import { skippedLinksCount } from './decisions.ts';
-
-type Q = Kysely<Database> | Transaction<Database>;
 
 export const SINGLE_ACTIVE_INDEX = 'crawls_single_active_idx';
 
@@ -94,11 +92,11 @@ export async function insertCrawl(db: Db, c: NewCrawlInput): Promise<{ id: strin
   });
 }
 
-export async function getCrawl(db: Q, id: string): Promise<Crawl | undefined> {
+export async function getCrawl(db: Queryable, id: string): Promise<Crawl | undefined> {
   return db.selectFrom('crawls').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findRunningCrawl(db: Q): Promise<Crawl | undefined> {
+export async function findRunningCrawl(db: Queryable): Promise<Crawl | undefined> {
   return db.selectFrom('crawls').selectAll().where('state', '=', 'running').executeTakeFirst();
 }
 
@@ -107,7 +105,7 @@ export async function findRunningCrawl(db: Q): Promise<Crawl | undefined> {
  * no-op, and a finished crawl is never reopened or relabelled. Returns whether this call ended it.
  */
 export async function finishCrawlRow(
-  db: Q,
+  db: Queryable,
   id: string,
   outcome: { state: Exclude<CrawlState, 'running'>; stopReason: StopReason; failure?: string | null },
 ): Promise<boolean> {
@@ -121,7 +119,7 @@ export async function finishCrawlRow(
 }
 
 /** Records that `depth` was handed to the flow (before the POST, so a fast report is never 409). */
-export async function markDispatched(db: Q, id: string, depth: number): Promise<void> {
+export async function markDispatched(db: Queryable, id: string, depth: number): Promise<void> {
   await db
     .updateTable('crawls')
     .set({ dispatched_depth: sql<number>`greatest(coalesce(dispatched_depth, -1), ${depth})` })
@@ -129,7 +127,7 @@ export async function markDispatched(db: Q, id: string, depth: number): Promise<
     .execute();
 }
 
-export async function markDepthReached(db: Q, id: string, depth: number): Promise<void> {
+export async function markDepthReached(db: Queryable, id: string, depth: number): Promise<void> {
   await db
     .updateTable('crawls')
     .set({ depth_reached: sql<number>`greatest(depth_reached, ${depth})` })
@@ -140,7 +138,7 @@ export async function markDepthReached(db: Q, id: string, depth: number): Promis
 // --- level reports -------------------------------------------------------------------------
 
 /** Stores (or replaces) the report of one level, with a fresh report id. */
-export async function upsertLevelReport(db: Q, crawlId: string, depth: number, body: unknown, reportedBy: string): Promise<{ reportId: string }> {
+export async function upsertLevelReport(db: Queryable, crawlId: string, depth: number, body: unknown, reportedBy: string): Promise<{ reportId: string }> {
   const row = await db
     .insertInto('crawl_level_reports')
     .values({ crawl_id: crawlId, depth, body: JSON.stringify(body), reported_by: reportedBy })
@@ -158,7 +156,7 @@ export async function upsertLevelReport(db: Q, crawlId: string, depth: number, b
   return { reportId: row.report_id };
 }
 
-export async function getLevelReport(db: Q, crawlId: string, depth: number) {
+export async function getLevelReport(db: Queryable, crawlId: string, depth: number) {
   return db.selectFrom('crawl_level_reports').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', depth).executeTakeFirst();
 }
 
@@ -174,7 +172,7 @@ export async function lockLevelReport(trx: Transaction<Database>, crawlId: strin
   return r?.report_id;
 }
 
-export async function markReportAdmitted(db: Q, crawlId: string, depth: number, reportId: string): Promise<void> {
+export async function markReportAdmitted(db: Queryable, crawlId: string, depth: number, reportId: string): Promise<void> {
   await db
     .updateTable('crawl_level_reports')
     .set({ admitted_at: sql<Date>`now()` })
@@ -204,7 +202,7 @@ export const CRAWL_PAGE_SIZE = 50;
  * smaller id when the cursor has one. Timestamps are compared and ordered at the millisecond
  * precision callers see, so the SQL agrees with isPastCursor row for row.
  */
-export async function listCrawls(db: Q, opts: { state?: CrawlState; cursor?: PageCursor; limit?: number }): Promise<CrawlListRow[]> {
+export async function listCrawls(db: Queryable, opts: { state?: CrawlState; cursor?: PageCursor; limit?: number }): Promise<CrawlListRow[]> {
   let q = db.selectFrom('crawls as c').select([
     'c.id',
     'c.org_id',
@@ -254,7 +252,7 @@ export interface CrawlCounts {
 /** pagesDiscovered is every distinct page the crawl recorded plus every distinct URL the rules
  * skipped (rule 0 included; once per crawl, however many levels skipped it): the difference to
  * pagesCaptured is what failures, rules, robots and the caps threw away. */
-export async function crawlCounts(db: Q, crawlId: string): Promise<CrawlCounts> {
+export async function crawlCounts(db: Queryable, crawlId: string): Promise<CrawlCounts> {
   const r = await db
     .selectFrom('crawl_pages as p')
     .leftJoin('archives as a', 'a.task_id', 'p.task_id')

@@ -1,10 +1,9 @@
 // crawl_decisions: what the rules decided per depth, rule and host name; and the pages robots.txt
 // kept out (crawl_pages.skip_reason = 'robots').
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, RuleAction } from '../db/types.ts';
+import { sql } from 'kysely';
+import type { RuleAction } from '../db/types.ts';
 import type { DecisionTally, RefusalTally } from '../domain/decisions.ts';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { Queryable } from '../db/connect.ts';
 
 /** Rows per INSERT: 7 parameters each, far below Postgres' 65535. */
 const INSERT_CHUNK = 1000;
@@ -13,7 +12,7 @@ const INSERT_CHUNK = 1000;
  * Records one level's tallies. Reporting the same level again replaces its rows instead of adding
  * to them. Call it inside the level's admission transaction.
  */
-export async function replaceLevelDecisions(trx: Q, crawlId: string, depth: number, tallies: readonly DecisionTally[]): Promise<void> {
+export async function replaceLevelDecisions(trx: Queryable, crawlId: string, depth: number, tallies: readonly DecisionTally[]): Promise<void> {
   await trx.deleteFrom('crawl_decisions').where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
   for (let i = 0; i < tallies.length; i += INSERT_CHUNK) {
     const chunk = tallies.slice(i, i + INSERT_CHUNK);
@@ -32,7 +31,7 @@ const SKIPPED_CHUNK = 5000;
  * its URLs), replacing what a previous report of the level had: pagesDiscovered counts each once
  * per crawl, however many levels skipped it. Call it inside the level's admission transaction.
  */
-export async function replaceLevelSkipped(trx: Q, crawlId: string, depth: number, urls: readonly string[]): Promise<void> {
+export async function replaceLevelSkipped(trx: Queryable, crawlId: string, depth: number, urls: readonly string[]): Promise<void> {
   await trx.deleteFrom('crawl_skipped_links').where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
   for (let i = 0; i < urls.length; i += SKIPPED_CHUNK) {
     await sql`
@@ -44,7 +43,7 @@ export async function replaceLevelSkipped(trx: Q, crawlId: string, depth: number
 }
 
 /** Links the rules skipped anywhere in the crawl, each URL once, leaving out any the crawl took as a page. */
-export async function skippedLinksCount(db: Q, crawlId: string): Promise<number> {
+export async function skippedLinksCount(db: Queryable, crawlId: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM (
       SELECT url_hash FROM crawl_skipped_links WHERE crawl_id = ${crawlId}
@@ -55,7 +54,7 @@ export async function skippedLinksCount(db: Q, crawlId: string): Promise<number>
 }
 
 /** Records one level's refusals (address policy, link cap), replacing what a previous report of it had. */
-export async function replaceLevelRefusals(trx: Q, crawlId: string, depth: number, tallies: readonly RefusalTally[]): Promise<void> {
+export async function replaceLevelRefusals(trx: Queryable, crawlId: string, depth: number, tallies: readonly RefusalTally[]): Promise<void> {
   await trx.deleteFrom('crawl_refusals').where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
   for (let i = 0; i < tallies.length; i += INSERT_CHUNK) {
     const chunk = tallies.slice(i, i + INSERT_CHUNK);
@@ -75,7 +74,7 @@ export interface CrawlRefusalRow {
 }
 
 /** A crawl's refusals by depth, most URLs first. */
-export async function crawlRefusals(db: Q, crawlId: string): Promise<CrawlRefusalRow[]> {
+export async function crawlRefusals(db: Queryable, crawlId: string): Promise<CrawlRefusalRow[]> {
   return db
     .selectFrom('crawl_refusals')
     .select(['depth', 'hostname', 'code', 'urls', 'samples'])
@@ -97,7 +96,7 @@ export interface CrawlDecisionRow {
 }
 
 /** A crawl's decisions by depth, rule, then most links first. */
-export async function crawlDecisions(db: Q, crawlId: string): Promise<CrawlDecisionRow[]> {
+export async function crawlDecisions(db: Queryable, crawlId: string): Promise<CrawlDecisionRow[]> {
   return db
     .selectFrom('crawl_decisions')
     .select(['depth', 'rule', 'action', 'hostname', 'links', 'samples'])
@@ -110,7 +109,7 @@ export async function crawlDecisions(db: Q, crawlId: string): Promise<CrawlDecis
 }
 
 /** URLs of the pages robots.txt kept the crawl from taking, in the order they were discovered. */
-export async function robotsSkippedUrls(db: Q, crawlId: string): Promise<string[]> {
+export async function robotsSkippedUrls(db: Queryable, crawlId: string): Promise<string[]> {
   const rows = await db.selectFrom('crawl_pages').select('url').where('crawl_id', '=', crawlId).where('skip_reason', '=', 'robots').orderBy('id').execute();
   return rows.map((r) => r.url);
 }
@@ -131,7 +130,7 @@ function matching(q: DecisionQuery) {
 }
 
 /** The organizations whose crawls have matching decisions: what authorization has to be asked about. */
-export async function decisionOrgs(db: Q, q: DecisionQuery): Promise<string[]> {
+export async function decisionOrgs(db: Queryable, q: DecisionQuery): Promise<string[]> {
   const { rows } = await sql<{ org_id: string }>`
     SELECT DISTINCT c.org_id FROM crawl_decisions d JOIN crawls c ON c.id = d.crawl_id
     WHERE ${matching(q)}
@@ -153,7 +152,7 @@ export interface DecisionAcrossCrawls {
 }
 
 /** Matching decisions of these organizations' crawls, newest crawl first, at most `limit` rows. */
-export async function findDecisions(db: Q, q: DecisionQuery & { orgIds: string[]; limit: number }): Promise<DecisionAcrossCrawls[]> {
+export async function findDecisions(db: Queryable, q: DecisionQuery & { orgIds: string[]; limit: number }): Promise<DecisionAcrossCrawls[]> {
   if (q.orgIds.length === 0) return [];
   const { rows } = await sql<DecisionAcrossCrawls>`
     SELECT d.crawl_id, c.org_id, c.started_at, c.seeds, c.rules, d.depth, d.rule, d.action, d.hostname, d.links

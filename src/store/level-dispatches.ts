@@ -1,10 +1,8 @@
 // crawl_level_dispatches: what each level was handed (capability digests, artifact prefix,
 // deadline) and how many reports it has taken; crawl_hosts: the delay and last finish the flow
 // reported per host, which the next dispatch's notBefore is computed from.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/types.ts';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import { sql } from 'kysely';
+import type { Queryable } from '../db/connect.ts';
 
 /** Capability digests kept per level: a dispatch retried this often has a problem elsewhere. */
 export const MAX_CAPABILITIES_PER_LEVEL = 8;
@@ -24,7 +22,7 @@ export interface LevelDispatch {
  * and deadline are the latest.
  */
 export async function recordDispatch(
-  db: Q,
+  db: Queryable,
   d: { crawlId: string; depth: number; capabilityHash: Buffer; artifactPrefix: string; deadline: Date },
 ): Promise<void> {
   await sql`
@@ -40,7 +38,7 @@ export async function recordDispatch(
   `.execute(db);
 }
 
-export async function getDispatch(db: Q, crawlId: string, depth: number): Promise<LevelDispatch | undefined> {
+export async function getDispatch(db: Queryable, crawlId: string, depth: number): Promise<LevelDispatch | undefined> {
   const r = await db.selectFrom('crawl_level_dispatches').selectAll().where('crawl_id', '=', crawlId).where('depth', '=', depth).executeTakeFirst();
   if (r === undefined) return undefined;
   return {
@@ -54,7 +52,7 @@ export async function getDispatch(db: Q, crawlId: string, depth: number): Promis
 }
 
 /** Counts one more report of the level, unless it already took `max`. Returns the new count, or null. */
-export async function takeReportSlot(db: Q, crawlId: string, depth: number, max: number): Promise<number | null> {
+export async function takeReportSlot(db: Queryable, crawlId: string, depth: number, max: number): Promise<number | null> {
   const r = await db
     .updateTable('crawl_level_dispatches')
     .set({ reports: sql<number>`reports + 1` })
@@ -71,7 +69,7 @@ export async function takeReportSlot(db: Q, crawlId: string, depth: number, max:
  * dispatch or the last one is at least `minGapMs` old. releaseHeartbeatTurn gives it back when the
  * signal could not be sent.
  */
-export async function takeHeartbeatTurn(db: Q, crawlId: string, depth: number, minGapMs: number): Promise<boolean> {
+export async function takeHeartbeatTurn(db: Queryable, crawlId: string, depth: number, minGapMs: number): Promise<boolean> {
   const r = await db
     .updateTable('crawl_level_dispatches')
     .set({ heartbeat_signalled_at: sql<Date>`now()` })
@@ -85,7 +83,7 @@ export async function takeHeartbeatTurn(db: Q, crawlId: string, depth: number, m
   return r !== undefined;
 }
 
-export async function releaseHeartbeatTurn(db: Q, crawlId: string, depth: number): Promise<void> {
+export async function releaseHeartbeatTurn(db: Queryable, crawlId: string, depth: number): Promise<void> {
   await db.updateTable('crawl_level_dispatches').set({ heartbeat_signalled_at: null }).where('crawl_id', '=', crawlId).where('depth', '=', depth).execute();
 }
 
@@ -96,7 +94,7 @@ export interface HostPacing {
 }
 
 /** Keeps the longer delay and the later finish of what was recorded and what is given. */
-export async function recordHosts(db: Q, crawlId: string, hosts: HostPacing[]): Promise<void> {
+export async function recordHosts(db: Queryable, crawlId: string, hosts: HostPacing[]): Promise<void> {
   if (hosts.length === 0) return;
   const rows = hosts.map((h) => ({ host: h.host, delay: h.delayMs, last: h.lastFinishedAt?.toISOString() ?? null }));
   await sql`
@@ -110,7 +108,7 @@ export async function recordHosts(db: Q, crawlId: string, hosts: HostPacing[]): 
 }
 
 /** What crawl_hosts holds for `hosts` of the crawl. */
-export async function hostPacing(db: Q, crawlId: string, hosts: string[]): Promise<Map<string, HostPacing>> {
+export async function hostPacing(db: Queryable, crawlId: string, hosts: string[]): Promise<Map<string, HostPacing>> {
   if (hosts.length === 0) return new Map();
   // one array parameter: a level may touch more hosts than a statement may have parameters
   const rows = await db

@@ -1,10 +1,8 @@
 // crawl_pages: the frontier and the record of every page a crawl took. Deduplication is the
 // unique (crawl_id, url_hash) index; what lands there is what the crawl decided.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/types.ts';
+import { sql } from 'kysely';
 import type { PageAdmission } from '../domain/admission.ts';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { Queryable } from '../db/connect.ts';
 
 export const MAX_PAGES_SKIP = 'max_pages';
 
@@ -17,7 +15,7 @@ export interface LevelPage {
 }
 
 /** The pages of one level the flow is asked to capture: everything the page cap did not cut. */
-export async function levelPages(db: Q, crawlId: string, depth: number): Promise<LevelPage[]> {
+export async function levelPages(db: Queryable, crawlId: string, depth: number): Promise<LevelPage[]> {
   return db
     .selectFrom('crawl_pages')
     .select(['id', 'url', 'host', 'action', 'state'])
@@ -29,7 +27,7 @@ export async function levelPages(db: Q, crawlId: string, depth: number): Promise
 }
 
 /** Pages taken so far (every page the cap did not cut) at depths up to `depth`. */
-export async function pagesTaken(db: Q, crawlId: string, maxDepthIncl: number): Promise<number> {
+export async function pagesTaken(db: Queryable, crawlId: string, maxDepthIncl: number): Promise<number> {
   const r = await db
     .selectFrom('crawl_pages')
     .select(sql<number>`count(*)::int`.as('n'))
@@ -41,7 +39,7 @@ export async function pagesTaken(db: Q, crawlId: string, maxDepthIncl: number): 
 }
 
 /** The latest finish per host, over this crawl's pages on `hosts`. */
-export async function lastFinishByHost(db: Q, crawlId: string, hosts: string[]): Promise<Map<string, Date>> {
+export async function lastFinishByHost(db: Queryable, crawlId: string, hosts: string[]): Promise<Map<string, Date>> {
   if (hosts.length === 0) return new Map();
   const rows = await db
     .selectFrom('crawl_pages')
@@ -59,7 +57,7 @@ export async function lastFinishByHost(db: Q, crawlId: string, hosts: string[]):
  * statement. Pages are matched by URL within the level; a URL the level never dispatched changes
  * nothing. Returns how many rows changed.
  */
-export async function applyPageAdmissions(db: Q, crawlId: string, depth: number, pages: PageAdmission[]): Promise<number> {
+export async function applyPageAdmissions(db: Queryable, crawlId: string, depth: number, pages: PageAdmission[]): Promise<number> {
   if (pages.length === 0) return 0;
   const rows = pages.map((p) => ({
     url: p.url,
@@ -89,7 +87,7 @@ export async function applyPageAdmissions(db: Q, crawlId: string, depth: number,
  * pending): what is still pending then is exactly what the report left out, found without
  * comparing every row with every reported URL.
  */
-export async function failUnreported(db: Q, crawlId: string, depth: number): Promise<number> {
+export async function failUnreported(db: Queryable, crawlId: string, depth: number): Promise<number> {
   const res = await sql`
     UPDATE crawl_pages SET state = 'failed'
     WHERE crawl_id = ${crawlId} AND depth = ${depth} AND state = 'pending'
@@ -98,7 +96,7 @@ export async function failUnreported(db: Q, crawlId: string, depth: number): Pro
 }
 
 /** Whether a level has any rows yet (a level reported again before its next level went out has). */
-export async function levelHasPages(db: Q, crawlId: string, depth: number): Promise<boolean> {
+export async function levelHasPages(db: Queryable, crawlId: string, depth: number): Promise<boolean> {
   const r = await sql<{ has: boolean }>`SELECT EXISTS (SELECT 1 FROM crawl_pages WHERE crawl_id = ${crawlId} AND depth = ${depth}) AS has`.execute(db);
   return r.rows[0]?.has === true;
 }
@@ -126,7 +124,7 @@ export interface LevelBudget {
  * page of the crawl takes no place, the same test the unique index makes.
  */
 export async function insertCandidates(
-  db: Q,
+  db: Queryable,
   crawlId: string,
   depth: number,
   candidates: Candidate[],
@@ -168,7 +166,7 @@ export async function insertCandidates(
  * Keeps the first `slots` pending pages of a level (in the order they landed) and marks the rest
  * skipped with reason max_pages, so the crawl never takes more than maxPages. Returns the counts.
  */
-export async function cutLevel(db: Q, crawlId: string, depth: number, slots: number): Promise<{ kept: number; cut: number }> {
+export async function cutLevel(db: Queryable, crawlId: string, depth: number, slots: number): Promise<{ kept: number; cut: number }> {
   await sql`
     UPDATE crawl_pages SET state = 'skipped', skip_reason = ${MAX_PAGES_SKIP}
     WHERE id IN (
@@ -195,7 +193,7 @@ export async function cutLevel(db: Q, crawlId: string, depth: number, slots: num
  * pages the cap had cut become pending again so the cap is applied afresh. Only pending and
  * cap-cut rows are touched, and only while `depth` has not been dispatched.
  */
-export async function resetFrontier(db: Q, crawlId: string, depth: number, keepUrls: string[]): Promise<number> {
+export async function resetFrontier(db: Queryable, crawlId: string, depth: number, keepUrls: string[]): Promise<number> {
   const guard = sql`NOT EXISTS (SELECT 1 FROM crawls c WHERE c.id = ${crawlId} AND coalesce(c.dispatched_depth, -1) >= ${depth})`;
   const res = await sql`
     DELETE FROM crawl_pages
@@ -211,7 +209,7 @@ export async function resetFrontier(db: Q, crawlId: string, depth: number, keepU
 }
 
 /** Pages the cap cut anywhere in the crawl, seeds included. */
-export async function pagesCut(db: Q, crawlId: string): Promise<number> {
+export async function pagesCut(db: Queryable, crawlId: string): Promise<number> {
   const r = await db
     .selectFrom('crawl_pages')
     .select(sql<number>`count(*)::int`.as('n'))
@@ -229,7 +227,7 @@ export interface PacingGap {
 }
 
 /** The spec's pacing query ("The pacing is measured, not assumed"), with the gap computed. */
-export async function pacingGaps(db: Q, crawlId: string): Promise<PacingGap[]> {
+export async function pacingGaps(db: Queryable, crawlId: string): Promise<PacingGap[]> {
   const res = await sql<{ host: string; prev: Date | null; submitted_at: Date | null; gap_ms: number | null }>`
     SELECT host, lag(finished_at) OVER w AS prev, submitted_at,
            (extract(epoch FROM submitted_at - lag(finished_at) OVER w) * 1000)::float8 AS gap_ms

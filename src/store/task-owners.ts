@@ -1,16 +1,14 @@
 // Task ids are one global namespace (capture_submissions and archives are keyed by them), and a
 // reporter can compute another crawl's. A level may name only task ids the ledger has on record
 // for nothing but this crawl and level: never one another crawl or another level already holds.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/types.ts';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import { sql } from 'kysely';
+import type { Queryable } from '../db/connect.ts';
 
 /**
  * Of `taskIds`, those the ledger holds for another crawl (a submission, or an archive without a
  * submission of this crawl) or for another crawl or level (a crawl page).
  */
-export async function foreignTaskIds(db: Q, crawlId: string, depth: number, taskIds: readonly string[]): Promise<Set<string>> {
+export async function foreignTaskIds(db: Queryable, crawlId: string, depth: number, taskIds: readonly string[]): Promise<Set<string>> {
   const ids = [...new Set(taskIds)];
   if (ids.length === 0) return new Set();
   const { rows } = await sql<{ task_id: string }>`
