@@ -21,7 +21,7 @@ export interface AppDeps {
   search?: SearchIndex;
   /** present when crawls are configured (both webhook settings) */
   temporal?: TemporalClient;
-  /** starting, listing and viewing crawls; built from the rest when Temporal is given without it */
+  /** starting, listing and viewing crawls; built by buildApp (services/index.ts) unless a test passes its own */
   crawls?: CrawlService;
   /** a level's report and heartbeats, progress and pacing; built like crawls when not given */
   levels?: CrawlLevelService;

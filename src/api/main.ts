@@ -8,8 +8,6 @@ import { createFgaClient } from '../fga/client.ts';
 import { createTemporalClient } from '../temporal/client.ts';
 import { buildApp } from './app.ts';
 import { closeAppClients, createAppClients, type AppDeps } from './deps.ts';
-import { createCrawlLevelService } from './services/crawl-levels.ts';
-import { createCrawlService } from './services/crawls.ts';
 
 const config = loadConfigOrExit('capture-ledger api');
 
@@ -18,10 +16,6 @@ const deps: AppDeps = { config, db: createDb(config.databaseUrl), fga: createFga
 // The connection is lazy: the API starts while Temporal is down, and a crawl started then is a 503.
 const temporal = config.crawl.webhook === undefined ? undefined : await createTemporalClient(config.temporal);
 deps.temporal = temporal?.client;
-if (deps.temporal !== undefined) {
-  deps.crawls = createCrawlService({ ...deps, temporal: deps.temporal });
-  deps.levels = createCrawlLevelService({ ...deps, temporal: deps.temporal });
-}
 const app = await buildApp(deps, { logger: { level: 'info' } });
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.ts';
 import { createAppClients, type AppDeps } from '../../src/api/deps.ts';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../src/domain/errors.ts';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../src/api/errors.ts';
 import { devHeaders, startTestApi, testApiConfig, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestStore, type TestStore } from '../support/fga.ts';

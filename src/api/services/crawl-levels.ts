@@ -14,7 +14,7 @@ import { crawlWorkflowId, QUERIES, SIGNALS } from '../../../temporal.config.ts';
 import type { Config } from '../../config/env.ts';
 import type { Db } from '../../db/connect.ts';
 import type { CrawlProgress } from '../../domain/crawl.ts';
-import { ConflictError, ServiceUnavailableError } from '../../domain/errors.ts';
+import { ConflictError, ServiceUnavailableError } from '../errors.ts';
 import type { Identity } from '../../domain/identity.ts';
 import { MAX_REPORTS_PER_LEVEL } from '../../domain/level-dispatch.ts';
 import { LIVENESS_DEFAULTS, type LevelHeartbeat } from '../../domain/liveness.ts';
