@@ -10,7 +10,7 @@ import { computeNotBefore, readsLinks, type StopReason } from '../domain/crawl.t
 import { artifactPrefix } from '../domain/level-dispatch.ts';
 import { deliverTuples as deliverOutbox, type DrainResult } from '../fga/outbox.ts';
 import { admitLevel as admit, AdmissionError, type AdmitLevelResult } from '../ledger/admit-level.ts';
-import { createObjectReader } from '../ledger/object-reader.ts';
+import { createObjectReader, type ObjectReader } from '../s3/object-reader.ts';
 import { createAddressPolicy } from '../domain/address-policy.ts';
 import { finishCrawlRow, getCrawl, markDispatched } from '../store/crawls.ts';
 import { lastFinishByHost, levelPages } from '../store/pages.ts';
@@ -24,6 +24,8 @@ export interface ActivityDeps {
   s3: S3Client;
   fga: OpenFgaClient;
   fetch?: typeof fetch;
+  /** admission's reader of manifests and links; whoever passes it closes it (the worker does) */
+  reader?: ObjectReader;
 }
 
 export interface BeginResult {
@@ -64,7 +66,7 @@ export function reportUrl(publicUrl: string, crawlId: string, depth: number): st
 export function createCrawlActivities(deps: ActivityDeps) {
   const { config, db } = deps;
   const doFetch = deps.fetch ?? fetch;
-  const reader = createObjectReader(config.s3);
+  const reader = deps.reader ?? createObjectReader(config.s3);
 
   return {
     /** The workflow's first step: is there a running row for it? No row, no crawl. */

@@ -9,10 +9,11 @@
 import { randomUUID } from 'node:crypto';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { AppDeps } from './deps.ts';
+import type { AppDeps, AppInput } from './deps.ts';
 import { errorHandlerPlugin, frameworkErrorHandler } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { jsonBodyPlugin } from './json-body.ts';
+import { clientsPlugin } from './plugins/clients.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { useRequestHooks } from './plugins/request-hooks.ts';
 import { registerRoutes } from './routes/index.ts';
@@ -51,7 +52,7 @@ function buildValidator(externalSchemas: unknown, options: unknown) {
   };
 }
 
-export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(input: AppInput, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? { level: 'info' },
     genReqId: () => randomUUID(),
@@ -63,12 +64,14 @@ export async function buildApp(deps: AppDeps, opts: AppOptions = {}): Promise<Fa
     bodyLimit: 1024 * 1024,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
   });
-  useRequestHooks(app, { publicUrl: deps.config.api.publicUrl });
+  useRequestHooks(app, { publicUrl: input.config.api.publicUrl });
 
   // 1. external plugins (every route documents the answers given before its handler, 421 431 …)
   await registerOpenApi(app);
 
   // 2. app plugins
+  await app.register(clientsPlugin, { config: input.config, given: input });
+  const deps: AppDeps = { ...input, ...app.clients };
   await app.register(errorHandlerPlugin);
   await app.register(jsonBodyPlugin);
   const resolver = opts.identity ?? selectIdentity(deps.config.identity, app.log);

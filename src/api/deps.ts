@@ -29,6 +29,9 @@ export interface AppDeps {
 
 export type AppClients = Pick<AppDeps, 's3' | 'signer' | 'search'>;
 
+/** What buildApp needs: the clients are optional, and those missing are the app's own (plugins/clients.ts). */
+export type AppInput = Omit<AppDeps, keyof AppClients> & Partial<AppClients>;
+
 /** The object-store and search clients, made once from the configuration; closeAppClients ends them. */
 export function createAppClients(config: Config): AppClients {
   return {

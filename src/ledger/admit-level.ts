@@ -45,7 +45,7 @@ import {
 } from '../store/pages.ts';
 import { getDispatch, recordHosts } from '../store/level-dispatches.ts';
 import { foreignTaskIds } from '../store/task-owners.ts';
-import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
+import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from '../s3/object-reader.ts';
 import { recordSubmissions, registerCaptures, type Registration } from './register.ts';
 
 export interface AdmitDeps {
@@ -53,7 +53,7 @@ export interface AdmitDeps {
   s3: S3Client;
   /** where manifests are read (the report carries keys only) */
   bucket: string;
-  /** a lean signed-GET reader (object-reader.ts); without it, reads go through the SDK client */
+  /** a lean signed-GET reader (src/s3/object-reader.ts); without it, reads go through the SDK client */
   reader?: ObjectReader;
   /** concurrent S3 reads (default DEFAULT_READ_CONCURRENCY) */
   readConcurrency?: number;
