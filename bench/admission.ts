@@ -26,7 +26,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Manifest } from '../src/domain/contract.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
 import { admitLevel, DEFAULT_READ_CONCURRENCY } from '../src/ledger/admit-level.ts';
-import { createObjectReader } from '../src/ledger/object-reader.ts';
+import { createObjectReader } from '../src/s3/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../src/store/crawls.ts';
 import { cpuSecondsOf, processesWhere } from '../test/support/processes.ts';

@@ -8,6 +8,7 @@ import type { Db } from '../db/connect.ts';
 import type { StopReason } from '../domain/crawl.ts';
 import { deliverTuples as deliverOutbox, type DrainResult } from '../fga/outbox.ts';
 import { finishCrawlRow, getCrawl } from '../store/crawls.ts';
+import type { ObjectReader } from '../s3/object-reader.ts';
 import { createAdmitLevel } from './admit-level.ts';
 import { createDispatchLevel } from './dispatch-level.ts';
 
@@ -20,6 +21,8 @@ export interface ActivityDeps {
   s3: S3Client;
   fga: OpenFgaClient;
   fetch?: typeof fetch;
+  /** admission's reader of manifests and links; whoever passes it closes it (the worker does) */
+  reader?: ObjectReader;
 }
 
 export interface BeginResult {

@@ -4,7 +4,7 @@
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../db/connect.ts';
 import type { Crawl } from '../db/types.ts';
-import { NotFoundError } from '../domain/errors.ts';
+import { NotFoundError } from './errors.ts';
 import type { Identity } from '../domain/identity.ts';
 import { submittableOrganizations } from '../fga/submittable.ts';
 import { getCrawl } from '../store/crawls.ts';

@@ -21,13 +21,16 @@ export interface AppDeps {
   search?: SearchIndex;
   /** present when crawls are configured (both webhook settings) */
   temporal?: TemporalClient;
-  /** starting, listing and viewing crawls; built from the rest when Temporal is given without it */
+  /** starting, listing and viewing crawls; built by buildApp (services/index.ts) unless a test passes its own */
   crawls?: CrawlService;
   /** a level's report and heartbeats, progress and pacing; built like crawls when not given */
   levels?: CrawlLevelService;
 }
 
 export type AppClients = Pick<AppDeps, 's3' | 'signer' | 'search'>;
+
+/** What buildApp needs: the clients are optional, and those missing are the app's own (plugins/clients.ts). */
+export type AppInput = Omit<AppDeps, keyof AppClients> & Partial<AppClients>;
 
 /** The object-store and search clients, made once from the configuration; closeAppClients ends them. */
 export function createAppClients(config: Config): AppClients {

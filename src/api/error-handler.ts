@@ -1,7 +1,8 @@
 // The one place errors become HTTP answers; routes and hooks only throw.
 //   schema failures      → 400 {"error":"invalid request","details":[{"field":"body.maxDepth","message":"must be integer"}]}
-//   domain errors        → their own status, body and headers (src/domain/errors.ts: 400, 401, 403,
-//                          404, 405, 409, 503; a 503's cause is logged, never sent)
+//   answer errors        → their own status, body and headers (src/api/errors.ts: 400, 401, 403,
+//                          404, 405, 409, 503; a 503's cause is logged, never sent); the domain's
+//                          InvalidInputError is a 400 with the same body as BadRequestError
 //   Postgres codes       → 23505 unique violation 409; 23514 check, 22P02 invalid text, 23502 not null, 22007/22008 datetime,
 //                          22021/22P05 a NUL character 400
 //   fastify client errors (bad JSON, wrong content type, body too large) keep their 4xx status
@@ -10,7 +11,8 @@
 // A path served for other methods than the one asked answers 405 with Allow, not 404.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import fp from 'fastify-plugin';
-import { DomainError, MethodNotAllowedError, NotFoundError } from '../domain/errors.ts';
+import { InvalidInputError } from '../domain/invalid-input.ts';
+import { BadRequestError, DomainError, MethodNotAllowedError, NotFoundError } from './errors.ts';
 import { UUID_PATTERN } from '../domain/uuid.ts';
 
 export interface ValidationDetail {
@@ -58,28 +60,31 @@ function pgCode(err: unknown): string | undefined {
   return isPg ? (code as string) : undefined;
 }
 
+/** A constraint or input the database refused: 409 for a conflict, 400 for bad input. */
+function postgresAnswer(err: FastifyError, code: string, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { constraint, column } = err as { constraint?: string; column?: string };
+  if (PG_CONFLICT.has(code)) {
+    request.log.info({ code, constraint }, 'conflict');
+    return reply.code(409).send({ error: 'conflict', constraint: constraint ?? null });
+  }
+  request.log.info({ code, detail: err.message }, 'rejected by the database');
+  return reply.code(400).send({ error: 'invalid request', details: [{ field: column ?? constraint ?? 'request', message: err.message }] });
+}
+
 export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err.validation) {
     const details = validationDetails(err.validation, err.validationContext ?? 'request');
     request.log.info({ details }, 'invalid request');
     return reply.code(400).send({ error: 'invalid request', details });
   }
-  if (err instanceof DomainError) {
-    if (err.status >= 500) request.log.error({ err }, err.body().error as string);
-    return reply.code(err.status).headers(err.headers()).send(err.body());
+  // pure logic's "this input cannot be used" is the API's 400
+  const answer = err instanceof InvalidInputError ? new BadRequestError(err.message, err.details) : err;
+  if (answer instanceof DomainError) {
+    if (answer.status >= 500) request.log.error({ err }, answer.body().error as string);
+    return reply.code(answer.status).headers(answer.headers()).send(answer.body());
   }
   const code = pgCode(err);
-  if (code !== undefined && PG_CONFLICT.has(code)) {
-    request.log.info({ code, constraint: (err as { constraint?: string }).constraint }, 'conflict');
-    return reply.code(409).send({ error: 'conflict', constraint: (err as { constraint?: string }).constraint ?? null });
-  }
-  if (code !== undefined && PG_BAD_INPUT.has(code)) {
-    request.log.info({ code, detail: err.message }, 'rejected by the database');
-    return reply.code(400).send({
-      error: 'invalid request',
-      details: [{ field: (err as { column?: string }).column ?? (err as { constraint?: string }).constraint ?? 'request', message: err.message }],
-    });
-  }
+  if (code !== undefined && (PG_CONFLICT.has(code) || PG_BAD_INPUT.has(code))) return postgresAnswer(err, code, request, reply);
   const status = err.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return reply.code(status).send({ error: err.message });

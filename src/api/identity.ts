@@ -10,7 +10,7 @@ import fp from 'fastify-plugin';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Config } from '../config/env.ts';
 import { identityFromClaims, identityFromDevHeaders, IdentityClaimError } from '../config/identity.ts';
-import { ServiceUnavailableError, UnauthenticatedError } from '../domain/errors.ts';
+import { ServiceUnavailableError, UnauthenticatedError } from './errors.ts';
 import type { Identity } from '../domain/identity.ts';
 import { verifiedTokens } from './verified-tokens.ts';
 

@@ -3,7 +3,7 @@
 // fails on it (src/domain/nul.ts).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { BadRequestError } from '../domain/errors.ts';
+import { BadRequestError } from './errors.ts';
 import { nulPathInJson } from '../domain/nul.ts';
 
 export const jsonBodyPlugin = fp(async (app: FastifyInstance) => {

@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.ts';
 import { CAPABILITY_HEADER } from '../domain/contract.ts';
-import { BadRequestError, ForbiddenError, UnauthenticatedError } from '../domain/errors.ts';
+import { BadRequestError, ForbiddenError, UnauthenticatedError } from './errors.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { levelPresenting, type LevelDispatch } from '../ledger/level.ts';
 

@@ -7,21 +7,16 @@ import { createDb } from '../db/connect.ts';
 import { createFgaClient } from '../fga/client.ts';
 import { createTemporalClient } from '../temporal/client.ts';
 import { buildApp } from './app.ts';
-import { closeAppClients, createAppClients, type AppDeps } from './deps.ts';
-import { createCrawlLevelService } from './services/crawl-levels.ts';
-import { createCrawlService } from './services/crawls.ts';
+import type { AppInput } from './deps.ts';
 
 const config = loadConfigOrExit('capture-ledger api');
 
-const deps: AppDeps = { config, db: createDb(config.databaseUrl), fga: createFgaClient(config.fga), ...createAppClients(config) };
+// the object-store and search clients are the app's own: it makes them, and closes them on app.close()
+const deps: AppInput = { config, db: createDb(config.databaseUrl), fga: createFgaClient(config.fga) };
 // Crawls are served only when both webhook settings are present; they need Temporal.
 // The connection is lazy: the API starts while Temporal is down, and a crawl started then is a 503.
 const temporal = config.crawl.webhook === undefined ? undefined : await createTemporalClient(config.temporal);
 deps.temporal = temporal?.client;
-if (deps.temporal !== undefined) {
-  deps.crawls = createCrawlService({ ...deps, temporal: deps.temporal });
-  deps.levels = createCrawlLevelService({ ...deps, temporal: deps.temporal });
-}
 const app = await buildApp(deps, { logger: { level: 'info' } });
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
@@ -29,7 +24,6 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   else app.log.info({ signal }, 'shutting down');
   await app.close();
   await deps.db.destroy();
-  await closeAppClients(deps);
   await temporal?.close();
 });
 

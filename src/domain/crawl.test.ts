@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { BadRequestError } from './errors.ts';
+import { InvalidInputError } from './invalid-input.ts';
 import {
   BOTH_SOURCES_MESSAGE,
   CRAWL_DEFAULTS,
@@ -28,21 +28,21 @@ describe('seedSource', () => {
   it('says both and neither differently', () => {
     const both = () => seedSource({ seeds: ['https://a.test/'], fromTargets: {} });
     const neither = () => seedSource({ maxDepth: 1 });
-    expect(both).toThrow(BadRequestError);
+    expect(both).toThrow(InvalidInputError);
     expect(both).toThrow(BOTH_SOURCES_MESSAGE);
-    expect(neither).toThrow(BadRequestError);
+    expect(neither).toThrow(InvalidInputError);
     expect(neither).toThrow(NO_SOURCE_MESSAGE);
     expect(BOTH_SOURCES_MESSAGE).not.toBe(NO_SOURCE_MESSAGE);
   });
 
   it('refuses an empty seed list', () => {
-    expect(() => seedSource({ seeds: [] })).toThrow(BadRequestError);
+    expect(() => seedSource({ seeds: [] })).toThrow(InvalidInputError);
   });
 
   it('refuses anything that is not an object with a 400 saying so, never a TypeError', () => {
     fc.assert(
       fc.property(fc.oneof(fc.constant(undefined), fc.constant(null), fc.array(fc.jsonValue()), fc.string(), fc.double(), fc.boolean()), (body) => {
-        expect(() => seedSource(body as never)).toThrow(new BadRequestError(NO_BODY_MESSAGE));
+        expect(() => seedSource(body as never)).toThrow(new InvalidInputError(NO_BODY_MESSAGE));
       }),
     );
   });

@@ -1,7 +1,7 @@
 // Crawl decisions with no I/O: the request's defaults, the seed level, the per-host pacing
 // handed to the flow, how many pages a level may take, and why a crawl stops. The API, the
 // activities and the workflow all decide through these functions, so they cannot drift apart.
-import { BadRequestError } from './errors.ts';
+import { InvalidInputError } from './invalid-input.ts';
 import type { LevelHeartbeat } from './liveness.ts';
 
 export type CrawlState = 'running' | 'succeeded' | 'failed';
@@ -66,12 +66,12 @@ export const NO_BODY_MESSAGE = 'the body must be a JSON object: {"seeds": [...]}
 
 /** Exactly one of seeds / fromTargets. Both and neither are different mistakes, said differently. */
 export function seedSource(body: CrawlRequestBody | null | undefined): SeedSource {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError(NO_BODY_MESSAGE);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidInputError(NO_BODY_MESSAGE);
   const hasSeeds = body.seeds !== undefined;
   const hasTargets = body.fromTargets !== undefined;
-  if (hasSeeds && hasTargets) throw new BadRequestError(BOTH_SOURCES_MESSAGE);
-  if (!hasSeeds && !hasTargets) throw new BadRequestError(NO_SOURCE_MESSAGE);
-  if (hasSeeds && body.seeds!.length === 0) throw new BadRequestError('seeds must not be empty');
+  if (hasSeeds && hasTargets) throw new InvalidInputError(BOTH_SOURCES_MESSAGE);
+  if (!hasSeeds && !hasTargets) throw new InvalidInputError(NO_SOURCE_MESSAGE);
+  if (hasSeeds && body.seeds!.length === 0) throw new InvalidInputError('seeds must not be empty');
   return hasSeeds ? 'seeds' : 'fromTargets';
 }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareNewestFirst, cursorAfter, cursorQuery, isPastCursor, parseCursor, type PageCursor } from './cursor.ts';
-import { BadRequestError } from './errors.ts';
+import { InvalidInputError } from './invalid-input.ts';
 
 const ID_A = '00000000-0000-4000-8000-00000000000a';
 const ID_B = '00000000-0000-4000-8000-00000000000b';
@@ -11,8 +11,8 @@ function fieldOf(fn: () => unknown): string | undefined {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(BadRequestError);
-    return ((err as BadRequestError).details.details as { field: string }[])[0]!.field;
+    expect(err).toBeInstanceOf(InvalidInputError);
+    return ((err as InvalidInputError).details.details as { field: string }[])[0]!.field;
   }
   return undefined;
 }

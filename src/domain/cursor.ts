@@ -10,7 +10,7 @@
 // (Postgres stores microseconds: the SQL side truncates with date_trunc('milliseconds', …) and
 // orders by the same truncated value, so the SQL and `isPastCursor` agree row for row). Ids are
 // lower-case UUIDs, whose string order is Postgres's uuid order.
-import { BadRequestError } from './errors.ts';
+import { InvalidInputError } from './invalid-input.ts';
 import { isUuid } from './uuid.ts';
 
 export interface PageCursor {
@@ -37,8 +37,8 @@ export function cursorQuerySchema(timestampName: string) {
   } as const;
 }
 
-function invalid(field: string, message: string): BadRequestError {
-  return new BadRequestError('invalid request', { details: [{ field: `querystring.${field}`, message }] });
+function invalid(field: string, message: string): InvalidInputError {
+  return new InvalidInputError('invalid request', { details: [{ field: `querystring.${field}`, message }] });
 }
 
 /** Reads `before` and `beforeId` from a query; undefined when neither is given. 400 names the field. */

@@ -19,7 +19,7 @@ import { checkParsedUrl, type AddressPolicy } from '../domain/address-policy.ts'
 import { rulesFromFixed } from '../domain/rules/index.ts';
 import { readLevelFacts, readLevelObjects, type LevelFacts } from './admission-read.ts';
 import { writeAdmission, type WrittenLevel } from './admission-write.ts';
-import type { ObjectReader } from './object-reader.ts';
+import type { ObjectReader } from '../s3/object-reader.ts';
 
 export { AdmissionError } from './admission-errors.ts';
 
@@ -28,7 +28,7 @@ export interface AdmitDeps {
   s3: S3Client;
   /** where manifests are read (the report carries keys only) */
   bucket: string;
-  /** a lean signed-GET reader (object-reader.ts); without it, reads go through the SDK client */
+  /** a lean signed-GET reader (src/s3/object-reader.ts); without it, reads go through the SDK client */
   reader?: ObjectReader;
   /** concurrent S3 reads (default DEFAULT_READ_CONCURRENCY) */
   readConcurrency?: number;

@@ -9,7 +9,7 @@
 //   passHeartbeat       a heartbeat: passed on at most once per gap, the turn given back on failure
 //   levelArtifactPrefix admission: where the level's manifests and artifacts must lie
 import type { Db } from '../db/connect.ts';
-import { ConflictError } from '../domain/errors.ts';
+import { ConflictError } from '../api/errors.ts';
 import { isPastDeadline, levelDeadline, levelPrefix, MAX_REPORTS_PER_LEVEL } from '../domain/level.ts';
 import { upsertLevelReport } from '../store/crawls.ts';
 import { getDispatch, recordDispatch, releaseHeartbeatTurn, takeHeartbeatTurn, takeReportSlot, type LevelDispatch } from '../store/level-dispatches.ts';

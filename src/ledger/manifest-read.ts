@@ -4,7 +4,7 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { checkManifestTask, checkPlacement, manifestKeyProblem, parseLinksArtifact, parseManifest, type ManifestRead } from '../domain/admission.ts';
 import type { ManifestLink } from '../domain/contract.ts';
-import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from './object-reader.ts';
+import { MAX_MANIFEST_BYTES, MAX_OBJECT_BYTES, type ObjectRead, type ObjectReader } from '../s3/object-reader.ts';
 
 /** Where objects are read: the lean signed-GET reader, or the SDK client. */
 export type ObjectSource = S3Client | ObjectReader;

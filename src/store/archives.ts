@@ -48,10 +48,23 @@ export async function archiveCandidates(db: Db, opts: { cursor?: PageCursor; lim
   return q.orderBy('captured_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
 }
 
+/**
+ * From this many reachable crawls on, a candidate's crawl is looked up row by row (one primary-key
+ * probe per archive read newest first, stopping at the page) instead of collecting every archive
+ * of every reachable crawl into a hash first: that hash grows with the archives reached (10,000
+ * task ids for 333 crawls of 30), the probes with the rows read before the page is full
+ * (about limit ÷ the share of archives reached, ~500 at 10%). Below it the hash is the cheaper.
+ */
+export const PROBE_FROM_JOBS = 100;
+
 function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) {
   const jobs = [...scope.jobs];
   const shared = [...scope.shared];
-  return sql<boolean>`(task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[])) OR id = ANY(${shared}::uuid[]))`;
+  const ofReachedCrawl =
+    jobs.length >= PROBE_FROM_JOBS
+      ? sql<boolean>`(SELECT s.crawl_id FROM capture_submissions s WHERE s.task_id = archives.task_id) = ANY(${jobs}::uuid[])`
+      : sql<boolean>`task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[]))`;
+  return sql<boolean>`(${ofReachedCrawl} OR id = ANY(${shared}::uuid[]))`;
 }
 
 /** Which of these archives are in the ledger and within the scope: their id, object key and capturedAt. */

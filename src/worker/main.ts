@@ -6,6 +6,7 @@ import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
 import { createFgaClient } from '../fga/client.ts';
 import { createS3 } from '../s3/client.ts';
+import { createObjectReader } from '../s3/object-reader.ts';
 import { createSearchIndex } from '../search/client.ts';
 import { createTemporalClient } from '../temporal/client.ts';
 import { ensureSchedules, outboxDrainSchedule, reconcileSchedule, searchIndexSchedule } from '../temporal/schedules.ts';
@@ -17,6 +18,7 @@ const deps = {
   config,
   db,
   s3: createS3(config.s3),
+  reader: createObjectReader(config.s3),
   fga: createFgaClient(config.fga),
   search: config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch),
 };
@@ -44,5 +46,6 @@ try {
   await connection.close();
   await db.destroy();
   deps.s3.destroy();
+  deps.reader.close();
   await deps.search?.client.close();
 }

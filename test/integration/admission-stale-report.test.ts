@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { NON_RETRYABLE } from '../../temporal.config.ts';
 import type { Config } from '../../src/config/env.ts';
 import { admitLevel, type AdmitDeps } from '../../src/ledger/admit-level.ts';
-import { createObjectReader, type ObjectReader } from '../../src/ledger/object-reader.ts';
+import { createObjectReader, type ObjectReader } from '../../src/s3/object-reader.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';

@@ -6,7 +6,7 @@ import type { Config } from '../../src/config/env.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { mapLimit } from '../../src/domain/map-limit.ts';
 import { admitLevel, type AdmitDeps } from '../../src/ledger/admit-level.ts';
-import { createObjectReader, type ObjectReader } from '../../src/ledger/object-reader.ts';
+import { createObjectReader, type ObjectReader } from '../../src/s3/object-reader.ts';
 import { registerCapture } from '../../src/ledger/register.ts';
 import { insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
 import type { TestDatabase } from '../support/db.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.ts';
 import { createAppClients, type AppDeps } from '../../src/api/deps.ts';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../src/domain/errors.ts';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../src/api/errors.ts';
 import { devHeaders } from '../support/api.ts';
 import { useHarness } from '../support/harness.ts';
 import { insertArchive, insertJob } from '../support/ledger.ts';

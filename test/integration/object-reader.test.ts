@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { HttpRequest } from '@smithy/core/protocols';
 import type { Config } from '../../src/config/env.ts';
-import { createObjectReader } from '../../src/ledger/object-reader.ts';
+import { createObjectReader } from '../../src/s3/object-reader.ts';
 import { objectPath } from '../../src/s3/object-path.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';

@@ -3,17 +3,12 @@
 // the picker can show it beside the row. An unknown archive, one you may not view and one without
 // a screenshot all give the same 404.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { NotFoundError } from '../../domain/errors.ts';
-import { canView } from '../../fga/authorize.ts';
-import { archiveThumbnail } from '../../store/archives.ts';
-import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { SignedUrl } from '../schemas/archives.ts';
 import { errorResponses, NoBody, notFoundResponse, UuidParams } from '../schemas/common.ts';
-import { SIGNED_URL_TTL_SECONDS } from './archives.ts';
+import { SIGNED_URL_TTL_SECONDS, type ArchiveService } from '../services/archives.ts';
 
-const archiveThumbnailRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
-  const { db, fga, signer } = opts.deps;
+const archiveThumbnailRoutes: FastifyPluginAsyncTypebox<{ archives: ArchiveService }> = async (app, { archives }) => {
   app.post(
     '/api/archives/:id/thumbnail-url',
     {
@@ -26,13 +21,7 @@ const archiveThumbnailRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = asy
         response: { 200: SignedUrl, ...errorResponses, ...notFoundResponse },
       },
     },
-    async (request) => {
-      const identity = requireIdentity(request);
-      const id = request.params.id.toLowerCase();
-      const [allowed, thumbnail] = await Promise.all([canView(fga, identity, id), archiveThumbnail(db, id)]);
-      if (!allowed || thumbnail === undefined) throw new NotFoundError();
-      return { url: await signer(thumbnail.bucket, thumbnail.key, SIGNED_URL_TTL_SECONDS), expiresIn: SIGNED_URL_TTL_SECONDS };
-    },
+    async (request) => archives.thumbnailUrl(requireIdentity(request), request.params.id.toLowerCase()),
   );
 };
 

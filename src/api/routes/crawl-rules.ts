@@ -2,7 +2,7 @@
 // anything (a GET: it writes nothing). 200 with ok:false when a check fails; 400 only when the
 // query itself is malformed. Served whether or not crawls are configured.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BadRequestError } from '../../domain/errors.ts';
+import { BadRequestError } from '../errors.ts';
 import { explainCrawlRules, MAX_PATTERN_LENGTH, parseRuleParam, type RuleInput } from '../../domain/rules/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';

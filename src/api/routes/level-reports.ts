@@ -4,7 +4,7 @@
 // Stored in crawl_level_reports (a level reported again replaces its outcome, at most
 // MAX_REPORTS_PER_LEVEL times) and the workflow is signalled with a reference.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BadRequestError } from '../../domain/errors.ts';
+import { BadRequestError } from '../errors.ts';
 import { MAX_REPORTS_PER_LEVEL, misplacedManifests, pagesNamingTasks } from '../../domain/level-dispatch.ts';
 import { foreignTaskIds } from '../../store/task-owners.ts';
 import type { AppDeps } from '../deps.ts';

@@ -4,7 +4,7 @@
 //   GET  /api/search?q=        — OpenSearch ranks, then can_view (BatchCheck, in the index's order)
 //                                drops the rest, reading on to fill the page; total is the index's raw count.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BadRequestError } from '../../domain/errors.ts';
+import { BadRequestError } from '../errors.ts';
 import { indexCrawl } from '../../search/indexer.ts';
 import { MAX_RESULT_WINDOW, MAX_SEARCH_ROUNDS, searchForCaller } from '../../search/query.ts';
 import { submittableCrawl } from '../crawl-access.ts';

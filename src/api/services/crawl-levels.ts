@@ -15,7 +15,7 @@ import { crawlWorkflowId } from '../../../temporal.config.ts';
 import type { Config } from '../../config/env.ts';
 import type { Db } from '../../db/connect.ts';
 import type { CrawlProgress } from '../../domain/crawl.ts';
-import { ConflictError, ServiceUnavailableError } from '../../domain/errors.ts';
+import { ConflictError, ServiceUnavailableError } from '../errors.ts';
 import type { Identity } from '../../domain/identity.ts';
 import { heartbeatGapMs } from '../../domain/level.ts';
 import type { LevelHeartbeat } from '../../domain/liveness.ts';

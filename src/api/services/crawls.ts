@@ -19,7 +19,7 @@ import type { Crawl, CrawlState } from '../../db/types.ts';
 import { createAddressPolicy, refusedUrls, type AddressPolicy } from '../../domain/address-policy.ts';
 import { normalizeSeed, planSeedLevel, resolveBehaviors, resolveLimits, seedSource, type CrawlRequestBody, type SeedSource } from '../../domain/crawl.ts';
 import type { PageCursor } from '../../domain/cursor.ts';
-import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../domain/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.ts';
 import type { Identity } from '../../domain/identity.ts';
 import { checkCrawlRules, type RuleInput } from '../../domain/rules/index.ts';
 import { canSubmit } from '../../fga/authorize.ts';

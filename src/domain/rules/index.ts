@@ -15,7 +15,7 @@
 // a domain covers itself and its subdomains; same-site covers a domain on a seed's site (only when
 // no Public Suffix List entry lies below that domain, see psl.ts); a URL prefix is covered by an
 // equal or shorter prefix, or by a scope or domain its own URL falls in.
-import { BadRequestError } from '../errors.ts';
+import { InvalidInputError } from '../invalid-input.ts';
 import { parsePattern, underDomain, type ParsedPattern, type PatternKind, type Scope } from './patterns.ts';
 import { hasSuffixRulesBelow, isIpLiteral, registrableDomain } from './psl.ts';
 import { urlKey, type UrlKey } from './url-key.ts';
@@ -328,13 +328,13 @@ export interface CrawlRulesReport {
 
 /**
  * The /api/crawl-rules/check report: every seed and every rule, with what is wrong. ok is exactly
- * checkCrawlRules(...).ok. Throws BadRequestError('invalid rules') when the rules' shape is wrong
+ * checkCrawlRules(...).ok. Throws InvalidInputError('invalid rules') when the rules' shape is wrong
  * (the route's schema normally refuses that first).
  */
 export function explainCrawlRules(seeds: string[], rules: RuleInput[] | undefined): CrawlRulesReport {
   const inputs = rules ?? DEFAULT_RULES;
   const shape = ruleShapeProblems(inputs);
-  if (shape.length > 0) throw new BadRequestError('invalid rules', { rules: shape });
+  if (shape.length > 0) throw new InvalidInputError('invalid rules', { rules: shape });
   const a = analyse(seeds, inputs);
   const ok = seeds.length > 0 && a.invalidSeeds.length === 0 && a.invalidPatterns.length === 0 && a.covered.length === 0 && a.unfollowedSeeds.length === 0;
   return { seeds: a.seeds, rules: a.rules, ok };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../errors.ts';
+import { InvalidInputError } from '../invalid-input.ts';
 import {
   DEFAULT_RULES,
   RULES_JSON_SCHEMA,
@@ -494,8 +494,8 @@ describe('explainCrawlRules (GET /api/crawl-rules/check)', () => {
     for (const [s, rules] of cases) expect(explainCrawlRules(s, rules).ok).toBe(checkCrawlRules(s, rules).ok);
   });
 
-  it('a shape problem is a 400 (BadRequestError), not a report', () => {
-    expect(() => explainCrawlRules(['https://a.com/'], [{ follow: 'a', skip: 'b' }])).toThrow(BadRequestError);
+  it('a shape problem is a 400 (InvalidInputError), not a report', () => {
+    expect(() => explainCrawlRules(['https://a.com/'], [{ follow: 'a', skip: 'b' }])).toThrow(InvalidInputError);
   });
 });
 
