@@ -19,7 +19,8 @@ const id = `outbox-drain-test-${randomBytes(4).toString('hex')}`;
 beforeAll(async () => {
   [tdb, store] = await Promise.all([createTestDatabase(), createTestStore()]);
   const config = testApiConfig({ tdb, store, env: { CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: taskQueue } });
-  tw = await startTestWorker({ config, db: tdb.db, fga: store.client });
+  // no outbox wake: the triggered schedule is what must deliver
+  tw = await startTestWorker({ config, db: tdb.db, fga: store.client, outboxWake: false });
 });
 
 afterAll(async () => {

@@ -215,7 +215,8 @@ export async function startHarness(opts: HarnessOptions = {}, h = {} as Harness)
     teardown.add(() => h.s3.destroy());
     h.bucket = h.config.s3.bucket;
     if (withWorker) {
-      h.tw = await startTestWorker({ config: h.config, db: tdb.db, fga: store.client });
+      // the outbox wake only where crawls run: a worker-only harness (reconcile) looks at queued rows
+      h.tw = await startTestWorker({ config: h.config, db: tdb.db, fga: store.client, outboxWake: opts.crawls !== undefined });
       // stopped first: it ends the workflows still running on its queue
       teardown.add(() => h.tw.stop());
     }
