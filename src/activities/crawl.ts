@@ -162,8 +162,9 @@ export function createCrawlActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Delivers queued tuples to OpenFGA now, so a crawl's archives are visible without waiting
-     * for the outbox-drain schedule. Throws while OpenFGA is unreachable (rows stay queued). */
+    /** Delivers queued tuples to OpenFGA now: the outbox-drain workflow's, and the crawl
+     * workflow's in histories from before `outbox-leaves-crawl` (src/worker/outbox-wake.ts
+     * delivers a crawl's tuples now). Throws while OpenFGA is unreachable (rows stay queued). */
     async deliverTuples(): Promise<DrainResult> {
       return deliverOutbox(db, deps.fga);
     },
