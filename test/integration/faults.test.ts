@@ -24,6 +24,7 @@ import type { Config } from '../../src/config/env.ts';
 import type { LevelReportBody } from '../../src/domain/contract.ts';
 import { drainOutbox } from '../../src/fga/outbox.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
+import { outboxDrained } from '../support/outbox.ts';
 import { testFlowOptions } from '../support/flow.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
 import { createS3 } from '../../src/s3/client.ts';
@@ -133,6 +134,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(async () => {
+  await tw?.setOutboxWake(true);
   // a failed test must not leave the next one without its services or with a running crawl
   if (!s3gw.running) await s3gw.start();
   if (!fgaPriv.running) await fgaPriv.start();
@@ -280,7 +282,7 @@ describe('faults: nothing is lost', () => {
       expect(wacz.subarray(0, 2).toString('latin1')).toBe('PK');
     }
     expect(await crawlDetail(crawlId)).toMatchObject({ pagesCaptured: 3, waczCount: 3 });
-    expect(await tdb.db.selectFrom('fga_outbox').select('id').execute()).toEqual([]);
+    await outboxDrained(tdb.db);
   }, 150_000);
 
   it('OpenFGA down while tuples are drained: they stay queued, and arrive exactly once when it is back', async () => {
@@ -308,12 +310,15 @@ describe('faults: nothing is lost', () => {
         ...r,
         key: `${r.tuple_user} ${r.relation} ${r.object}`,
       }));
+    // the worker's outbox wake tried to deliver the crawl's tuples and failed: they carry attempts and the error
+    const tried = (rows: Awaited<ReturnType<typeof queued>>) =>
+      rows.filter((r) => r.key.includes(crawlId)).every((r) => r.attempts >= 1 && (r.last_error ?? '') !== '');
+    await eventually(async () => (tried(await queued()) ? true : undefined), 60_000, 'a failed delivery of the crawl’s tuples');
+    // from here on the test drives every drain itself
+    await tw.setOutboxWake(false);
     const q1 = await queued();
     expect([...new Set(q1.map((r) => r.key))].sort()).toEqual(expected);
-    // the crawl tried to deliver its own tuples and failed: they carry attempts and the error
-    const crawlRows = q1.filter((r) => r.key.includes(crawlId));
-    expect(crawlRows.length).toBe(4);
-    expect(crawlRows.every((r) => r.attempts >= 1 && (r.last_error ?? '') !== '')).toBe(true);
+    expect(q1.filter((r) => r.key.includes(crawlId)).length).toBe(4);
 
     // a drain now: OpenFGA unavailable, nothing leaves the outbox, attempts go up
     const before = new Map(q1.map((r) => [r.key, r.attempts]));
@@ -449,6 +454,7 @@ describe('faults: nothing is lost', () => {
           tuples: await tuplesOf([`capture_job:${crawlId}`, ...archives.map((a) => `archive:${a.id}`)]),
         };
       };
+      await outboxDrained(tdb.db);
       const once = await snapshot();
       expect(once.archives).toHaveLength(1);
       expect(once.pages1.map((p) => new URL(p.url).pathname)).toEqual(['/deep1', '/deep2']);

@@ -59,6 +59,8 @@ export interface TestWorker {
   /** start a worker again after shutdown */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** stops (false) or starts again (true) the outbox wake beside the worker */
+  setOutboxWake(on: boolean): Promise<void>;
 }
 
 export interface TestWorkerOptions {
@@ -85,8 +87,9 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   let wake: OutboxWake | undefined;
+  let wakeOn = opts.outboxWake !== false;
   const start = async (): Promise<void> => {
-    if (opts.outboxWake !== false) wake = startOutboxWake({ databaseUrl: config.databaseUrl, db: opts.db, fga: opts.fga });
+    if (wakeOn) wake = startOutboxWake({ databaseUrl: config.databaseUrl, db: opts.db, fga: opts.fga });
     worker = await createWorker({
       connection: native,
       namespace: config.temporal.namespace,
@@ -120,6 +123,11 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
     },
     shutdown,
     start,
+    async setOutboxWake(on) {
+      wakeOn = on;
+      await wake?.stop();
+      wake = on && worker !== undefined ? startOutboxWake({ databaseUrl: config.databaseUrl, db: opts.db, fga: opts.fga }) : undefined;
+    },
     async stop() {
       // what the test left running on this queue would otherwise wait forever for a worker
       const queue = config.temporal.taskQueue;
