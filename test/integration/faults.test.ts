@@ -267,7 +267,10 @@ describe('faults: nothing is lost', () => {
       workflowId: `reconcile-${randomUUID()}`,
       args: [{ sinceDays: 1 }],
     });
-    expect(up).toMatchObject({ pending: 3, registered: 3, skipped: 0, missing: 0, unreadable: 0, tuplesDelivered: 3 });
+    expect(up).toMatchObject({ pending: 3, registered: 3, skipped: 0, missing: 0, unreadable: 0 });
+    // the worker's outbox wake and the workflow's own delivery share them: 3 in all, whoever took them
+    expect(up.tuplesDelivered).toBeLessThanOrEqual(3);
+    await outboxDrained(tdb.db);
 
     // in the ledger now, viewable by the submitter and the organization, and the bytes are there
     const seen = (await archivesSeenBy('alice', [])).filter((a) => tasks.includes(a.taskId));
