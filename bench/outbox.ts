@@ -1,40 +1,119 @@
-// Benchmark: delivering 10,000 queued tuples (archive parent tuples, as admission queues them) to
-// OpenFGA with drainOutbox. Goal: over 1,000 tuples/s.
+// Benchmark: delivering queued tuples (archive parent tuples, as admission queues them) to
+// OpenFGA with drainOutbox, beside OpenFGA's own Write of as many other such tuples in batches of
+// 100 with as many in flight as the drain's lanes (the bare backend, same store, just before).
+// Goal (issue 28): ratio ≥ 0.8, at 10,000 tuples into a fresh store and at 100,000 into a store
+// that already holds 1,000,000. Beside them, outboxOnlyTuplesPerSecond: the same drain against an
+// OpenFGA that answers at once, i.e. what the outbox's own Postgres work (lock, overtaking check,
+// delete, dead-letter bookkeeping) would allow.
 //
-//   node bench/outbox.ts     (or npm run bench -- outbox)
-import { randomUUID } from 'node:crypto';
+// Why the figure fell from 6,716 to 2,546 tuples/s (issue 28), measured: not the outbox. The drain
+// runs at the bare Write's pace (3,188 vs 3,214 tuples/s at load 5; 0.66–1.02× at load 32); the
+// outbox's own Postgres work alone allows 4,500–8,500 tuples/s, so neither the dead-letter
+// bookkeeping nor the lock holds it back; the jsonb insert path is enqueueing, outside the timed
+// drain. What fell is OpenFGA's own Write: it halves with the machine's load (3,214/s at load 5,
+// 1,807/s at load 32) and falls with the size of OpenFGA's tuple table, which every store of
+// every test run shares and grows (1.2 GB at 1.4 M tuples against shared_buffers of 128 MB):
+// 471 tuples/s into the 1,000,000-tuple store at load 32.
+//
+// The 1,000,000-tuple store is kept between runs under the name bench-outbox-1000000 (its preload,
+// with the bare Write, takes minutes); --fresh-store (or OUTBOX_BENCH_FRESH_STORE=1) makes it anew.
+//
+//   node bench/outbox.ts [--fresh-store]     (or npm run bench -- outbox)
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import type { OpenFgaClient } from '@openfga/sdk';
+import type { Db } from '../src/db/connect.ts';
 import { drainOutbox, enqueueTuples } from '../src/fga/outbox.ts';
-import { archiveTuples } from '../src/fga/tuples.ts';
-import { createTestStore } from '../test/support/fga.ts';
+import type { Tuple } from '../src/fga/tuples.ts';
+import { createTestStore, type TestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
+import { archiveParentTuples, bareWrite, preloadedStore } from './support-outbox.ts';
 
-export async function run(opts: { tuples?: number } = {}): Promise<Record<string, unknown>[]> {
-  const total = opts.tuples ?? 10_000;
-  const base = benchConfig();
-  const [bench, store] = await Promise.all([createBenchDatabase(base.databaseUrl), createTestStore()]);
+/** drainOutbox's default lanes: the bare Write gets as many requests in flight. */
+const CONCURRENCY = 4;
+const GOAL_RATIO = 0.8;
+
+export interface OutboxBenchOptions {
+  /** rounds: bare Write then drain, that many times; the median ratio is the figure */
+  sizes?: { tuples: number; storeTuples: number; rounds: number }[];
+  freshStore?: boolean;
+}
+
+async function enqueue(db: Db, tuples: Tuple[]): Promise<void> {
+  for (let i = 0; i < tuples.length; i += 2000) await enqueueTuples(db, tuples.slice(i, i + 2000));
+}
+
+async function timedDrain(db: Db, fga: OpenFgaClient, total: number): Promise<{ seconds: number; failed: number }> {
+  await enqueue(db, archiveParentTuples(total));
+  const t = performance.now();
+  const r = await drainOutbox(db, fga, { concurrency: CONCURRENCY });
+  const seconds = (performance.now() - t) / 1000;
+  if (r.delivered !== total || r.remaining !== 0) throw new Error(`outbox bench: ${JSON.stringify(r)}`);
+  return { seconds, failed: r.failed };
+}
+
+/** An OpenFGA that accepts every write at once: what is left is the outbox's own work. */
+const instantFga = { write: async () => ({}) } as unknown as OpenFgaClient;
+
+interface Round {
+  perSecond: number;
+  barePerSecond: number;
+  ratio: number;
+  failed: number;
+}
+
+/** The bare Write of `tuples` tuples, then the drain of as many, into the same store. */
+async function measureRound(db: Db, store: TestStore, tuples: number): Promise<Round> {
+  const bareSeconds = await bareWrite(store.client, archiveParentTuples(tuples), CONCURRENCY);
+  const drain = await timedDrain(db, store.client, tuples);
+  const perSecond = tuples / drain.seconds;
+  const barePerSecond = tuples / bareSeconds;
+  return { perSecond, barePerSecond, ratio: perSecond / barePerSecond, failed: drain.failed };
+}
+
+async function measure(
+  db: Db,
+  store: TestStore,
+  size: { tuples: number; storeTuples: number; rounds: number },
+  load1: number,
+): Promise<Record<string, unknown>> {
+  const rounds: Round[] = [];
+  for (let i = 0; i < size.rounds; i++) rounds.push(await measureRound(db, store, size.tuples));
+  // the machine's other tenants move one round by a lot: the round with the median ratio is the figure
+  const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[(rounds.length - 1) >> 1]!;
+  const outboxOnly = await timedDrain(db, instantFga, size.tuples);
+  return {
+    bench: 'outbox',
+    tuples: size.tuples,
+    storeTuples: size.storeTuples,
+    tuplesPerSecond: round(median.perSecond, 0),
+    bareTuplesPerSecond: round(median.barePerSecond, 0),
+    ratio: round(median.ratio, 2),
+    samplesRatio: rounds.map((r) => round(r.ratio, 2)),
+    outboxOnlyTuplesPerSecond: round(size.tuples / outboxOnly.seconds, 0),
+    failed: rounds.reduce((n, r) => n + r.failed, 0),
+    concurrency: CONCURRENCY,
+    goal: `≥ ${GOAL_RATIO}× the bare OpenFGA Write (batches of 100, ${CONCURRENCY} in flight)`,
+    met: median.ratio >= GOAL_RATIO,
+    load1: round(load1, 2),
+  };
+}
+
+export async function run(opts: OutboxBenchOptions = {}): Promise<Record<string, unknown>[]> {
+  const load1 = loadavg()[0]!;
+  const sizes = opts.sizes ?? [
+    { tuples: 10_000, storeTuples: 0, rounds: 3 },
+    { tuples: 100_000, storeTuples: 1_000_000, rounds: 1 },
+  ];
+  const freshStore = opts.freshStore ?? (process.argv.includes('--fresh-store') || process.env.OUTBOX_BENCH_FRESH_STORE === '1');
+  const bench = await createBenchDatabase(benchConfig().databaseUrl);
   try {
-    const job = randomUUID();
-    for (let offset = 0; offset < total; offset += 2000) {
-      const n = Math.min(2000, total - offset);
-      await enqueueTuples(bench.db, Array.from({ length: n }, () => archiveTuples(randomUUID(), job)).flat());
+    const out: Record<string, unknown>[] = [];
+    for (const size of sizes) {
+      const store = size.storeTuples === 0 ? await createTestStore() : await preloadedStore(size.storeTuples, { fresh: freshStore });
+      out.push(await measure(bench.db, store, size, load1));
     }
-    const t = performance.now();
-    const r = await drainOutbox(bench.db, store.client);
-    const seconds = (performance.now() - t) / 1000;
-    if (r.delivered !== total || r.remaining !== 0) throw new Error(`outbox bench: ${JSON.stringify(r)}`);
-    const perSecond = round(total / seconds, 0);
-    return [
-      {
-        bench: 'outbox',
-        tuples: total,
-        seconds: round(seconds, 2),
-        tuplesPerSecond: perSecond,
-        failed: r.failed,
-        goal: '> 1000 tuples/s',
-        met: perSecond > 1000,
-      },
-    ];
+    return out;
   } finally {
     await bench.drop();
   }

@@ -8,7 +8,7 @@
 // and print the answer, rather than inferring it from what was written.
 import { pathToFileURL } from 'node:url';
 import { ClientWriteRequestOnDuplicateWrites, ClientWriteRequestOnMissingDeletes, ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
-import { ConfigError, loadConfig } from '../config/env.ts';
+import { ConfigError, loadConfig, type Config } from '../config/env.ts';
 import { isValidName } from '../config/identity.ts';
 import { createDb, type Db } from '../db/connect.ts';
 import { isUuid } from '../domain/uuid.ts';
@@ -125,47 +125,54 @@ export async function unshare(
 
 const USAGE = 'usage: npm run fga:share <archiveId> <user> <duration (30s|15m|2h|7d)>\n       npm run fga:unshare <archiveId> <user>';
 
+function loadConfigOrUndefined(): Config | undefined {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    return undefined;
+  }
+}
+
+async function printShare(deps: { db: Db; fga: OpenFgaClient }, archiveId: string, user: string, duration: string): Promise<void> {
+  const r = await share(deps, archiveId, user, duration);
+  console.log(
+    `shared archive:${r.archiveId} with user:${r.subject} until ${r.expiresAt} (${r.replaced ? 'replaced the earlier share; ' : ''}wrote: user:${r.subject} viewer archive:${r.archiveId} with ${SHARE_CONDITION} {grant_time: ${r.grantTime}, grant_duration: ${r.grantDuration}})`,
+  );
+  console.log(`user:${r.subject} ${r.canViewNow ? 'can' : 'cannot'} view it now`);
+}
+
+async function printUnshare(deps: { db: Db; fga: OpenFgaClient }, archiveId: string, user: string): Promise<void> {
+  const r = await unshare(deps, archiveId, user);
+  console.log(
+    `${r.deleted ? 'unshared' : 'was not shared:'} archive:${r.archiveId} with user:${r.subject} (deleted: user:${r.subject} viewer archive:${r.archiveId})`,
+  );
+  console.log(`user:${r.subject} ${r.canViewNow ? 'can still view it (another relation allows it)' : 'cannot view it'}`);
+}
+
+const isValidCall = (command: string | undefined, archiveId: string | undefined, user: string | undefined, duration: string | undefined): boolean =>
+  (command === 'share' || command === 'unshare') && archiveId !== undefined && user !== undefined && (command === 'unshare' || duration !== undefined);
+
 async function main(argv: string[]): Promise<number> {
   const [command, archiveId, user, duration] = argv;
-  if ((command !== 'share' && command !== 'unshare') || archiveId === undefined || user === undefined || (command === 'share' && duration === undefined)) {
+  if (!isValidCall(command, archiveId, user, duration)) {
     console.error(USAGE);
     return 2;
   }
-  let config;
+  const config = loadConfigOrUndefined();
+  if (config === undefined) return 1;
+  const deps = { db: createDb(config.databaseUrl, 2), fga: createFgaClient(config.fga) };
   try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
-  }
-  const db = createDb(config.databaseUrl, 2);
-  const fga = createFgaClient(config.fga);
-  try {
-    if (command === 'share') {
-      const r = await share({ db, fga }, archiveId, user, duration!);
-      console.log(
-        `shared archive:${r.archiveId} with user:${r.subject} until ${r.expiresAt} (${r.replaced ? 'replaced the earlier share; ' : ''}wrote: user:${r.subject} viewer archive:${r.archiveId} with ${SHARE_CONDITION} {grant_time: ${r.grantTime}, grant_duration: ${r.grantDuration}})`,
-      );
-      console.log(`user:${r.subject} ${r.canViewNow ? 'can' : 'cannot'} view it now`);
-    } else {
-      const r = await unshare({ db, fga }, archiveId, user);
-      console.log(
-        `${r.deleted ? 'unshared' : 'was not shared:'} archive:${r.archiveId} with user:${r.subject} (deleted: user:${r.subject} viewer archive:${r.archiveId})`,
-      );
-      console.log(`user:${r.subject} ${r.canViewNow ? 'can still view it (another relation allows it)' : 'cannot view it'}`);
-    }
+    if (command === 'share') await printShare(deps, archiveId!, user!, duration!);
+    else await printUnshare(deps, archiveId!, user!);
     return 0;
   } catch (err) {
-    if (err instanceof ShareUsageError) {
-      console.error(err.message);
-      return 2;
-    }
-    throw err;
+    if (!(err instanceof ShareUsageError)) throw err;
+    console.error(err.message);
+    return 2;
   } finally {
-    await db.destroy();
+    await deps.db.destroy();
   }
 }
 

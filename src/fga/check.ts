@@ -74,12 +74,13 @@ export function batchable(q: CheckQuestion): boolean {
   );
 }
 
-export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; modelId: string; maxBatch?: number; batchesInFlight?: number }): CheckEndpoint {
-  const base = new URL(opts.apiUrl);
+type Post = (path: string, body: string, what: string) => Promise<string>;
+
+/** One POST over a keep-alive agent: its status and text. */
+function createOnce(base: URL): (path: string, body: string) => Promise<{ status: number; text: string }> {
   const secure = base.protocol === 'https:';
   const transport = secure ? https : http;
   const agent = new transport.Agent({ keepAlive: true, maxSockets: 64 });
-  const storePath = `${base.pathname.replace(/\/+$/, '')}/stores/${encodeURIComponent(opts.storeId)}`;
   const target = {
     protocol: base.protocol,
     hostname: base.hostname,
@@ -88,8 +89,7 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
     agent,
     timeout: TIMEOUT_MS,
   };
-
-  const once = (path: string, body: string): Promise<{ status: number; text: string }> =>
+  return (path, body) =>
     new Promise((resolve, reject) => {
       const req = transport.request({ ...target, path, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
         const chunks: Buffer[] = [];
@@ -101,9 +101,12 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
       req.on('error', reject);
       req.end(body);
     });
+}
 
-  /** POST body to path until a 200, retrying as the SDK does; its text, or FgaCheckError. */
-  const post = async (path: string, body: string, what: string): Promise<string> => {
+/** POST body to path until a 200, retrying as the SDK does; its text, or FgaCheckError. */
+function createPost(base: URL): Post {
+  const once = createOnce(base);
+  return async (path, body, what) => {
     for (let attempt = 1; ; attempt++) {
       let answer: { status: number; text: string } | undefined;
       let failure: Error | undefined;
@@ -123,33 +126,65 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
       await new Promise((r) => setTimeout(r, min + Math.floor(Math.random() * min)));
     }
   };
+}
 
-  const tupleKey = (q: CheckQuestion) => ({ user: q.user, relation: q.relation, object: q.object });
-  const requestBody = (q: CheckQuestion): string =>
-    JSON.stringify({
+const tupleKey = (q: CheckQuestion) => ({ user: q.user, relation: q.relation, object: q.object });
+
+function checkRequestBody(q: CheckQuestion, modelId: string): string {
+  return JSON.stringify({
+    tuple_key: tupleKey(q),
+    context: q.context,
+    contextual_tuples: { tuple_keys: q.contextualTuples },
+    authorization_model_id: modelId,
+    consistency: 'HIGHER_CONSISTENCY',
+  });
+}
+
+function batchCheckRequestBody(qs: CheckQuestion[], modelId: string): string {
+  return JSON.stringify({
+    checks: qs.map((q, i) => ({
       tuple_key: tupleKey(q),
-      context: q.context,
       contextual_tuples: { tuple_keys: q.contextualTuples },
-      authorization_model_id: opts.modelId,
-      consistency: 'HIGHER_CONSISTENCY',
-    });
+      context: q.context,
+      correlation_id: String(i),
+    })),
+    authorization_model_id: modelId,
+    consistency: 'HIGHER_CONSISTENCY',
+  });
+}
+
+/** One BatchCheck: per question its decision, or undefined where OpenFGA answered that item with an error. */
+type BatchCheck = (qs: CheckQuestion[]) => Promise<(boolean | undefined)[]>;
+
+/**
+ * The batchable questions' answers from one BatchCheck (undefined where a question must ask
+ * alone). Refused as a whole for what one check holds (a 4xx): each asks alone; unavailable or
+ * still limited after the retries (5xx, 429, no answer): every question fails with it.
+ */
+async function batchedAnswers(qs: CheckQuestion[], batchCheck: BatchCheck): Promise<(boolean | undefined)[]> {
+  const answers: (boolean | undefined)[] = qs.map(() => undefined);
+  const inBatch = qs.flatMap((q, i) => (batchable(q) ? [i] : []));
+  if (inBatch.length <= 1) return answers;
+  try {
+    const batched = await batchCheck(inBatch.map((i) => qs[i]!));
+    inBatch.forEach((i, k) => (answers[i] = batched[k]));
+  } catch (err) {
+    const refused = err instanceof FgaCheckError && err.statusCode !== undefined && err.statusCode < 500 && err.statusCode !== 429;
+    if (!refused) throw err;
+  }
+  return answers;
+}
+
+export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; modelId: string; maxBatch?: number; batchesInFlight?: number }): CheckEndpoint {
+  const base = new URL(opts.apiUrl);
+  const post = createPost(base);
+  const storePath = `${base.pathname.replace(/\/+$/, '')}/stores/${encodeURIComponent(opts.storeId)}`;
+  const requestBody = (q: CheckQuestion): string => checkRequestBody(q, opts.modelId);
+  const batchRequestBody = (qs: CheckQuestion[]): string => batchCheckRequestBody(qs, opts.modelId);
 
   const check = async (q: CheckQuestion): Promise<boolean> =>
     (JSON.parse(await post(`${storePath}/check`, requestBody(q), 'check')) as { allowed?: boolean }).allowed === true;
-
-  /** One BatchCheck: per question its decision, or undefined where OpenFGA answered that item with an error. */
-  const batchRequestBody = (qs: CheckQuestion[]): string =>
-    JSON.stringify({
-      checks: qs.map((q, i) => ({
-        tuple_key: tupleKey(q),
-        contextual_tuples: { tuple_keys: q.contextualTuples },
-        context: q.context,
-        correlation_id: String(i),
-      })),
-      authorization_model_id: opts.modelId,
-      consistency: 'HIGHER_CONSISTENCY',
-    });
-  const batchCheck = async (qs: CheckQuestion[]): Promise<(boolean | undefined)[]> => {
+  const batchCheck: BatchCheck = async (qs) => {
     const { result } = JSON.parse(await post(`${storePath}/batch-check`, batchRequestBody(qs), 'batch check')) as {
       result?: Record<string, { allowed?: boolean; error?: unknown }>;
     };
@@ -161,22 +196,9 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
 
   /** Each question's single Check: its answer, or the error it gives. */
   const singly = (qs: CheckQuestion[]): Promise<(boolean | Error)[]> => Promise.all(qs.map((q) => check(q).catch((err: unknown) => err as Error)));
-
   const sendBatch = async (qs: CheckQuestion[]): Promise<(boolean | Error)[]> => {
     if (qs.length === 1) return singly(qs);
-    const answers: (boolean | undefined)[] = qs.map(() => undefined);
-    const inBatch = qs.flatMap((q, i) => (batchable(q) ? [i] : []));
-    if (inBatch.length > 1) {
-      try {
-        const batched = await batchCheck(inBatch.map((i) => qs[i]!));
-        inBatch.forEach((i, k) => (answers[i] = batched[k]));
-      } catch (err) {
-        // refused as a whole for what one check holds (a 4xx): each asks alone below; unavailable
-        // or still limited after the retries (5xx, 429, no answer): every question fails with it
-        const refused = err instanceof FgaCheckError && err.statusCode !== undefined && err.statusCode < 500 && err.statusCode !== 429;
-        if (!refused) throw err;
-      }
-    }
+    const answers = await batchedAnswers(qs, batchCheck);
     const rest = qs.flatMap((q, i) => (answers[i] === undefined ? [i] : []));
     const alone = await singly(rest.map((i) => qs[i]!));
     const out: (boolean | Error)[] = answers.map((a) => a ?? false);

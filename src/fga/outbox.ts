@@ -2,28 +2,17 @@
 // either both land or neither does. Delivery to OpenFGA happens afterwards (drainOutbox), at
 // least once, and nothing leaves the outbox before OpenFGA has accepted it.
 //
-// OpenFGA writes are transactional across the request: when any tuple in a batch is refused, none
-// of the batch is written, including the tuples that were new. So a batch failure is never read as
-// "already delivered": the batch is retried tuple by tuple, and only the tuples that still fail
-// stay queued (attempts + 1, last_error). A tuple that already exists counts as delivered
-// (on_duplicate: ignore; deletes use on_missing: ignore).
+// Sending a batch: src/fga/outbox-send.ts; which rows may go together: src/domain/outbox-plan.ts.
 //
 // Dead letter: a tuple OpenFGA refuses for its own sake (not because it is unreachable) counts a
 // refusal; at `deadAfter` refusals the row gets dead_at. A dead row is not sent again and no
 // longer holds back later rows for the same tuple; it stays in the table, counted, until an
 // operator puts it back (reviveDeadLetters, `npm run fga:drain -- --retry-dead`) or deletes it.
-import {
-  ClientWriteRequestOnDuplicateWrites,
-  ClientWriteRequestOnMissingDeletes,
-  FgaApiAuthenticationError,
-  FgaApiError,
-  FgaApiNotFoundError,
-  type OpenFgaClient,
-  type TupleKey,
-  type TupleKeyWithoutCondition,
-} from '@openfga/sdk';
+import type { OpenFgaClient } from '@openfga/sdk';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, OutboxRow } from '../db/types.ts';
+import { groupFailures, overtakingUnits, planBatch, type Unit } from '../domain/outbox-plan.ts';
+import { sendUnits, type SendOutcome } from './outbox-send.ts';
 import type { Tuple } from './tuples.ts';
 
 export async function enqueueTuples(trx: Kysely<Database> | Transaction<Database>, tuples: Tuple[], operation: 'write' | 'delete' = 'write'): Promise<void> {
@@ -81,113 +70,150 @@ export interface DrainResult {
 }
 
 const describe = (r: OutboxRow): DeliveredTuple => ({ id: r.id, operation: r.operation, user: r.tuple_user, relation: r.relation, object: r.object });
-const keyOf = (r: OutboxRow): string => `${r.tuple_user}\u0000${r.relation}\u0000${r.object}`;
-const variantOf = (r: OutboxRow): string => `${r.operation}\u0000${JSON.stringify(r.condition ?? null)}`;
 
-function errorText(err: unknown): string {
-  if (err instanceof FgaApiError) {
-    const status = err.statusCode ? `${err.statusCode} ` : '';
-    return `${status}${err.apiErrorMessage ?? err.message}`.slice(0, 2000);
-  }
-  return (err instanceof Error ? err.message : String(err)).slice(0, 2000);
+/** A queued row, with how many live rows of its tuple were queued before it. */
+type CountedRow = OutboxRow & { earlier: number };
+
+interface DrainSettings {
+  batchSize: number;
+  concurrency: number;
+  deadAfter: number;
+  onBatch: DrainOptions['onBatch'];
 }
 
-/**
- * An error that says nothing about the tuples themselves: OpenFGA unreachable, the store or model
- * missing, credentials refused. Retrying tuple by tuple would only repeat it.
- */
-function isUnavailable(err: unknown): boolean {
-  return !(err instanceof FgaApiError) || err instanceof FgaApiAuthenticationError || err instanceof FgaApiNotFoundError;
-}
-
-/**
- * One unit sent to OpenFGA: identical queued rows (the same tuple enqueued twice, e.g. by a
- * retried activity) travel as one tuple, since OpenFGA refuses duplicates within one request.
- */
-interface Unit {
-  rows: OutboxRow[];
-}
-
-function toRequest(units: Unit[]): { writes: TupleKey[]; deletes: TupleKeyWithoutCondition[] } {
-  const writes: TupleKey[] = [];
-  const deletes: TupleKeyWithoutCondition[] = [];
-  for (const { rows } of units) {
-    const r = rows[0]!;
-    if (r.operation === 'delete') {
-      deletes.push({ user: r.tuple_user, relation: r.relation, object: r.object });
-    } else {
-      const condition = r.condition ?? undefined;
-      writes.push({
-        user: r.tuple_user,
-        relation: r.relation,
-        object: r.object,
-        ...(condition ? { condition: { name: condition.name, context: condition.context ?? {} } } : {}),
-      });
-    }
-  }
-  return { writes, deletes };
-}
-
-async function send(fga: OpenFgaClient, units: Unit[]): Promise<void> {
-  const { writes, deletes } = toRequest(units);
-  await fga.write(
-    { writes, deletes },
-    { conflict: { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore, onMissingDeletes: ClientWriteRequestOnMissingDeletes.Ignore } },
-  );
-}
-
-/**
- * Groups rows, in id order, into units. The batch is cut before a row whose tuple is already in
- * it with a different operation or condition: a write and a later delete of one tuple must reach
- * OpenFGA in that order, so they cannot share a request.
- */
-function plan(rows: OutboxRow[]): { units: Unit[]; taken: OutboxRow[] } {
-  const byKey = new Map<string, { variant: string; unit: Unit }>();
-  const units: Unit[] = [];
-  const taken: OutboxRow[] = [];
-  for (const row of rows) {
-    const seen = byKey.get(keyOf(row));
-    if (seen) {
-      if (seen.variant !== variantOf(row)) break;
-      seen.unit.rows.push(row);
-    } else {
-      const unit = { rows: [row] };
-      byKey.set(keyOf(row), { variant: variantOf(row), unit });
-      units.push(unit);
-    }
-    taken.push(row);
-  }
-  return { units, taken };
-}
-
-/**
- * Units whose tuple has a queued row outside this batch that comes before any of the unit's rows
- * (held by another drainer, or left behind after failing): delivering them now could overtake it,
- * e.g. a delete landing before the write it undoes. They wait for a later pass. A dead-lettered
- * row holds nothing back.
- */
-async function overtaking(trx: Transaction<Database>, units: Unit[], taken: OutboxRow[]): Promise<Set<Unit>> {
-  const firstId = new Map(units.map((u) => [keyOf(u.rows[0]!), u] as const));
-  const rows = units.map((u) => u.rows[0]!);
-  const earlier = await sql<{ tuple_user: string; relation: string; object: string; first: number }>`
-    SELECT o.tuple_user, o.relation, o.object, min(o.id) AS first
-    FROM fga_outbox o
-    JOIN unnest(${rows.map((r) => r.tuple_user)}::text[], ${rows.map((r) => r.relation)}::text[], ${rows.map((r) => r.object)}::text[]) AS k (u, r, ob)
-      ON o.tuple_user = k.u AND o.relation = k.r AND o.object = k.ob
-    WHERE NOT (o.id = ANY(${taken.map((r) => r.id)}::bigint[])) AND o.dead_at IS NULL
-    GROUP BY o.tuple_user, o.relation, o.object`.execute(trx);
-  const held = new Set<Unit>();
-  for (const e of earlier.rows) {
-    const unit = firstId.get(`${e.tuple_user}\u0000${e.relation}\u0000${e.object}`);
-    // against the unit's last row: identical rows may have come together across rows other lanes
-    // held (SKIP LOCKED), and a delete joined to an earlier one must not pass a write between them
-    if (unit && Number(e.first) < unit.rows[unit.rows.length - 1]!.id) held.add(unit);
-  }
-  return held;
+/** What the lanes of one drain share. */
+interface DrainState {
+  result: DrainResult;
+  /** rows this drain may still take (maxRows) */
+  budget: number;
+  /** rows that waited this pass for an earlier row of their tuple */
+  heldBack: number;
+  /** failed once in this drain: not tried again until the next one */
+  failedIds: Set<number>;
 }
 
 interface Lane {
   cursor: number;
+}
+
+function settingsOf(opts: DrainOptions): DrainSettings {
+  return {
+    batchSize: Math.max(1, Math.min(MAX_TUPLES_PER_WRITE, Math.floor(opts.batchSize ?? MAX_TUPLES_PER_WRITE))),
+    concurrency: Math.max(1, Math.floor(opts.concurrency ?? 4)),
+    deadAfter: Math.max(1, Math.floor(opts.deadAfter ?? OUTBOX_DEAD_AFTER)),
+    onBatch: opts.onBatch,
+  };
+}
+
+/**
+ * The lane's next rows after its cursor, locked (FOR UPDATE SKIP LOCKED: no other lane or drainer
+ * takes them), each with its count of earlier live rows of the same tuple: one round trip where
+ * the lock and the overtaking check used to take two. The count runs on the locked rows only.
+ */
+async function lockNext(trx: Transaction<Database>, cursor: number, limit: number, failedIds: Set<number>): Promise<CountedRow[]> {
+  const failed = [...failedIds];
+  const { rows } = await sql<CountedRow>`
+    WITH batch AS (
+      SELECT * FROM fga_outbox
+      WHERE id > ${cursor} AND dead_at IS NULL AND NOT (id = ANY(${failed}::bigint[]))
+      ORDER BY id LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED)
+    SELECT b.*, (
+      SELECT count(*)::int FROM fga_outbox e
+      WHERE e.object = b.object AND e.relation = b.relation AND e.tuple_user = b.tuple_user AND e.id < b.id AND e.dead_at IS NULL
+    ) AS earlier
+    FROM batch b ORDER BY b.id`.execute(trx);
+  return rows;
+}
+
+/**
+ * The rows of one batch to send: planned (cut before a second variant of a tuple), minus the units
+ * that would overtake an earlier queued row of their tuple. Moves the lane's cursor past what it
+ * looked at, and gives back to the budget what it did not take.
+ */
+function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainState): Unit<CountedRow>[] | undefined {
+  // The failed ids the query filtered on were read before it went out; a row another lane failed
+  // in the meantime can still come back. The set is current by now: a failed row is tried once.
+  const fresh = rows.filter((r) => !state.failedIds.has(r.id));
+  if (fresh.length === 0) {
+    state.budget += want;
+    lane.cursor = rows[rows.length - 1]!.id;
+    return undefined;
+  }
+  const { units, taken } = planBatch(fresh);
+  state.budget += want - taken.length;
+  // Rows that fail or wait stay queued; the cursor keeps this pass from looping over them.
+  lane.cursor = taken[taken.length - 1]!.id;
+  const held = overtakingUnits(units);
+  for (const u of held) state.heldBack += u.rows.length;
+  return units.filter((u) => !held.has(u));
+}
+
+/** Removes the accepted rows; counts a failure (and a refusal) on the others. Returns the ids dead-lettered now. */
+async function settle(trx: Transaction<Database>, sent: SendOutcome, deadAfter: number): Promise<Set<number>> {
+  if (sent.accepted.length > 0) {
+    await trx
+      .deleteFrom('fga_outbox')
+      .where(
+        'id',
+        'in',
+        sent.accepted.map((r) => r.id),
+      )
+      .execute();
+  }
+  const dead = new Set<number>();
+  for (const group of groupFailures(sent.failed)) {
+    const { error, refused } = group[0]!;
+    const rows = await trx
+      .updateTable('fga_outbox')
+      .set({
+        attempts: sql`attempts + 1`,
+        last_error: error,
+        ...(refused ? { refusals: sql`refusals + 1`, dead_at: sql`CASE WHEN refusals + 1 >= ${deadAfter} THEN now() END` } : {}),
+      })
+      .where(
+        'id',
+        'in',
+        group.map((f) => f.row.id),
+      )
+      .returning(['id', 'dead_at'])
+      .execute();
+    for (const r of rows) if (r.dead_at !== null) dead.add(r.id);
+  }
+  return dead;
+}
+
+function account(state: DrainState, settings: DrainSettings, sent: SendOutcome, dead: Set<number>): void {
+  const { result } = state;
+  if (sent.unavailable !== undefined) result.unavailable ??= sent.unavailable;
+  for (const f of sent.failed) state.failedIds.add(f.row.id);
+  result.delivered += sent.accepted.length;
+  result.failed += sent.failed.length;
+  result.deadLettered += dead.size;
+  settings.onBatch?.({
+    delivered: sent.accepted.map(describe),
+    failed: sent.failed.map((f) => ({ row: describe(f.row), error: f.error, dead: dead.has(f.row.id) })),
+  });
+}
+
+/** One batch of a lane, in its own transaction held until its rows are settled; false when the lane found nothing more. */
+function drainBatch(db: Kysely<Database>, fga: OpenFgaClient, lane: Lane, state: DrainState, settings: DrainSettings): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const want = Math.min(settings.batchSize, state.budget);
+    if (want <= 0) return false;
+    state.budget -= want;
+    const rows = await lockNext(trx, lane.cursor, want, state.failedIds);
+    if (rows.length === 0) {
+      state.budget += want;
+      return false;
+    }
+    const units = selectUnits(rows, want, lane, state);
+    if (units === undefined) return true;
+    const sent = await sendUnits(fga, units);
+    const dead = await settle(trx, sent, settings.deadAfter);
+    account(state, settings, sent, dead);
+    return true;
+  });
 }
 
 /**
@@ -198,137 +224,27 @@ interface Lane {
  * for the same tuple.
  */
 export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts: DrainOptions = {}): Promise<DrainResult> {
-  const batchSize = Math.max(1, Math.min(MAX_TUPLES_PER_WRITE, Math.floor(opts.batchSize ?? MAX_TUPLES_PER_WRITE)));
-  const maxRows = opts.maxRows ?? Number.POSITIVE_INFINITY;
-  const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4));
-  const deadAfter = Math.max(1, Math.floor(opts.deadAfter ?? OUTBOX_DEAD_AFTER));
-  const result: DrainResult = { delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 0 };
-  let budget = maxRows;
-  let heldBack = 0;
-  // Failed once in this drain: not tried again until the next one.
-  const failedIds = new Set<number>();
-
-  /** One batch; false when this lane found nothing more to take. */
-  const batch = (lane: Lane): Promise<boolean> =>
-    db.transaction().execute(async (trx) => {
-      const want = Math.min(batchSize, budget);
-      if (want <= 0) return false;
-      budget -= want;
-      const rows = await trx
-        .selectFrom('fga_outbox')
-        .selectAll()
-        .where('id', '>', lane.cursor)
-        .where('dead_at', 'is', null)
-        .$if(failedIds.size > 0, (q) => q.where('id', 'not in', [...failedIds]))
-        .orderBy('id')
-        .limit(want)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      if (rows.length === 0) {
-        budget += want;
-        return false;
-      }
-      // The `not in` above was built before the query went out; a row another lane failed in the
-      // meantime can still come back (that lane committed, releasing the lock, after adding the
-      // id). The set is current by now, so filter again: a failed row is tried once per drain.
-      const fresh = rows.filter((r) => !failedIds.has(r.id));
-      if (fresh.length === 0) {
-        budget += want;
-        lane.cursor = rows[rows.length - 1]!.id;
-        return true;
-      }
-      const { units: planned, taken } = plan(fresh);
-      budget += want - taken.length;
-      // Rows that fail or wait stay queued; the cursor keeps this pass from looping over them.
-      lane.cursor = taken[taken.length - 1]!.id;
-
-      const held = await overtaking(trx, planned, taken);
-      heldBack += [...held].reduce((n, u) => n + u.rows.length, 0);
-      const units = planned.filter((u) => !held.has(u));
-
-      const accepted: OutboxRow[] = [];
-      // refused: OpenFGA refused the tuple itself (counts towards the dead letter)
-      const failed: { row: OutboxRow; error: string; refused: boolean }[] = [];
-      const sent = units.flatMap((u) => u.rows);
-      try {
-        if (units.length > 0) await send(fga, units);
-        accepted.push(...sent);
-      } catch (err) {
-        if (isUnavailable(err)) {
-          result.unavailable ??= errorText(err);
-          for (const row of sent) failed.push({ row, error: errorText(err), refused: false });
-        } else {
-          // One refused tuple sinks the whole request: find out which, one tuple at a time.
-          for (const unit of units) {
-            if (result.unavailable !== undefined) {
-              for (const row of unit.rows) failed.push({ row, error: result.unavailable, refused: false });
-              continue;
-            }
-            try {
-              await send(fga, [unit]);
-              accepted.push(...unit.rows);
-            } catch (single) {
-              const error = errorText(single);
-              const refused = !isUnavailable(single);
-              if (!refused) result.unavailable ??= error;
-              for (const row of unit.rows) failed.push({ row, error, refused });
-            }
-          }
-        }
-      }
-
-      if (accepted.length > 0) {
-        await trx
-          .deleteFrom('fga_outbox')
-          .where(
-            'id',
-            'in',
-            accepted.map((r) => r.id),
-          )
-          .execute();
-      }
-      const dead = new Set<number>();
-      for (const group of groupFailures(failed)) {
-        const { error, refused: refusal } = group[0]!;
-        const rows = await trx
-          .updateTable('fga_outbox')
-          .set({
-            attempts: sql`attempts + 1`,
-            last_error: error,
-            ...(refusal ? { refusals: sql`refusals + 1`, dead_at: sql`CASE WHEN refusals + 1 >= ${deadAfter} THEN now() END` } : {}),
-          })
-          .where(
-            'id',
-            'in',
-            group.map((f) => f.row.id),
-          )
-          .returning(['id', 'dead_at'])
-          .execute();
-        for (const r of rows) if (r.dead_at !== null) dead.add(r.id);
-      }
-      for (const f of failed) failedIds.add(f.row.id);
-      result.delivered += accepted.length;
-      result.failed += failed.length;
-      result.deadLettered += dead.size;
-      opts.onBatch?.({ delivered: accepted.map(describe), failed: failed.map((f) => ({ row: describe(f.row), error: f.error, dead: dead.has(f.row.id) })) });
-      return true;
-    });
-
+  const settings = settingsOf(opts);
+  const state: DrainState = {
+    result: { delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 0 },
+    budget: opts.maxRows ?? Number.POSITIVE_INFINITY,
+    heldBack: 0,
+    failedIds: new Set(),
+  };
   const runLane = async (): Promise<void> => {
     const lane: Lane = { cursor: 0 };
-    while (result.unavailable === undefined && (await batch(lane)));
+    while (state.result.unavailable === undefined && (await drainBatch(db, fga, lane, state, settings)));
   };
 
-  await Promise.all(Array.from({ length: concurrency }, runLane));
+  await Promise.all(Array.from({ length: settings.concurrency }, runLane));
   // Rows that waited for an earlier row of the same tuple: that row has had its turn now.
-  for (let pass = 0; pass < 3 && heldBack > 0 && result.unavailable === undefined; pass++) {
-    heldBack = 0;
+  for (let pass = 0; pass < 3 && state.heldBack > 0 && state.result.unavailable === undefined; pass++) {
+    state.heldBack = 0;
     await runLane();
   }
 
-  Object.assign(result, await outboxCounts(db));
-  return result;
+  Object.assign(state.result, await outboxCounts(db));
+  return state.result;
 }
 
 /** Rows queued for delivery, and rows in the dead letter. */
@@ -347,16 +263,6 @@ export async function outboxCounts(db: Kysely<Database>): Promise<{ remaining: n
 export async function reviveDeadLetters(db: Kysely<Database>): Promise<number> {
   const res = await db.updateTable('fga_outbox').set({ dead_at: null, refusals: 0 }).where('dead_at', 'is not', null).executeTakeFirst();
   return Number(res.numUpdatedRows);
-}
-
-/** Failures grouped by error text and by whether they were refusals: one UPDATE per group. */
-function groupFailures<F extends { error: string; refused: boolean }>(failed: F[]): F[][] {
-  const m = new Map<string, F[]>();
-  for (const f of failed) {
-    const k = `${f.refused ? 'r' : 'u'}${f.error}`;
-    m.set(k, [...(m.get(k) ?? []), f]);
-  }
-  return [...m.values()];
 }
 
 export class OutboxUnavailableError extends Error {

@@ -1,6 +1,7 @@
 // `npm run worker`: the Temporal worker on config.temporal.taskQueue. Creates the schedules it
 // owns (outbox-drain every minute, reconcile daily, search-index every 10 minutes when search is
-// configured) idempotently, then runs until SIGINT/SIGTERM.
+// configured) idempotently, then runs until SIGINT/SIGTERM. Beside the worker, the outbox wake
+// (outbox-wake.ts): one drain that every committed outbox write wakes.
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
@@ -11,6 +12,7 @@ import { createSearchIndex } from '../search/client.ts';
 import { createTemporalClient } from '../temporal/client.ts';
 import { ensureSchedules, outboxDrainSchedule, reconcileSchedule, searchIndexSchedule } from '../temporal/schedules.ts';
 import { createWorker } from './create.ts';
+import { startOutboxWake } from './outbox-wake.ts';
 
 const config = loadConfigOrExit('capture-ledger worker');
 const db = createDb(config.databaseUrl);
@@ -39,10 +41,17 @@ const worker = await createWorker({ connection, namespace: config.temporal.names
 console.log(
   `worker on task queue ${config.temporal.taskQueue} at ${config.temporal.address} (namespace ${config.temporal.namespace}), node ${process.version}`,
 );
+const wake = startOutboxWake({
+  databaseUrl: config.databaseUrl,
+  db,
+  fga: deps.fga,
+  log: { info: (msg, meta) => console.log(msg, JSON.stringify(meta)), warn: (msg, meta) => console.warn(msg, JSON.stringify(meta)) },
+});
 try {
   // The worker shuts down gracefully on SIGINT/SIGTERM by itself.
   await worker.run();
 } finally {
+  await wake.stop();
   await connection.close();
   await db.destroy();
   deps.s3.destroy();

@@ -10,6 +10,7 @@ import { CRAWL_STATE_KEY } from '../../src/temporal/search-attributes.ts';
 import type { crawl as crawlWorkflow, CrawlWorkflowInput } from '../../src/workflows/crawl.ts';
 import { cancelSignal, levelReportedSignal, progressQuery } from '../../src/workflows/messages.ts';
 import { BEHAVIOR_DEFAULTS } from '../../src/domain/crawl.ts';
+import { outboxDrained } from '../support/outbox.ts';
 import { devHeaders } from '../support/api.ts';
 import { useHarness } from '../support/harness.ts';
 import { startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
@@ -178,7 +179,8 @@ describe('crawl workflow', () => {
       { depth: 0, rule: 1, action: 'follow', hostname: 'a.test', links: 2 },
     ]);
 
-    // each archive has exactly its one parent tuple in OpenFGA, delivered by the workflow
+    // each archive has exactly its one parent tuple in OpenFGA, delivered by the worker's outbox wake
+    await outboxDrained(h.tdb.db);
     for (const a of archives) {
       const t = await h.store.client.read({ object: `archive:${a.id}` });
       expect(t.tuples.map((tt) => [tt.key.user, tt.key.relation])).toEqual([[`capture_job:${crawlId}`, 'parent']]);

@@ -274,12 +274,19 @@ async function startApiPart({ opts, h, teardown, identity }: Ctx): Promise<void>
 }
 
 /** The worker, through the gateways when there are any. */
-async function startWorkerPart({ h, teardown }: Ctx, withWorker: boolean): Promise<void> {
+async function startWorkerPart({ h, teardown, opts }: Ctx, withWorker: boolean): Promise<void> {
   const worker = workerClients(h.config, h.store, h.gateways, teardown);
   if (worker.s3 !== undefined) h.workerS3 = worker.s3;
   if (h.gateways.fga !== undefined) h.workerFga = worker.fga;
   if (!withWorker) return;
-  h.tw = await startTestWorker({ config: worker.config, db: h.tdb.db, fga: worker.fga, ...(worker.s3 ? { s3: worker.s3 } : {}) });
+  // the outbox wake only where crawls run: a worker-only harness (reconcile, outbox) looks at queued rows
+  h.tw = await startTestWorker({
+    config: worker.config,
+    db: h.tdb.db,
+    fga: worker.fga,
+    outboxWake: opts.crawls !== undefined,
+    ...(worker.s3 ? { s3: worker.s3 } : {}),
+  });
   // stopped first: it ends the workflows still running on its queue
   teardown.add(() => h.tw.stop());
 }

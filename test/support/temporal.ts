@@ -21,6 +21,7 @@ import type { Db } from '../../src/db/connect.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { createSearchIndex } from '../../src/search/client.ts';
 import { createWorker } from '../../src/worker/create.ts';
+import { startOutboxWake, type OutboxWake } from '../../src/worker/outbox-wake.ts';
 import { loadProjectEnv } from './env.ts';
 import { endWorkflows } from './temporal-run.ts';
 
@@ -58,6 +59,8 @@ export interface TestWorker {
   /** start a worker again after shutdown */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** stops (false) or starts again (true) the outbox wake beside the worker */
+  setOutboxWake(on: boolean): Promise<void>;
 }
 
 export interface TestWorkerOptions {
@@ -66,6 +69,8 @@ export interface TestWorkerOptions {
   db: Db;
   fga: OpenFgaClient;
   s3?: S3Client;
+  /** run the worker process's outbox wake beside it (default true); false keeps queued rows queued for the test to look at */
+  outboxWake?: boolean;
 }
 
 export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWorker> {
@@ -81,7 +86,10 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
 
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
+  let wake: OutboxWake | undefined;
+  let wakeOn = opts.outboxWake !== false;
   const start = async (): Promise<void> => {
+    if (wakeOn) wake = startOutboxWake({ databaseUrl: config.databaseUrl, db: opts.db, fga: opts.fga });
     worker = await createWorker({
       connection: native,
       namespace: config.temporal.namespace,
@@ -93,6 +101,8 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
     running = worker.run();
   };
   const shutdown = async (): Promise<void> => {
+    await wake?.stop();
+    wake = undefined;
     if (worker === undefined) return;
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running?.catch(() => undefined);
@@ -113,6 +123,11 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
     },
     shutdown,
     start,
+    async setOutboxWake(on) {
+      wakeOn = on;
+      await wake?.stop();
+      wake = on && worker !== undefined ? startOutboxWake({ databaseUrl: config.databaseUrl, db: opts.db, fga: opts.fga }) : undefined;
+    },
     async stop() {
       // what the test left running on this queue would otherwise wait forever for a worker
       const queue = config.temporal.taskQueue;

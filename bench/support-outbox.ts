@@ -1,0 +1,84 @@
+// Shared by the outbox bench: the bare OpenFGA Write (batches of 100, `concurrency` in flight,
+// on_duplicate ignore as the drain sends them), and an OpenFGA store that already holds many
+// tuples, kept between runs under a fixed name so its minutes-long preload is paid once.
+import { randomUUID } from 'node:crypto';
+import { ClientWriteRequestOnDuplicateWrites, ClientWriteRequestOnMissingDeletes, OpenFgaClient } from '@openfga/sdk';
+import { mapLimit } from '../src/domain/map-limit.ts';
+import { MAX_TUPLES_PER_WRITE } from '../src/fga/outbox.ts';
+import { archiveTuples, type Tuple } from '../src/fga/tuples.ts';
+import { modelJson, type TestStore } from '../test/support/fga.ts';
+import { loadProjectEnv } from '../test/support/env.ts';
+
+/** `count` archive parent tuples of one job, as admission queues them. */
+export function archiveParentTuples(count: number): Tuple[] {
+  const job = randomUUID();
+  return Array.from({ length: count }, () => archiveTuples(randomUUID(), job)).flat();
+}
+
+/** Writes `tuples` with OpenFGA's own Write, 100 a request, `concurrency` requests in flight. Returns seconds. */
+export async function bareWrite(fga: OpenFgaClient, tuples: Tuple[], concurrency: number): Promise<number> {
+  const batches: Tuple[][] = [];
+  for (let i = 0; i < tuples.length; i += MAX_TUPLES_PER_WRITE) batches.push(tuples.slice(i, i + MAX_TUPLES_PER_WRITE));
+  const conflict = { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore, onMissingDeletes: ClientWriteRequestOnMissingDeletes.Ignore };
+  const t = performance.now();
+  await mapLimit(batches, concurrency, (writes) => fga.write({ writes }, { conflict }));
+  return (performance.now() - t) / 1000;
+}
+
+/** A tuple written last by a complete preload: its presence says the store holds `size` tuples. */
+const markerOf = (size: number): Tuple => ({ user: 'user:bench-preload', relation: 'owner', object: `capture_job:bench-preload-${size}` });
+
+async function findStore(admin: OpenFgaClient, name: string): Promise<string | undefined> {
+  let token: string | undefined;
+  do {
+    const page = await admin.listStores({ pageSize: 100, ...(token ? { continuationToken: token } : {}) });
+    const hit = page.stores.find((s) => s.name === name);
+    if (hit) return hit.id;
+    token = page.continuation_token || undefined;
+  } while (token);
+  return undefined;
+}
+
+async function hasMarker(client: OpenFgaClient, size: number): Promise<boolean> {
+  const m = markerOf(size);
+  const r = await client.read({ user: m.user, relation: m.relation, object: m.object });
+  return r.tuples.length > 0;
+}
+
+async function preload(client: OpenFgaClient, size: number, concurrency: number, log: (msg: string) => void): Promise<void> {
+  const chunk = 50_000;
+  for (let done = 0; done < size; done += chunk) {
+    const seconds = await bareWrite(client, archiveParentTuples(Math.min(chunk, size - done)), concurrency);
+    log(`outbox bench: preloaded ${done + Math.min(chunk, size - done)} of ${size} tuples (${Math.round(chunk / seconds)}/s)`);
+  }
+  await client.write({ writes: [markerOf(size)] });
+}
+
+/**
+ * The store named `bench-outbox-<size>` holding `size` tuples: reused when a complete one exists,
+ * otherwise (or with `fresh`) made and filled now with the bare Write, `concurrency` in flight.
+ */
+export async function preloadedStore(size: number, opts: { fresh?: boolean; concurrency?: number; log?: (msg: string) => void } = {}): Promise<TestStore> {
+  loadProjectEnv();
+  const apiUrl = process.env.CAPTURE_LEDGER_FGA_API_URL!;
+  const admin = new OpenFgaClient({ apiUrl });
+  const name = `bench-outbox-${size}`;
+  const existing = await findStore(admin, name);
+  if (existing !== undefined && opts.fresh !== true) {
+    const scoped = new OpenFgaClient({ apiUrl, storeId: existing });
+    const model = await scoped.writeAuthorizationModel(modelJson());
+    const client = new OpenFgaClient({ apiUrl, storeId: existing, authorizationModelId: model.authorization_model_id });
+    if (await hasMarker(client, size)) return { apiUrl, storeId: existing, modelId: model.authorization_model_id, client };
+  }
+  if (existing !== undefined) await new OpenFgaClient({ apiUrl, storeId: existing }).deleteStore();
+  const store = await createNamedStore(apiUrl, name);
+  await preload(store.client, size, opts.concurrency ?? 8, opts.log ?? ((m) => console.error(m)));
+  return store;
+}
+
+async function createNamedStore(apiUrl: string, name: string): Promise<TestStore> {
+  const created = await new OpenFgaClient({ apiUrl }).createStore({ name });
+  const model = await new OpenFgaClient({ apiUrl, storeId: created.id }).writeAuthorizationModel(modelJson());
+  const client = new OpenFgaClient({ apiUrl, storeId: created.id, authorizationModelId: model.authorization_model_id });
+  return { apiUrl, storeId: created.id, modelId: model.authorization_model_id, client };
+}

@@ -1,0 +1,107 @@
+// Sends one planned outbox batch to OpenFGA and says which rows it accepted.
+//
+// OpenFGA writes are transactional across the request: when any tuple in a batch is refused, none
+// of the batch is written, including the tuples that were new. So a batch failure is never read as
+// "already delivered": the batch is retried tuple by tuple, and only the tuples that still fail
+// stay queued. A tuple that already exists counts as delivered (on_duplicate: ignore; deletes use
+// on_missing: ignore).
+import {
+  ClientWriteRequestOnDuplicateWrites,
+  ClientWriteRequestOnMissingDeletes,
+  FgaApiAuthenticationError,
+  FgaApiError,
+  FgaApiNotFoundError,
+  type OpenFgaClient,
+  type TupleKey,
+  type TupleKeyWithoutCondition,
+} from '@openfga/sdk';
+import type { OutboxRow } from '../db/types.ts';
+import type { Unit } from '../domain/outbox-plan.ts';
+
+export interface SendOutcome {
+  accepted: OutboxRow[];
+  /** refused: OpenFGA refused the tuple itself (counts towards the dead letter) */
+  failed: { row: OutboxRow; error: string; refused: boolean }[];
+  /** set when OpenFGA could not be reached (or refused the store) */
+  unavailable?: string;
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof FgaApiError) {
+    const status = err.statusCode ? `${err.statusCode} ` : '';
+    return `${status}${err.apiErrorMessage ?? err.message}`.slice(0, 2000);
+  }
+  return (err instanceof Error ? err.message : String(err)).slice(0, 2000);
+}
+
+/**
+ * An error that says nothing about the tuples themselves: OpenFGA unreachable, the store or model
+ * missing, credentials refused. Retrying tuple by tuple would only repeat it.
+ */
+function isUnavailable(err: unknown): boolean {
+  return !(err instanceof FgaApiError) || err instanceof FgaApiAuthenticationError || err instanceof FgaApiNotFoundError;
+}
+
+function toWrite(r: OutboxRow): TupleKey {
+  const condition = r.condition ?? undefined;
+  return {
+    user: r.tuple_user,
+    relation: r.relation,
+    object: r.object,
+    ...(condition ? { condition: { name: condition.name, context: condition.context ?? {} } } : {}),
+  };
+}
+
+function toRequest(units: Unit<OutboxRow>[]): { writes: TupleKey[]; deletes: TupleKeyWithoutCondition[] } {
+  const writes: TupleKey[] = [];
+  const deletes: TupleKeyWithoutCondition[] = [];
+  for (const { rows } of units) {
+    const r = rows[0]!;
+    if (r.operation === 'delete') deletes.push({ user: r.tuple_user, relation: r.relation, object: r.object });
+    else writes.push(toWrite(r));
+  }
+  return { writes, deletes };
+}
+
+const CONFLICT = { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore, onMissingDeletes: ClientWriteRequestOnMissingDeletes.Ignore };
+
+async function send(fga: OpenFgaClient, units: Unit<OutboxRow>[]): Promise<void> {
+  await fga.write(toRequest(units), { conflict: CONFLICT });
+}
+
+/** One refused tuple sinks the whole request: find out which, one tuple at a time. */
+async function sendOneByOne(fga: OpenFgaClient, units: Unit<OutboxRow>[], out: SendOutcome): Promise<void> {
+  for (const unit of units) {
+    if (out.unavailable !== undefined) {
+      for (const row of unit.rows) out.failed.push({ row, error: out.unavailable, refused: false });
+      continue;
+    }
+    try {
+      await send(fga, [unit]);
+      out.accepted.push(...unit.rows);
+    } catch (single) {
+      const error = errorText(single);
+      const refused = !isUnavailable(single);
+      if (!refused) out.unavailable = error;
+      for (const row of unit.rows) out.failed.push({ row, error, refused });
+    }
+  }
+}
+
+/** Sends the units in one write; when OpenFGA refuses it for some tuple's sake, one by one. */
+export async function sendUnits(fga: OpenFgaClient, units: Unit<OutboxRow>[]): Promise<SendOutcome> {
+  const out: SendOutcome = { accepted: [], failed: [] };
+  if (units.length === 0) return out;
+  try {
+    await send(fga, units);
+    out.accepted = units.flatMap((u) => u.rows);
+  } catch (err) {
+    if (!isUnavailable(err)) {
+      await sendOneByOne(fga, units, out);
+      return out;
+    }
+    out.unavailable = errorText(err);
+    for (const row of units.flatMap((u) => u.rows)) out.failed.push({ row, error: out.unavailable, refused: false });
+  }
+  return out;
+}
