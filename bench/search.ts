@@ -1,7 +1,7 @@
 // Benchmark: full-text search (issues 8 and 14). 10,000 pages (and a second point at 100,000),
 // one WACZ each, spread over 10 organizations' crawls, really in the bucket; indexed through the
 // real indexer (ranged reads of pages/pages.jsonl, bulk writes, indexed_at), then queried the way
-// GET /api/search does it (searchForCaller: the caller's reach from OpenFGA, one filtered
+// GET /api/search does it (searchForCaller: the caller's reach from OpenFGA, a filtered
 // OpenSearch read, the ledger rows and can_view of what it read, reading on when the page is not
 // full). The caller belongs to one of ten organizations, so nine pages in ten are not theirs.
 // Beside it, OpenSearch alone (one read of a page of hits with fields and snippets, unfiltered),

@@ -3,8 +3,8 @@
 // includes what authorization dropped.
 //
 // Within a reach (reach.ts: the crawls and shares OpenFGA lists for the caller) the first read
-// asks the index for those pages only, with their fields, snippets and the raw count, in one
-// request; its archives' ledger rows and their can_view (one BatchCheck) are then asked at once.
+// asks the index for those pages only, with their fields and snippets (the raw count asked beside
+// it); its archives' ledger rows and their can_view (one BatchCheck) are then asked at once.
 // The reach only narrows what is read: a page it lets through and OpenFGA refuses is dropped.
 // When a reach cannot be listed (too wide), every hit is a candidate: ranking reads carry ids
 // only and read well past the page, checks go out in the index's order until the page is full,

@@ -100,24 +100,18 @@ export function buildQuery(q: string, opts: SearchOptions): Record<string, unkno
 }
 
 /**
- * The first read of a search within a reach: the filtered hits with their fields and snippets,
- * and the raw count of every match (the aggregation sees the unfiltered query; post_filter
- * narrows only the hits), in one request. Pure.
+ * The first read of a search within a reach: the filtered hits with their fields and snippets.
+ * Its raw count is asked beside it (buildCountQuery): a filtered query cannot count what its
+ * filter drops. Pure.
  */
 export function buildFirstPageQuery(q: string, opts: SearchOptions & { filter: Record<string, unknown> }): Record<string, unknown> {
-  return {
-    query: matchQuery(q),
-    post_filter: opts.filter,
-    aggs: { [RAW_COUNT]: { filter: { match_all: {} } } },
-    ...HIT_FIELDS,
-    sort: RANKING,
-    track_total_hits: false,
-    size: opts.size,
-    from: opts.from,
-  };
+  return { query: filteredMatch(q, opts.filter), ...HIT_FIELDS, sort: RANKING, track_total_hits: false, size: opts.size, from: opts.from };
 }
 
-const RAW_COUNT = 'matching';
+/** Every match counted, nothing read: a request of size 0, which the node's request cache keeps until the index next refreshes. Pure. */
+export function buildCountQuery(q: string): Record<string, unknown> {
+  return { query: matchQuery(q), size: 0, track_total_hits: true };
+}
 
 /** The read that fills a page: the chosen documents, with the same query so their snippets match it. */
 export function buildFetchQuery(q: string, documentIds: readonly string[]): Record<string, unknown> {
@@ -158,7 +152,6 @@ interface RawHit {
 
 interface RawAnswer {
   hits?: { total?: { value?: number }; hits?: RawHit[] };
-  aggregations?: Record<string, { doc_count?: number }>;
 }
 
 const indexMissing = (err: unknown): boolean => (err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception';
@@ -213,17 +206,13 @@ export async function queryIndex(search: SearchIndex, q: string, opts: SearchOpt
   return readOf(body, body?.hits?.total?.value ?? 0, false);
 }
 
-/** The first read within a reach: filtered hits with their fields, and the raw count (buildFirstPageQuery). */
+/** The first read within a reach: filtered hits with their fields (buildFirstPageQuery), and beside it the raw count (buildCountQuery). */
 export async function readFirstPage(search: SearchIndex, q: string, opts: SearchOptions & { filter: Record<string, unknown> }): Promise<IndexRead> {
-  const body = await searchIndex(search, buildFirstPageQuery(q, opts), [
-    'hits.hits._id',
-    'hits.hits._score',
-    'hits.hits.sort',
-    'hits.hits._source',
-    'hits.hits.highlight',
-    `aggregations.${RAW_COUNT}.doc_count`,
+  const [body, counted] = await Promise.all([
+    searchIndex(search, buildFirstPageQuery(q, opts), ['hits.hits._id', 'hits.hits._score', 'hits.hits.sort', 'hits.hits._source', 'hits.hits.highlight']),
+    searchIndex(search, buildCountQuery(q), ['hits.total.value']),
   ]);
-  return readOf(body, body?.aggregations?.[RAW_COUNT]?.doc_count ?? 0, true);
+  return readOf(body, counted?.hits?.total?.value ?? 0, true);
 }
 
 /** The shown fields of `matches`, by document id; a document gone from the index since it was ranked is absent. */

@@ -1,8 +1,8 @@
 // The reads a search makes within a caller's reach: the filter built from what OpenFGA lists,
-// and the first read that carries the page's fields and the raw count in one request.
+// the first read that carries the page's fields, and the raw count asked beside it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildFirstPageQuery, buildQuery, HIT_FIELDS, indexHitOf, matchQuery, reachFilter } from '../../src/search/query.ts';
+import { buildCountQuery, buildFirstPageQuery, buildQuery, HIT_FIELDS, indexHitOf, matchQuery, reachFilter } from '../../src/search/query.ts';
 
 type Doc = { archiveId: string; crawlId?: string };
 type Clause = Record<string, unknown>;
@@ -62,18 +62,17 @@ describe('reads within a reach', () => {
     expect(buildQuery('okapi', { size: 50, from: 0 }).query).toEqual(matchQuery('okapi'));
   });
 
-  it('the first read: filtered hits (post_filter) with fields and snippets, and the raw count from the unfiltered query', () => {
+  it('the first read: filtered hits with fields and snippets; the raw count asked beside it, unfiltered', () => {
     const q = buildFirstPageQuery('東京', { size: 21, from: 40, filter });
     expect(q).toEqual({
-      query: matchQuery('東京'),
-      post_filter: filter,
-      aggs: { matching: { filter: { match_all: {} } } },
+      query: { bool: { must: [matchQuery('東京')], filter: [filter] } },
       ...HIT_FIELDS,
       sort: [{ _score: 'desc' }, { archiveId: 'asc' }, { position: 'asc' }],
       track_total_hits: false,
       size: 21,
       from: 40,
     });
+    expect(buildCountQuery('東京')).toEqual({ query: matchQuery('東京'), size: 0, track_total_hits: true });
   });
 });
 
