@@ -50,28 +50,30 @@ export async function call<T>(path: string, init: { method?: 'GET' | 'POST' } = 
   return { ok: false, status: res.status, body: (body ?? {}) as ErrorBody, headers: res.headers };
 }
 
+type Failure = Extract<Answer<unknown>, { ok: false }>;
+
+const refusedDetails = (a: Failure): string => a.body.details?.map((d) => `${d.field} ${d.message}`).join('; ') || a.body.error || 'bad request';
+
+const unauthenticated = (): string =>
+  mode === 'oidc'
+    ? 'Not accepted (401): the token has expired, is malformed, or is not from the configured issuer. Paste a fresh one.'
+    : 'Not accepted (401): give a subject name.';
+
+/** The words for each status a person may meet; `what` names the thing asked for. */
+const EXPLANATIONS: Record<number, (a: Failure, what: string) => string> = {
+  0: (a) => `The API did not answer (${a.message ?? 'network error'}). Is it running?`,
+  400: (a) => `The API refused the request (400): ${refusedDetails(a)}.`,
+  401: unauthenticated,
+  403: (a) => `Not allowed (403): ${a.body.error ?? 'you may not do this'}.`,
+  404: (_a, what) => `Not found (404): ${what} does not exist, or you may not see it.`,
+  429: () => 'Too many requests (429): wait a moment and try again.',
+  503: (a) => `A service the API depends on is unavailable (503)${a.body.error ? `: ${a.body.error}` : ''}. Try again in a moment.`,
+};
+
 /** What went wrong, for a person. */
-export function explain(a: Extract<Answer<unknown>, { ok: false }>, what = 'it'): string {
-  switch (a.status) {
-    case 0:
-      return `The API did not answer (${a.message ?? 'network error'}). Is it running?`;
-    case 400:
-      return `The API refused the request (400): ${a.body.details?.map((d) => `${d.field} ${d.message}`).join('; ') || a.body.error || 'bad request'}.`;
-    case 401:
-      return mode === 'oidc'
-        ? 'Not accepted (401): the token has expired, is malformed, or is not from the configured issuer. Paste a fresh one.'
-        : 'Not accepted (401): give a subject name.';
-    case 403:
-      return `Not allowed (403): ${a.body.error ?? 'you may not do this'}.`;
-    case 404:
-      return `Not found (404): ${what} does not exist, or you may not see it.`;
-    case 429:
-      return 'Too many requests (429): wait a moment and try again.';
-    case 503:
-      return `A service the API depends on is unavailable (503)${a.body.error ? `: ${a.body.error}` : ''}. Try again in a moment.`;
-    default:
-      return `Error ${a.status}: ${a.body.error ?? 'the API could not answer'}.`;
-  }
+export function explain(a: Failure, what = 'it'): string {
+  const words = EXPLANATIONS[a.status];
+  return words !== undefined ? words(a, what) : `Error ${a.status}: ${a.body.error ?? 'the API could not answer'}.`;
 }
 
 export function setStatus(text: string, isError = false): void {

@@ -59,6 +59,8 @@ export interface ArchiveToIndex {
   object_key: string;
   provenance: Record<string, unknown>;
   captured_at: Date;
+  /** the crawl it was reported for (capture_submissions.crawl_id), the capture_job its OpenFGA parent names */
+  crawl_id: string | null;
 }
 
 /**
@@ -66,11 +68,12 @@ export interface ArchiveToIndex {
  * textWithheld is the page line's own when it has one, else the manifest's documentWithheld that
  * admission kept in provenance. Pure.
  */
-export function pageDocuments(archive: Pick<ArchiveToIndex, 'id' | 'provenance' | 'captured_at'>, parsed: ParsedPages): PageDocument[] {
+export function pageDocuments(archive: Pick<ArchiveToIndex, 'id' | 'provenance' | 'captured_at' | 'crawl_id'>, parsed: ParsedPages): PageDocument[] {
   const archiveWithheld = withheldFromProvenance(archive.provenance);
   const capturedAt = archive.captured_at.toISOString();
   return parsed.pages.map((p, position) => {
     const doc: PageDocument = { archiveId: archive.id, position, url: p.url, capturedAt };
+    if (archive.crawl_id !== null) doc.crawlId = archive.crawl_id;
     if (p.title !== undefined) doc.title = utf8Prefix(p.title, MAX_PAGE_TITLE_BYTES);
     if (p.text !== undefined) doc.text = utf8Prefix(p.text, MAX_PAGE_TEXT_BYTES);
     const textWithheld = p.textWithheld ?? archiveWithheld;
@@ -177,12 +180,14 @@ async function recordFailures(deps: IndexDeps, failures: Map<string, IndexFailur
   }
 }
 
-const archiveColumns = ['archives.id', 'archives.bucket', 'archives.object_key', 'archives.provenance', 'archives.captured_at'] as const;
+const archiveColumns = ['archives.id', 'archives.bucket', 'archives.object_key', 'archives.provenance', 'archives.captured_at', 's.crawl_id'] as const;
+
+/** archives with the crawl each was reported for (task_id is capture_submissions' key: one row at most) */
+const archivesWithCrawl = (db: Db) => db.selectFrom('archives').leftJoin('capture_submissions as s', 's.task_id', 'archives.task_id');
 
 /** The crawl's archives that are not indexed yet and not marked unindexable: archives.task_id = crawl_pages.task_id. */
 export async function unindexedArchivesOfCrawl(db: Db, crawlId: string): Promise<ArchiveToIndex[]> {
-  return db
-    .selectFrom('archives')
+  return archivesWithCrawl(db)
     .select(archiveColumns)
     .where('archives.indexed_at', 'is', null)
     .where('archives.index_error', 'is', null)
@@ -217,7 +222,7 @@ export async function indexPending(deps: IndexDeps, opts: { batch?: number } = {
   const total: IndexResult = { indexed: 0, pages: 0, failed: 0 };
   let after: string | undefined;
   for (;;) {
-    let q = deps.db.selectFrom('archives').select(archiveColumns).where('archives.indexed_at', 'is', null).where('archives.index_error', 'is', null);
+    let q = archivesWithCrawl(deps.db).select(archiveColumns).where('archives.indexed_at', 'is', null).where('archives.index_error', 'is', null);
     if (after !== undefined) q = q.where('archives.id', '>', after);
     const rows = await q.orderBy('archives.id').limit(batch).execute();
     if (rows.length === 0) return total;

@@ -6,10 +6,11 @@ import { buildFetchQuery, buildQuery } from '../../src/search/query.ts';
 import { documentId, INDEX_MAPPINGS } from '../../src/search/schema.ts';
 import { withheldFromProvenance } from '../../src/search/types.ts';
 
-const archive = (provenance: Record<string, unknown> = {}) => ({
+const archive = (provenance: Record<string, unknown> = {}, crawlId: string | null = null) => ({
   id: '11111111-1111-4111-8111-111111111111',
   provenance,
   captured_at: new Date('2024-05-01T12:00:00.000Z'),
+  crawl_id: crawlId,
 });
 
 describe('pageDocuments', () => {
@@ -27,6 +28,13 @@ describe('pageDocuments', () => {
       },
       { archiveId: archive().id, position: 1, url: 'https://b/', capturedAt: '2024-05-01T12:00:00.000Z' },
     ]);
+  });
+
+  it('carries the crawl the archive was reported for on every page, and no crawlId when the ledger has none', () => {
+    const parsed = parsePagesJsonl(formatPagesJsonl([{ url: 'https://a/' }, { url: 'https://b/' }]));
+    const crawl = '22222222-2222-4222-8222-222222222222';
+    expect(pageDocuments(archive({}, crawl), parsed).map((d) => d.crawlId)).toEqual([crawl, crawl]);
+    expect(pageDocuments(archive(), parsed).some((d) => 'crawlId' in d)).toBe(false);
   });
 
   it("carries textWithheld from provenance, and the page line's own first", () => {
@@ -57,10 +65,20 @@ describe('withheldFromProvenance', () => {
 });
 
 describe('the index shape', () => {
-  it('analyses title and text with the built-in cjk analyzer and stores nothing about permissions', () => {
+  it('analyses title and text with the built-in cjk analyzer and stores nothing about permissions (crawlId says where an archive came from)', () => {
     expect(INDEX_MAPPINGS.properties.title).toEqual({ type: 'text', analyzer: 'cjk' });
     expect(INDEX_MAPPINGS.properties.text).toEqual({ type: 'text', analyzer: 'cjk' });
-    expect(Object.keys(INDEX_MAPPINGS.properties).sort()).toEqual(['archiveId', 'capturedAt', 'position', 'text', 'textWithheld', 'title', 'ts', 'url']);
+    expect(Object.keys(INDEX_MAPPINGS.properties).sort()).toEqual([
+      'archiveId',
+      'capturedAt',
+      'crawlId',
+      'position',
+      'text',
+      'textWithheld',
+      'title',
+      'ts',
+      'url',
+    ]);
     expect(INDEX_MAPPINGS.dynamic).toBe('strict');
   });
 
