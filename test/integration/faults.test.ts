@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, OUTBOX_DRAIN_WORKFLOW, RECONCILE_WORKFLOW } from '../../temporal.config.ts';
 import type { LevelReportBody } from '../../src/domain/contract.ts';
 import { drainOutbox } from '../../src/fga/outbox.ts';
@@ -55,6 +55,11 @@ const h = useHarness({
   flow: { reportRetry: { attempts: 12, baseDelayMs: 250 } },
   env: { CAPTURE_LEDGER_LEVEL_TIMEOUT_SECONDS: '90', CAPTURE_LEDGER_OPENSEARCH_URL: '' },
   grants: [['alice', 'submitter', ORG]],
+});
+
+// a test that drives every drain itself turns the worker's outbox wake off: the next one has it back
+afterEach(async () => {
+  await h.tw.setOutboxWake(true);
 });
 
 async function startCrawl(body: Record<string, unknown>): Promise<string> {
