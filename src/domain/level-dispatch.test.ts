@@ -4,7 +4,6 @@ import type { Manifest, ManifestArtifact } from './contract.ts';
 import { admitPage, checkPlacement, manifestKeyProblem, type ManifestRead } from './admission.ts';
 import {
   artifactPlacementProblem,
-  artifactPrefix,
   expectedManifestKey,
   hostsToRecord,
   isSafeTaskId,
@@ -13,6 +12,7 @@ import {
   misplacedManifests,
   prefixOfManifestKey,
 } from './level-dispatch.ts';
+import { levelPrefix } from './level.ts';
 
 const PREFIX = 'captures/c1/0/';
 const BUCKET = 'captures';
@@ -28,9 +28,9 @@ function manifest(artifacts: ManifestArtifact[]): Manifest {
 /** a path segment a task id could be: letters, digits and the few safe punctuation marks */
 const segment = fc.stringMatching(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,40}$/).filter((s) => s !== '.' && s !== '..');
 
-describe('artifactPrefix and expectedManifestKey', () => {
+describe('levelPrefix and expectedManifestKey', () => {
   it('is captures/<crawlId>/<depth>/ and <prefix><taskId>.result.json', () => {
-    expect(artifactPrefix('c1', 2)).toBe('captures/c1/2/');
+    expect(levelPrefix('c1', 2)).toBe('captures/c1/2/');
     expect(expectedManifestKey('captures/c1/2/', 't9')).toBe('captures/c1/2/t9.result.json');
   });
 });

@@ -5,11 +5,6 @@
 import { CONTRACT_LIMITS, type HostReport, type Manifest, type PageReport } from './contract.ts';
 import { hostOf } from './crawl.ts';
 
-export { MAX_REPORTS_PER_LEVEL } from './level.ts';
-
-/** Where the ledger asks the flow to write a level's artifacts (domain/level.ts levelPrefix, by its older name). */
-export { levelPrefix as artifactPrefix } from './level.ts';
-
 /** A task id becomes one path segment of a key: nothing that could climb out of the prefix. */
 export function isSafeTaskId(taskId: string): boolean {
   return /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(taskId) && taskId !== '.' && taskId !== '..';

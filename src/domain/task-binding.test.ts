@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { artifactPrefix, crawlKeyProblem, expectedManifestKey, foreignTaskProblem, pagesNamingTasks } from './level-dispatch.ts';
+import { levelPrefix } from './level.ts';
+import { crawlKeyProblem, expectedManifestKey, foreignTaskProblem, pagesNamingTasks } from './level-dispatch.ts';
 
 const A = '00000000-0000-4000-8000-00000000000a';
 const B = '00000000-0000-4000-8000-00000000000b';
@@ -26,9 +27,9 @@ describe('crawlKeyProblem', () => {
   it('a key under one of its crawl’s dispatched prefixes is its own, under another crawl’s it is not', () => {
     fc.assert(
       fc.property(taskId, depth, depth, (t, d, other) => {
-        const own = [artifactPrefix(A, d), artifactPrefix(A, other)];
-        expect(crawlKeyProblem({ manifestKey: expectedManifestKey(artifactPrefix(A, d), t), taskId: t, crawlId: A }, own)).toBeNull();
-        const foreign = expectedManifestKey(artifactPrefix(B, d), t);
+        const own = [levelPrefix(A, d), levelPrefix(A, other)];
+        expect(crawlKeyProblem({ manifestKey: expectedManifestKey(levelPrefix(A, d), t), taskId: t, crawlId: A }, own)).toBeNull();
+        const foreign = expectedManifestKey(levelPrefix(B, d), t);
         expect(crawlKeyProblem({ manifestKey: foreign, taskId: t, crawlId: A }, own)).toBe(
           `manifest key ${JSON.stringify(foreign)} is not under a prefix of crawl ${A}`,
         );
@@ -39,7 +40,7 @@ describe('crawlKeyProblem', () => {
     );
   });
   it('a key that is not <prefix><taskId>.result.json is refused whatever the prefixes', () => {
-    expect(crawlKeyProblem({ manifestKey: `${artifactPrefix(A, 0)}t2.result.json`, taskId: 't1', crawlId: A }, [artifactPrefix(A, 0)])).toBe(
+    expect(crawlKeyProblem({ manifestKey: `${levelPrefix(A, 0)}t2.result.json`, taskId: 't1', crawlId: A }, [levelPrefix(A, 0)])).toBe(
       `manifest key "captures/${A}/0/t2.result.json" is not <prefix>t1.result.json`,
     );
   });

@@ -9,7 +9,7 @@ import { crawlWorkflowId } from '../../temporal.config.ts';
 import { createCrawlActivities } from '../../src/activities/crawl.ts';
 import type { CrawlProgress } from '../../src/domain/crawl.ts';
 import type { Manifest, ManifestArtifact, PageReport } from '../../src/domain/contract.ts';
-import { MAX_REPORTS_PER_LEVEL } from '../../src/domain/level-dispatch.ts';
+import { MAX_REPORTS_PER_LEVEL } from '../../src/domain/level.ts';
 import { capabilityHash } from '../../src/ledger/capability.ts';
 import { reconcile } from '../../src/ledger/reconcile.ts';
 import { clientCredentialsAuth } from '../../src/flow/report.ts';

@@ -11,7 +11,7 @@ import type { Crawl } from '../../src/db/types.ts';
 import { finishCrawlRow } from '../../src/store/crawls.ts';
 import { crawlWorkflowId } from '../../temporal.config.ts';
 import { CAPABILITY_HEADER, ERROR_TYPE_CANCELLED, type DispatchBody, type Manifest, type PageReport } from '../../src/domain/contract.ts';
-import { artifactPrefix } from '../../src/domain/level-dispatch.ts';
+import { levelPrefix as prefixOfLevel } from '../../src/domain/level.ts';
 
 export interface ReceivedDispatch {
   body: DispatchBody;
@@ -43,7 +43,7 @@ export function capabilityHeader(d: Pick<DispatchBody, 'capability'>): Record<st
 
 /** Where the ledger asks a level's captures to be written (writeCapture's prefix: no trailing '/'). */
 export function levelPrefix(crawlId: string, depth: number): string {
-  return artifactPrefix(crawlId, depth).replace(/\/$/, '');
+  return prefixOfLevel(crawlId, depth).replace(/\/$/, '');
 }
 
 export async function startWebhookStub(): Promise<WebhookStub> {

@@ -5,7 +5,8 @@
 // MAX_REPORTS_PER_LEVEL times) and the workflow is signalled with a reference.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BadRequestError } from '../errors.ts';
-import { MAX_REPORTS_PER_LEVEL, misplacedManifests, pagesNamingTasks } from '../../domain/level-dispatch.ts';
+import { MAX_REPORTS_PER_LEVEL } from '../../domain/level.ts';
+import { misplacedManifests, pagesNamingTasks } from '../../domain/level-dispatch.ts';
 import { foreignTaskIds } from '../../store/task-owners.ts';
 import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
