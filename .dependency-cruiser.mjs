@@ -49,6 +49,14 @@ export default {
       to: { path: '^src/flow/' },
     },
     {
+      name: 'below-http-never-imports-api',
+      comment:
+        'the ledger, the stores and the domain know nothing of HTTP: they throw their own errors (src/domain/invalid-input, src/domain/state-conflict) and the API maps them to answers',
+      severity: 'error',
+      from: { path: '^src/(ledger|store|domain)/', pathNot: notTest },
+      to: { path: '^src/api/' },
+    },
+    {
       name: 'no-circular',
       comment: 'a cycle makes the load order matter and the layers meaningless',
       severity: 'error',

@@ -2,7 +2,8 @@
 //   schema failures      → 400 {"error":"invalid request","details":[{"field":"body.maxDepth","message":"must be integer"}]}
 //   answer errors        → their own status, body and headers (src/api/errors.ts: 400, 401, 403,
 //                          404, 405, 409, 503; a 503's cause is logged, never sent); the domain's
-//                          InvalidInputError is a 400 with the same body as BadRequestError
+//                          InvalidInputError is a 400 with the same body as BadRequestError, its
+//                          StateConflictError a 409 with the same body as ConflictError
 //   Postgres codes       → 23505 unique violation 409; 23514 check, 22P02 invalid text, 23502 not null, 22007/22008 datetime,
 //                          22021/22P05 a NUL character 400
 //   fastify client errors (bad JSON, wrong content type, body too large) keep their 4xx status
@@ -12,7 +13,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import fp from 'fastify-plugin';
 import { InvalidInputError } from '../domain/invalid-input.ts';
-import { BadRequestError, DomainError, MethodNotAllowedError, NotFoundError } from './errors.ts';
+import { StateConflictError } from '../domain/state-conflict.ts';
+import { BadRequestError, ConflictError, DomainError, MethodNotAllowedError, NotFoundError } from './errors.ts';
 import { UUID_PATTERN } from '../domain/uuid.ts';
 
 export interface ValidationDetail {
@@ -71,14 +73,20 @@ function postgresAnswer(err: FastifyError, code: string, request: FastifyRequest
   return reply.code(400).send({ error: 'invalid request', details: [{ field: column ?? constraint ?? 'request', message: err.message }] });
 }
 
+/** The answer for an error of the layers below HTTP: "this input cannot be used" is a 400, "the state refuses it" a 409. */
+function asAnswer(err: FastifyError): unknown {
+  if (err instanceof InvalidInputError) return new BadRequestError(err.message, err.details);
+  if (err instanceof StateConflictError) return new ConflictError(err.message, err.details);
+  return err;
+}
+
 export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err.validation) {
     const details = validationDetails(err.validation, err.validationContext ?? 'request');
     request.log.info({ details }, 'invalid request');
     return reply.code(400).send({ error: 'invalid request', details });
   }
-  // pure logic's "this input cannot be used" is the API's 400
-  const answer = err instanceof InvalidInputError ? new BadRequestError(err.message, err.details) : err;
+  const answer = asAnswer(err);
   if (answer instanceof DomainError) {
     if (answer.status >= 500) request.log.error({ err }, answer.body().error as string);
     return reply.code(answer.status).headers(answer.headers()).send(answer.body());

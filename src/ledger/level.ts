@@ -9,8 +9,8 @@
 //   passHeartbeat       a heartbeat: passed on at most once per gap, the turn given back on failure
 //   levelArtifactPrefix admission: where the level's manifests and artifacts must lie
 import type { Db } from '../db/connect.ts';
-import { ConflictError } from '../api/errors.ts';
 import { isPastDeadline, levelDeadline, levelPrefix, MAX_REPORTS_PER_LEVEL } from '../domain/level.ts';
+import { StateConflictError } from '../domain/state-conflict.ts';
 import { upsertLevelReport } from '../store/crawls.ts';
 import { getDispatch, recordDispatch, releaseHeartbeatTurn, takeHeartbeatTurn, takeReportSlot, type LevelDispatch } from '../store/level-dispatches.ts';
 import { capabilityHash, capabilityMatches, mintCapability } from './capability.ts';
@@ -49,17 +49,18 @@ export async function levelArtifactPrefix(db: Db, crawlId: string, depth: number
 }
 
 /**
- * Stores a report of the level (replacing an earlier one) with a fresh report id. 409 past the
- * level's deadline, and once the level took MAX_REPORTS_PER_LEVEL reports.
+ * Stores a report of the level (replacing an earlier one) with a fresh report id. Refused
+ * (StateConflictError, the API's 409) past the level's deadline, and once the level took
+ * MAX_REPORTS_PER_LEVEL reports.
  */
 export async function storeReport(db: Db, dispatch: LevelDispatch, body: unknown, reportedBy: string, now = Date.now()): Promise<{ reportId: string }> {
   const { crawlId, depth } = dispatch;
-  if (isPastDeadline(dispatch.deadline, now)) throw new ConflictError(`level ${depth} is past its deadline (${dispatch.deadline.toISOString()})`);
+  if (isPastDeadline(dispatch.deadline, now)) throw new StateConflictError(`level ${depth} is past its deadline (${dispatch.deadline.toISOString()})`);
   const stored = await db.transaction().execute(async (trx) => {
     if ((await takeReportSlot(trx, crawlId, depth, MAX_REPORTS_PER_LEVEL)) === null) return null;
     return upsertLevelReport(trx, crawlId, depth, body, reportedBy);
   });
-  if (stored === null) throw new ConflictError(`level ${depth} was already reported ${MAX_REPORTS_PER_LEVEL} times; no more reports of it are taken`);
+  if (stored === null) throw new StateConflictError(`level ${depth} was already reported ${MAX_REPORTS_PER_LEVEL} times; no more reports of it are taken`);
   return stored;
 }
 

@@ -101,6 +101,24 @@ describe('.dependency-cruiser.cjs', { timeout: 60_000 }, () => {
     ).toEqual([]);
   });
 
+  it('keeps the ledger, the stores and the domain from importing the API, and lets the API import them', async () => {
+    const errors = 'export class ConflictError extends Error {}\n';
+    expect(
+      await violations({
+        'src/api/errors.ts': errors,
+        'src/ledger/level.ts': "import { ConflictError } from '../api/errors.ts';\nexport const refuse = () => new ConflictError();\n",
+        'src/store/crawls.ts': "import { ConflictError } from '../api/errors.ts';\nexport const refuse = () => new ConflictError();\n",
+      }),
+    ).toEqual(['below-http-never-imports-api']);
+    expect(
+      await violations({
+        'src/domain/state-conflict.ts': 'export class StateConflictError extends Error {}\n',
+        'src/ledger/level.ts': "import { StateConflictError } from '../domain/state-conflict.ts';\nexport const refuse = () => new StateConflictError();\n",
+        'src/api/error-handler.ts': "import { refuse } from '../ledger/level.ts';\nexport const answer = refuse;\n",
+      }),
+    ).toEqual([]);
+  });
+
   it('refuses an import cycle', async () => {
     expect(
       await violations({
