@@ -36,7 +36,7 @@ async function registerServiceRoutes(app: FastifyInstance, resolver: IdentityRes
 export async function registerRoutes(app: FastifyInstance, opts: { deps: AppDeps; services: AppServices; resolver: IdentityResolver }): Promise<void> {
   const { deps, services } = opts;
   await registerServiceRoutes(app, opts.resolver, deps);
-  await app.register(meRoutes, { deps });
+  await app.register(meRoutes, { me: services.me });
   await app.register(archiveRoutes, { archives: services.archives });
   await app.register(archiveThumbnailRoutes, { archives: services.archives });
   await app.register(archiveRequiresRoutes, { archives: services.archives });

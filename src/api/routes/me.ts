@@ -1,14 +1,12 @@
 // GET /api/me: only about the caller — who the token (or headers) say they are, and canSubmit,
-// the same question the crawl routes ask. Never 404: "may not" is canSubmit false.
+// the same question the crawl routes ask (services/me.ts). Never 404: "may not" is canSubmit false.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { canSubmit } from '../../fga/authorize.ts';
-import type { AppDeps } from '../deps.ts';
 import { requireIdentity } from '../identity.ts';
 import { errorResponses, NoQuery } from '../schemas/common.ts';
 import { Me } from '../schemas/me.ts';
+import type { MeService } from '../services/me.ts';
 
-const meRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts) => {
-  const { fga } = opts.deps;
+const meRoutes: FastifyPluginAsyncTypebox<{ me: MeService }> = async (app, { me }) => {
   app.get(
     '/api/me',
     {
@@ -20,12 +18,7 @@ const meRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, opts)
         response: { 200: Me, ...errorResponses },
       },
     },
-    async (request) => {
-      const identity = requireIdentity(request);
-      const org = identity.organizations[0];
-      const submit = org === undefined ? false : await canSubmit(fga, identity, org);
-      return { subject: identity.subject, organizations: identity.organizations, canSubmit: submit };
-    },
+    async (request) => me.describe(requireIdentity(request)),
   );
 };
 

@@ -5,8 +5,10 @@ import { createArchiveService, type ArchiveService } from './archives.ts';
 import { createCrawlLevelService, type CrawlLevelService } from './crawl-levels.ts';
 import { createCrawlService, type CrawlService } from './crawls.ts';
 import { createDecisionService, type DecisionService } from './decisions.ts';
+import { createMeService, type MeService } from './me.ts';
 
 export interface AppServices {
+  me: MeService;
   archives: ArchiveService;
   decisions: DecisionService;
   crawls?: CrawlService;
@@ -14,7 +16,7 @@ export interface AppServices {
 }
 
 export function createServices(deps: AppDeps): AppServices {
-  const services: AppServices = { archives: createArchiveService(deps), decisions: createDecisionService(deps) };
+  const services: AppServices = { me: createMeService(deps), archives: createArchiveService(deps), decisions: createDecisionService(deps) };
   if (deps.temporal !== undefined) {
     services.crawls = deps.crawls ?? createCrawlService({ ...deps, temporal: deps.temporal });
     services.levels = deps.levels ?? createCrawlLevelService({ ...deps, temporal: deps.temporal });
