@@ -14,8 +14,10 @@ import { errorHandlerPlugin, frameworkErrorHandler } from './error-handler.ts';
 import { identityPlugin, selectIdentity, type IdentityResolver } from './identity.ts';
 import { jsonBodyPlugin } from './json-body.ts';
 import { clientsPlugin } from './plugins/clients.ts';
+import { dbPlugin } from './plugins/db.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { useRequestHooks } from './plugins/request-hooks.ts';
+import { temporalPlugin } from './plugins/temporal.ts';
 import { registerRoutes } from './routes/index.ts';
 import { createServices } from './services/index.ts';
 
@@ -24,6 +26,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** the identity resolver; default: selectIdentity(config.identity) */
   identity?: IdentityResolver;
+  /** no Temporal client given: connect one of the app's own when crawls are configured (plugins/temporal.ts) */
+  connectTemporal?: boolean;
 }
 
 type Part = 'body' | 'querystring' | 'params' | 'headers';
@@ -69,9 +73,11 @@ export async function buildApp(input: AppInput, opts: AppOptions = {}): Promise<
   // 1. external plugins (every route documents the answers given before its handler, 421 431 …)
   await registerOpenApi(app);
 
-  // 2. app plugins
+  // 2. app plugins: the clients (each given, or the app's own and closed by app.close()), then the rest
+  await app.register(dbPlugin, { config: input.config, given: input.db });
+  await app.register(temporalPlugin, { config: input.config, given: input.temporal, connect: opts.connectTemporal === true });
   await app.register(clientsPlugin, { config: input.config, given: input });
-  const deps: AppDeps = { ...input, ...app.clients };
+  const deps: AppDeps = { ...input, ...app.clients, db: app.db, temporal: app.temporal };
   await app.register(errorHandlerPlugin);
   await app.register(jsonBodyPlugin);
   const resolver = opts.identity ?? selectIdentity(deps.config.identity, app.log);

@@ -9,7 +9,7 @@ import { createUrlSigner, type UrlSigner } from './presign.ts';
 import type { CrawlLevelService } from './services/crawl-levels.ts';
 import type { CrawlService } from './services/crawls.ts';
 
-/** Everything the API's routes use, built once by main.ts (or by a test) and passed down. */
+/** Everything the API's routes use: given by the caller (main.ts, a test) or made by the app's plugins, and passed down. */
 export interface AppDeps {
   config: Config;
   db: Db;
@@ -29,8 +29,9 @@ export interface AppDeps {
 
 export type AppClients = Pick<AppDeps, 's3' | 'signer' | 'search'>;
 
-/** What buildApp needs: the clients are optional, and those missing are the app's own (plugins/clients.ts). */
-export type AppInput = Omit<AppDeps, keyof AppClients> & Partial<AppClients>;
+/** What buildApp needs: the clients and the pool are optional, and those missing are the app's own
+ * (plugins/clients.ts, plugins/db.ts; Temporal: plugins/temporal.ts, when asked to connect). */
+export type AppInput = Omit<AppDeps, keyof AppClients | 'db'> & Partial<AppClients> & { db?: Db };
 
 /** The object-store and search clients, made once from the configuration; closeAppClients ends them. */
 export function createAppClients(config: Config): AppClients {

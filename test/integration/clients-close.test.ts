@@ -1,10 +1,12 @@
-// Clients close themselves with what owns them: the API's object-store client with app.close(),
-// admission's object reader with its close(). Observed on the wire: both talk to the real
-// SeaweedFS through a TCP forwarder that counts open connections, and a keep-alive connection
-// left open after the close would still be counted.
+// Clients close themselves with what owns them: the API's object-store client, its database pool
+// and its Temporal connection with app.close(), admission's object reader with its close().
+// Observed on the wire: each talks to the real SeaweedFS, Postgres or Temporal through a TCP
+// forwarder that counts open connections, and a connection left open after the close would still
+// be counted.
 import { once } from 'node:events';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.ts';
 import { createDb } from '../../src/db/connect.ts';
@@ -77,6 +79,49 @@ describe('clients close themselves', () => {
     }
   });
 
+  it("the app's own database pool: its connection is open after a query and closed by app.close()", async () => {
+    const postgres = await startForwarder(new URL(config.databaseUrl));
+    const databaseUrl = new URL(config.databaseUrl);
+    databaseUrl.host = new URL(postgres.url).host;
+    try {
+      const app = await buildApp({ config: { ...config, databaseUrl: databaseUrl.href }, fga: createFgaClient(config.fga) }, { logger: false });
+      expect(app.temporal).toBeUndefined();
+      await sql`SELECT 1`.execute(app.db);
+      expect(postgres.open.size).toBe(1);
+      await app.close();
+      await postgres.drained();
+      // ended, not idle: the pool's idle timeout would drain the forwarder too, and then reconnect
+      await expect(sql`SELECT 1`.execute(app.db)).rejects.toThrow(/destroyed/);
+      expect(postgres.open.size).toBe(0);
+    } finally {
+      await postgres.close();
+    }
+  });
+
+  it("the app's own Temporal connection (asked to connect, crawls configured): open once used, closed by app.close()", async () => {
+    expect(config.crawl.webhook).toBeDefined();
+    const temporal = await startForwarder(new URL(`http://${config.temporal.address}`));
+    const db = createDb(config.databaseUrl);
+    try {
+      const address = new URL(temporal.url).host;
+      const app = await buildApp(
+        { config: { ...config, temporal: { ...config.temporal, address } }, db, fga: createFgaClient(config.fga) },
+        {
+          logger: false,
+          connectTemporal: true,
+        },
+      );
+      await app.temporal!.connection.ensureConnected();
+      expect(temporal.open.size).toBeGreaterThan(0);
+      await app.close();
+      await temporal.drained();
+      expect(temporal.open.size).toBe(0);
+    } finally {
+      await db.destroy();
+      await temporal.close();
+    }
+  });
+
   it('a client the caller passed stays open: it is the caller’s to close', async () => {
     const db = createDb(config.databaseUrl);
     const s3 = createS3(config.s3);
@@ -85,6 +130,7 @@ describe('clients close themselves', () => {
       await app.close();
       const head = await s3.send(new HeadBucketCommand({ Bucket: config.s3.bucket }));
       expect(head.$metadata.httpStatusCode).toBe(200);
+      expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db)).rows).toEqual([{ one: 1 }]);
       expect(forwarder.open.size).toBe(1);
     } finally {
       s3.destroy();

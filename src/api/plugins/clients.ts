@@ -1,7 +1,7 @@
 // App plugin: the object-store and search clients. Those the caller passed stay the caller's;
 // those missing are made here from the configuration, and closed by the app itself on
-// app.close() (after the requests in flight have finished), so `npm run api` has nothing left to
-// close but the pool and Temporal.
+// app.close() (after the requests in flight have finished). The pool and the Temporal connection
+// are plugins of their own, alike (plugins/db.ts, plugins/temporal.ts).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config/env.ts';
