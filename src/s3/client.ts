@@ -1,14 +1,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config/env.ts';
+import { s3ClientOptions } from '../domain/s3-client-options.ts';
 
-/** Checksums off (they break presigned URLs on non-AWS stores) and path-style addressing. */
+/** The ledger's S3 client: checksums off (they break presigned URLs on non-AWS stores) and path-style addressing. */
 export function createS3(s3: Config['s3']): S3Client {
-  return new S3Client({
-    endpoint: s3.endpoint,
-    region: s3.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  return new S3Client(s3ClientOptions(s3));
 }
