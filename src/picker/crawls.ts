@@ -2,12 +2,13 @@
 // one crawl's page: its state and stopReason (GET /api/crawls/:id), each level's counts and the
 // hosts in flight (GET …/progress), polled while it runs; the pacing audit as a chart per host
 // (GET …/pacing) and what the rules decided, rule × host × action (GET …/decisions).
+import type { CrawlCounts } from '../domain/crawl-counts.js';
 import { call, explain, setStatus, type Answer } from './api.js';
 import { pacingChart } from './chart.js';
 import { action, byId, el, fill, row, tbody, time } from './dom.js';
 import { PAGE } from './archives.js';
 
-interface Crawl {
+interface Crawl extends CrawlCounts {
   id: string;
   orgId: string;
   state: string;
@@ -18,12 +19,6 @@ interface Crawl {
   seeds: string[];
   maxDepth: number;
   depthReached: number;
-  pagesDiscovered: number;
-  pagesCaptured: number;
-  pagesFailed: number;
-  pagesSkipped: number;
-  pagesPending: number;
-  waczCount: number;
 }
 
 interface Level {

@@ -6,6 +6,7 @@ import type { Crawl, CrawlState, Database, StopReason } from '../db/types.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
 import { jobTuples } from '../fga/tuples.ts';
 import { hostOf } from '../domain/crawl.ts';
+import type { CrawlCounts } from '../domain/crawl-counts.ts';
 import type { PageCursor } from '../domain/cursor.ts';
 import { skippedLinksCount } from './decisions.ts';
 
@@ -238,15 +239,6 @@ export async function listCrawls(db: Queryable, opts: { state?: CrawlState; curs
     finishedAt: r.finished_at,
     waczCount: r.wacz_count,
   }));
-}
-
-export interface CrawlCounts {
-  pagesDiscovered: number;
-  pagesCaptured: number;
-  pagesFailed: number;
-  pagesSkipped: number;
-  pagesPending: number;
-  waczCount: number;
 }
 
 /** pagesDiscovered is every distinct page the crawl recorded plus every distinct URL the rules
