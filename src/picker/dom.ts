@@ -33,6 +33,22 @@ export function row(values: readonly (string | number | null | undefined)[], cla
   );
 }
 
+/**
+ * Gives each `<table data-columns="A|B|[C]">` under `root` its head row, one column header per
+ * name (a name in brackets is read to screen readers only), and an empty body: the page's HTML
+ * names a table's columns on one line.
+ */
+export function buildTableHeads(root: ParentNode): void {
+  for (const table of root.querySelectorAll<HTMLTableElement>('table[data-columns]')) {
+    const headers = (table.dataset.columns ?? '').split('|').map((name) => {
+      const hidden = /^\[(.+)\]$/.exec(name);
+      return el('th', { attrs: { scope: 'col' } }, [hidden ? el('span', { className: 'visually-hidden', text: hidden[1] }) : name]);
+    });
+    table.createTHead().append(el('tr', {}, headers));
+    if (table.tBodies.length === 0) table.createTBody();
+  }
+}
+
 export function fill(tableId: string, rows: readonly HTMLTableRowElement[]): void {
   tbody(tableId).replaceChildren(...rows);
 }

@@ -4,7 +4,7 @@
 import { setMode, setStatus, type PickerConfig } from './api.js';
 import { loadArchives } from './archives.js';
 import { loadCrawls, setPollMs, stopPolling } from './crawls.js';
-import { byId } from './dom.js';
+import { buildTableHeads, byId } from './dom.js';
 import { setReplayUrl } from './open.js';
 import { clearSearch, runSearch, searchAvailable } from './search.js';
 
@@ -13,7 +13,9 @@ type View = 'archives' | 'crawls';
 let view: View = 'archives';
 
 function mount(templateId: string): void {
-  byId('app').append(byId<HTMLTemplateElement>(templateId).content.cloneNode(true));
+  const content = byId<HTMLTemplateElement>(templateId).content.cloneNode(true) as DocumentFragment;
+  buildTableHeads(content);
+  byId('app').append(content);
 }
 
 function remember(): void {
