@@ -34,6 +34,30 @@ export const OPENFGA_CACHE_FLAGS = [
   '--list-objects-iterator-cache-ttl=10s',
 ];
 
+/**
+ * `openfga run` on a Postgres datastore, serving HTTP and gRPC on 127.0.0.1, with no metrics, no
+ * playground and text logs: the stack's server, and the fault tests' private one
+ * (test/support/private.ts), which add their own log level and caches.
+ */
+export function openfgaRunArgs(datastoreUri, httpPort, grpcPort) {
+  return [
+    'run',
+    '--datastore-engine',
+    'postgres',
+    '--datastore-uri',
+    datastoreUri,
+    '--http-addr',
+    `127.0.0.1:${httpPort}`,
+    '--grpc-addr',
+    `127.0.0.1:${grpcPort}`,
+    '--metrics-enabled=false',
+    '--datastore-metrics-enabled=false',
+    '--playground-enabled=false',
+    '--log-format',
+    'text',
+  ];
+}
+
 const isRoot = () => process.getuid?.() === 0;
 
 function urlParts(name) {
@@ -120,23 +144,11 @@ export function serviceSpec(name) {
       // runuser lives in /usr/sbin, which a root shell's PATH does not always hold
       const runuser = ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => existsSync(p)) ?? 'runuser';
       const asPostgres = (cmd, args) => (isRoot() ? [runuser, ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+      // psql as the postgres superuser over the stack's socket, stopping at the first error
+      const psqlCommand = (database, flags) =>
+        asPostgres(`${bin}/psql`, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', database, ...flags]);
       const psql = (sql) => {
-        const [c, a] = asPostgres(`${bin}/psql`, [
-          '-X',
-          '-q',
-          '-v',
-          'ON_ERROR_STOP=1',
-          '-h',
-          sock,
-          '-p',
-          String(port),
-          '-U',
-          'postgres',
-          '-d',
-          'postgres',
-          '-f',
-          '-',
-        ]);
+        const [c, a] = psqlCommand('postgres', ['-f', '-']);
         return execFileSync(c, a, { input: sql, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30000 });
       };
       return {
@@ -226,24 +238,7 @@ export function serviceSpec(name) {
         outboxCounts() {
           const { database } = urlParts('CAPTURE_LEDGER_DATABASE_URL');
           const query = 'SELECT count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL) FROM fga_outbox';
-          const [c, a] = asPostgres(`${bin}/psql`, [
-            '-X',
-            '-q',
-            '-A',
-            '-t',
-            '-v',
-            'ON_ERROR_STOP=1',
-            '-h',
-            sock,
-            '-p',
-            String(port),
-            '-U',
-            'postgres',
-            '-d',
-            database,
-            '-c',
-            query,
-          ]);
+          const [c, a] = psqlCommand(database, ['-A', '-t', '-c', query]);
           const [queued, dead] = execFileSync(c, a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10000 })
             .trim()
             .split('|')
@@ -376,28 +371,7 @@ export function serviceSpec(name) {
         missing: 'openfga (npm run tools builds it into .tools/bin)',
         match: 'openfga',
         command() {
-          return [
-            tool.path,
-            [
-              'run',
-              '--datastore-engine',
-              'postgres',
-              '--datastore-uri',
-              env.CAPTURE_LEDGER_FGA_DATABASE_URL,
-              '--http-addr',
-              `127.0.0.1:${http}`,
-              '--grpc-addr',
-              `127.0.0.1:${grpc}`,
-              '--metrics-enabled=false',
-              '--datastore-metrics-enabled=false',
-              '--playground-enabled=false',
-              '--log-format',
-              'text',
-              '--log-level',
-              'warn',
-              ...OPENFGA_CACHE_FLAGS,
-            ],
-          ];
+          return [tool.path, [...openfgaRunArgs(env.CAPTURE_LEDGER_FGA_DATABASE_URL, http, grpc), '--log-level', 'warn', ...OPENFGA_CACHE_FLAGS]];
         },
         health: () => httpOk(`http://127.0.0.1:${http}/healthz`, (b) => b.includes('SERVING')),
         url: `http://127.0.0.1:${http}`,

@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { openfgaRunArgs } from '../../scripts/lib/services.mjs';
 import { ROOT, loadProjectEnv } from './env.ts';
 
 export interface PrivateService {
@@ -144,25 +145,7 @@ export async function startPrivateOpenFga(): Promise<PrivateService> {
   const svc = privateService(
     'openfga',
     port,
-    () => [
-      `${ROOT}.tools/bin/openfga`,
-      [
-        'run',
-        '--datastore-engine',
-        'postgres',
-        '--datastore-uri',
-        datastore,
-        '--http-addr',
-        `127.0.0.1:${port}`,
-        '--grpc-addr',
-        `127.0.0.1:${grpc}`,
-        '--metrics-enabled=false',
-        '--datastore-metrics-enabled=false',
-        '--playground-enabled=false',
-        '--log-format',
-        'text',
-      ],
-    ],
+    () => [`${ROOT}.tools/bin/openfga`, openfgaRunArgs(datastore, port, grpc)],
     async (url) => {
       const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
       return res.ok && (await res.text()).includes('SERVING');
