@@ -21,31 +21,22 @@
 //   node bench/capture.ts --pages 40    a quick run
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { DispatchBody } from '../src/domain/contract.ts';
-import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
-import { isMain, pagesArg, printAndExit } from './support-main.ts';
+import { isMain, printAndExit } from './support-main.ts';
 import {
-  ARGS,
-  bareRun,
-  cpuSince,
-  FLOW_SWITCHES,
-  hostPages,
-  HOSTS,
-  PARALLELISM,
-  SUBRESOURCES,
-  sumRuns,
-  treeCpuByKind,
+  BARE,
+  capturePagesArg,
+  memoryOf,
+  ratioFigures,
+  runFigures,
+  startBenchFlow,
+  startCaptureSite,
   type CaptureRecord,
   type ModeRun,
 } from './support-capture.ts';
 import { descendants } from '../test/support/processes.ts';
-import { startSite } from '../test/support/site.ts';
 
 export interface CaptureBenchResult extends CaptureRecord {
   bench: 'capture';
@@ -71,34 +62,6 @@ const WORKER_SLOTS = 8;
 const WORKER_SCRIPT = fileURLToPath(new URL('./support-capture-worker.ts', import.meta.url));
 const RATIO_GOAL = 0.9;
 const MEMORY_GOAL_MIB = 1024;
-
-/**
- * Memory of these processes, in bytes, from /proc/<pid>/status (cheap: smaps_rollup's PSS costs
- * the kernel a walk of Chromium's huge address space, more CPU than the flow being measured).
- * `rss` sums every process's RSS, an upper bound that counts the browser binary and shared memory
- * once per process; `unique` sums the private anonymous memory and adds the largest file-backed
- * and shared-memory parts once.
- */
-function memoryOf(pids: number[]): { rss: number; unique: number } {
-  let rss = 0;
-  let anon = 0;
-  let file = 0;
-  let shmem = 0;
-  for (const pid of pids) {
-    let status = '';
-    try {
-      status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    } catch {
-      continue;
-    }
-    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0) * 1024;
-    rss += kb('VmRSS');
-    anon += kb('RssAnon');
-    file = Math.max(file, kb('RssFile'));
-    shmem = Math.max(shmem, kb('RssShmem'));
-  }
-  return { rss, unique: anon + file + shmem };
-}
 
 /** Each root's process tree: the process and every process below it. */
 function subtrees(roots: number[]): number[][] {
@@ -165,15 +128,12 @@ interface FlowRun extends ModeRun {
 
 /** One level through the receiver and flow worker (this process) and `workers` capture worker processes. */
 async function flowRun(urls: string[], workers: number): Promise<FlowRun> {
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(202).end('{}'));
+  let queue = '';
+  const flow = await startBenchFlow((token) => {
+    const { capture, ...opts } = benchFlowOptions(token, memoryStore('bench'));
+    queue = capture!.config.temporal.captureQueue;
+    return opts;
   });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  const token = 'bench-token';
-  const { capture, ...opts } = benchFlowOptions(token, memoryStore('bench'));
-  const queue = capture!.config.temporal.captureQueue;
-  const flow = await startFlow({ ...opts, port: 0, reportRetry: { attempts: 1, baseDelayMs: 1 } });
   const procs: WorkerProcess[] = [];
   const peaks = Array.from({ length: workers }, () => ({ rss: 0, unique: 0, pss: 0, pssAt: 0 }));
   let sampler: NodeJS.Timeout | undefined;
@@ -191,134 +151,60 @@ async function flowRun(urls: string[], workers: number): Promise<FlowRun> {
         peak.unique = Math.max(peak.unique, m.unique);
       });
     }, 500);
-    const body: DispatchBody = {
-      crawlId: `bench-${Date.now()}`,
-      depth: 0,
-      orgId: 'bench',
-      reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`,
-      formats: ['wacz'],
-      signing: false,
-      perHostDelayMs: 0,
-      hostParallelism: PARALLELISM,
-      notBefore: {},
-      pages: urls.map((url) => ({ url, follow: false })),
-    };
-    const load1 = loadavg()[0]!;
-    const cpu0 = treeCpuByKind();
-    const started = Date.now();
-    const res = await fetch(flow.webhookUrl, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
-    const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
-    const seconds = (Date.now() - started) / 1000;
-    // read while the worker processes live: their CPU is theirs until they are reaped
-    const { cpuSeconds, cpuByProcess } = cpuSince(cpu0);
+    const run = await flow.level(urls);
     clearInterval(sampler);
-    const failed = run.report!.pages.filter((p) => p.status !== 'captured');
-    if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
     const stops: { stored: number; pages: number }[] = [];
     for (const w of procs.splice(0)) stops.push(await stopWorker(w));
     if (stops.some((s) => s.stored === 0)) throw new Error(`a capture worker stored nothing: ${JSON.stringify(stops)}`);
-    return { seconds, cpuSeconds, cpuByProcess, load1, workers: peaks.map((peak, i) => ({ peak, pages: stops[i]!.pages })) };
+    return { ...run, workers: peaks.map((peak, i) => ({ peak, pages: stops[i]!.pages })) };
   } finally {
     clearInterval(sampler);
     for (const w of procs) w.child.kill('SIGKILL');
     await flow.close();
-    await new Promise((r) => receiver.close(r));
   }
 }
 
+const mib = (b: number): number => Math.round(b / 1024 / 1024);
+
+/** A flow run's records: its figures, its ratios to bare, and each worker's peak memory. */
+function flowRecords(base: Omit<CaptureBenchResult, 'mode'>, flow: FlowRun, bare: ModeRun, same: ModeRun): CaptureBenchResult[] {
+  const workers = flow.workers.length;
+  const ratio = bare.seconds / flow.seconds;
+  return [
+    { ...base, mode: 'flow', workers, pagesPerWorker: flow.workers.map((w) => w.pages), ...runFigures(flow, base.pages) },
+    // the goal is one worker's; two on this 2-core machine share its cores and show the cost of a second Chromium
+    { ...base, mode: 'ratio', workers, ...ratioFigures(flow, bare, same), ...(workers === 1 ? { goal: RATIO_GOAL, ok: ratio >= RATIO_GOAL } : {}) },
+    ...flow.workers.map((w, i) => ({
+      ...base,
+      mode: 'memory' as const,
+      workers,
+      worker: i + 1,
+      peakRssSumMiB: mib(w.peak.rss),
+      peakMiB: mib(w.peak.unique),
+      peakPssMiB: mib(w.peak.pss),
+      goal: MEMORY_GOAL_MIB,
+      ok: mib(w.peak.rss) < MEMORY_GOAL_MIB,
+    })),
+  ];
+}
+
 export async function run(pages = 200): Promise<CaptureBenchResult[]> {
-  const perHost = Math.max(1, Math.round(pages / HOSTS.length));
-  const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n) => [n, { pages: hostPages(perHost) }])) });
+  const site = await startCaptureSite(pages);
   try {
-    const byHost = HOSTS.map((n) => Array.from({ length: perHost }, (_, j) => site.url(n, `/p${j}`)));
-    const interleaved: string[] = [];
-    for (let j = 0; j < perHost; j++) for (const list of byHost) interleaved.push(list[j]!);
-    const total = interleaved.length;
-    const base = { bench: 'capture' as const, pages: total, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM };
-    // bare runs half its pages before the flow and half after: the machine's drift over the run
-    // (other work, the host's own CPU share) then weighs on both modes alike
-    const half = Math.ceil(perHost / 2);
-    const first = byHost.map((urls) => urls.slice(0, half));
-    const second = byHost.map((urls) => urls.slice(half));
-    const bareBefore = await bareRun(first, ARGS);
-    const sameBefore = await bareRun(first, FLOW_SWITCHES);
-    const flows = [await flowRun(interleaved, 1), await flowRun(interleaved, 2)];
-    const bareAfter = await bareRun(second, ARGS);
-    const sameAfter = await bareRun(second, FLOW_SWITCHES);
-    const bare = sumRuns(bareBefore, bareAfter);
-    const same = sumRuns(sameBefore, sameAfter);
-    const barePps = total / bare.seconds;
-    const samePps = total / same.seconds;
-    const mib = (b: number): number => Math.round(b / 1024 / 1024);
-    const out: CaptureBenchResult[] = [
-      {
-        ...base,
-        mode: 'bare',
-        seconds: Number(bare.seconds.toFixed(2)),
-        pagesPerSecond: Number(barePps.toFixed(2)),
-        cpuSeconds: Number(bare.cpuSeconds.toFixed(1)),
-        cpuByProcess: bare.cpuByProcess,
-        load1: Number(bare.load1.toFixed(2)),
-      },
-      {
-        ...base,
-        mode: 'bare-flow-switches',
-        seconds: Number(same.seconds.toFixed(2)),
-        pagesPerSecond: Number(samePps.toFixed(2)),
-        cpuSeconds: Number(same.cpuSeconds.toFixed(1)),
-        cpuByProcess: same.cpuByProcess,
-        load1: Number(same.load1.toFixed(2)),
-      },
+    const total = site.interleaved.length;
+    const base = site.base('capture');
+    const {
+      bare: [bare, same],
+      between: flows,
+    } = await site.aroundBare([BARE.playwright, BARE.flowSwitches], async () => [await flowRun(site.interleaved, 1), await flowRun(site.interleaved, 2)]);
+    return [
+      { ...base, mode: 'bare', ...runFigures(bare!, total) },
+      { ...base, mode: 'bare-flow-switches', ...runFigures(same!, total) },
+      ...flows.flatMap((flow) => flowRecords(base, flow, bare!, same!)),
     ];
-    for (const flow of flows) {
-      const workers = flow.workers.length;
-      const flowPps = total / flow.seconds;
-      const ratio = flowPps / barePps;
-      out.push(
-        {
-          ...base,
-          mode: 'flow',
-          workers,
-          pagesPerWorker: flow.workers.map((w) => w.pages),
-          seconds: Number(flow.seconds.toFixed(2)),
-          pagesPerSecond: Number(flowPps.toFixed(2)),
-          cpuSeconds: Number(flow.cpuSeconds.toFixed(1)),
-          cpuByProcess: flow.cpuByProcess,
-          load1: Number(flow.load1.toFixed(2)),
-        },
-        // the goal is one worker's; two on this 2-core machine share its cores and show the cost of a second Chromium
-        {
-          ...base,
-          mode: 'ratio',
-          workers,
-          ratio: Number(ratio.toFixed(3)),
-          cpuRatio: Number((bare.cpuSeconds / flow.cpuSeconds).toFixed(3)),
-          ratioSameSwitches: Number((flowPps / samePps).toFixed(3)),
-          cpuRatioSameSwitches: Number((same.cpuSeconds / flow.cpuSeconds).toFixed(3)),
-          ...(workers === 1 ? { goal: RATIO_GOAL, ok: ratio >= RATIO_GOAL } : {}),
-        },
-        ...flow.workers.map((w, i) => ({
-          ...base,
-          mode: 'memory' as const,
-          workers,
-          worker: i + 1,
-          peakRssSumMiB: mib(w.peak.rss),
-          peakMiB: mib(w.peak.unique),
-          peakPssMiB: mib(w.peak.pss),
-          goal: MEMORY_GOAL_MIB,
-          ok: mib(w.peak.rss) < MEMORY_GOAL_MIB,
-        })),
-      );
-    }
-    return out;
   } finally {
     await site.close();
   }
 }
 
-if (isMain(import.meta.url)) printAndExit(run(pagesArg(200, HOSTS.length)));
+if (isMain(import.meta.url)) printAndExit(run(capturePagesArg()));

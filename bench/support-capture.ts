@@ -1,13 +1,20 @@
 // What the capture benches share (bench/capture.ts: the capture workers as processes;
-// bench/capture-costs.ts: the cost of behaviors and qa): the site, bare Playwright loading it, and
-// the CPU the process tree used.
+// bench/capture-costs.ts: the cost of behaviors and qa): the site, bare Playwright loading it
+// around the flow's runs, one level through the flow, the CPU and memory the process tree used,
+// and the figures each mode's record carries.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { chromium } from 'playwright-core';
+import type { DispatchBody } from '../src/domain/contract.ts';
 import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
 import { behaviorsScript, runBehaviors } from '../src/flow/browser/behaviors.ts';
 import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
+import { startFlow, type FlowOptions } from '../src/flow/server.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
-import { pngImage, type SitePage } from '../test/support/site.ts';
+import { pagesArg } from './support-main.ts';
+import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
 /** The fields every capture bench record may carry: the run's size, and a mode's time, CPU and ratios to bare. */
 export interface CaptureRecord {
@@ -37,7 +44,7 @@ export const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-netw
 /** the flow's own switches, less its backstop proxy (bare loads the site directly) */
 export const FLOW_SWITCHES = chromiumArgs(0).filter((a) => !a.startsWith('--proxy'));
 
-export function hostPages(perHost: number): Record<string, SitePage | string> {
+function hostPages(perHost: number): Record<string, SitePage | string> {
   const pages: Record<string, SitePage | string> = {
     '/a/s.css': { contentType: 'text/css', body: 'body{font:14px sans-serif;color:#222} img{width:32px;height:32px}' },
     '/a/app.js': { contentType: 'text/javascript', body: 'document.getElementById("t").textContent = "built " + location.pathname;' },
@@ -135,4 +142,165 @@ export function sumRuns(a: ModeRun, b: ModeRun): ModeRun {
   const cpuByProcess: Record<string, number> = { ...a.cpuByProcess };
   for (const [k, v] of Object.entries(b.cpuByProcess)) cpuByProcess[k] = Number(((cpuByProcess[k] ?? 0) + v).toFixed(1));
   return { seconds: a.seconds + b.seconds, cpuSeconds: a.cpuSeconds + b.cpuSeconds, cpuByProcess, load1: a.load1 };
+}
+
+/** How bare Playwright runs: Chromium's switches, and whether the flow's behaviors run in each page. */
+export interface BareVariant {
+  args: string[];
+  behaviors?: boolean;
+}
+
+/** Bare as Playwright launches Chromium (the goals' measure), and with the flow's own switches. */
+export const BARE = { playwright: { args: ARGS }, flowSwitches: { args: FLOW_SWITCHES } } satisfies Record<string, BareVariant>;
+
+/** The bench's size from `--pages` (default 200), a multiple of the hosts. */
+export const capturePagesArg = (): number => pagesArg(200, HOSTS.length);
+
+export interface CaptureSite {
+  /** every page, the hosts taking turns (what the flow is dispatched) */
+  interleaved: string[];
+  /** what every record of the bench carries: its name and the run's size */
+  base<B extends string>(bench: B): { bench: B; pages: number; subresourcesPerPage: number; hostParallelism: number };
+  /**
+   * Each bare variant over the first half of each host's pages, then `between` (the flow's runs),
+   * then each over the second half, the two halves of a variant summed: the machine's drift over
+   * the run (other work, the host's own CPU share) then weighs on bare and the flow alike.
+   */
+  aroundBare<T>(variants: BareVariant[], between: () => Promise<T>): Promise<{ bare: ModeRun[]; between: T }>;
+  close(): Promise<void>;
+}
+
+/** The HOSTS site with about `pages` pages, spread evenly over the hosts. */
+export async function startCaptureSite(pages: number): Promise<CaptureSite> {
+  const perHost = Math.max(1, Math.round(pages / HOSTS.length));
+  const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n) => [n, { pages: hostPages(perHost) }])) });
+  const byHost = HOSTS.map((n) => Array.from({ length: perHost }, (_, j) => site.url(n, `/p${j}`)));
+  const interleaved: string[] = [];
+  for (let j = 0; j < perHost; j++) for (const list of byHost) interleaved.push(list[j]!);
+  const half = Math.ceil(perHost / 2);
+  const [first, second] = [byHost.map((urls) => urls.slice(0, half)), byHost.map((urls) => urls.slice(half))];
+  return {
+    interleaved,
+    base: (bench) => ({ bench, pages: interleaved.length, subresourcesPerPage: SUBRESOURCES, hostParallelism: PARALLELISM }),
+    async aroundBare(variants, between) {
+      const before: ModeRun[] = [];
+      for (const v of variants) before.push(await bareRun(first, v.args, v.behaviors));
+      const result = await between();
+      const bare: ModeRun[] = [];
+      for (const [i, v] of variants.entries()) bare.push(sumRuns(before[i]!, await bareRun(second, v.args, v.behaviors)));
+      return { bare, between: result };
+    },
+    close: () => site.close(),
+  };
+}
+
+export interface BenchFlow {
+  /** one level of these pages through the flow, awaited; throws unless every page was captured */
+  level(urls: string[], extra?: Partial<DispatchBody>): Promise<ModeRun>;
+  close(): Promise<void>;
+}
+
+const BENCH_TOKEN = 'bench-token';
+
+/** The flow (receiver and flow worker in this process) with a report receiver that takes every report. */
+export async function startBenchFlow(options: (token: string) => FlowOptions): Promise<BenchFlow> {
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(202).end('{}'));
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const reportUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`;
+  const flow = await startFlow({ ...options(BENCH_TOKEN), port: 0, reportRetry: { attempts: 1, baseDelayMs: 1 } });
+  return {
+    async level(urls, extra = {}) {
+      const body: DispatchBody = {
+        crawlId: `bench-${Date.now()}`,
+        depth: 0,
+        orgId: 'bench',
+        reportUrl,
+        formats: ['wacz'],
+        signing: false,
+        perHostDelayMs: 0,
+        hostParallelism: PARALLELISM,
+        notBefore: {},
+        pages: urls.map((url) => ({ url, follow: false })),
+        ...extra,
+      };
+      const load1 = loadavg()[0]!;
+      const cpu0 = treeCpuByKind();
+      const started = Date.now();
+      const res = await fetch(flow.webhookUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
+      const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
+      const seconds = (Date.now() - started) / 1000;
+      // read while any capture worker processes live: their CPU is theirs until they are reaped
+      const cpu = cpuSince(cpu0);
+      const failed = run.report!.pages.filter((p) => p.status !== 'captured');
+      if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
+      return { seconds, ...cpu, load1 };
+    },
+    async close() {
+      await flow.close();
+      await new Promise((r) => receiver.close(r));
+    },
+  };
+}
+
+/**
+ * Memory of these processes, in bytes, from /proc/<pid>/status (cheap: smaps_rollup's PSS costs
+ * the kernel a walk of Chromium's huge address space, more CPU than the flow being measured).
+ * `rss` sums every process's RSS, an upper bound that counts the browser binary and shared memory
+ * once per process; `unique` sums the private anonymous memory and adds the largest file-backed
+ * and shared-memory parts once.
+ */
+export function memoryOf(pids: number[]): { rss: number; unique: number } {
+  let rss = 0;
+  let anon = 0;
+  let file = 0;
+  let shmem = 0;
+  for (const pid of pids) {
+    let status = '';
+    try {
+      status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    } catch {
+      continue;
+    }
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    rss += kb('VmRSS');
+    anon += kb('RssAnon');
+    file = Math.max(file, kb('RssFile'));
+    shmem = Math.max(shmem, kb('RssShmem'));
+  }
+  return { rss, unique: anon + file + shmem };
+}
+
+export const fixed = (n: number, digits: number): number => Number(n.toFixed(digits));
+
+/** A mode's time, rate, CPU and load, rounded as every record prints them. */
+export function runFigures(r: ModeRun, pages: number): Pick<CaptureRecord, 'seconds' | 'pagesPerSecond' | 'cpuSeconds' | 'cpuByProcess' | 'load1'> {
+  return {
+    seconds: fixed(r.seconds, 2),
+    pagesPerSecond: fixed(pages / r.seconds, 2),
+    cpuSeconds: fixed(r.cpuSeconds, 1),
+    cpuByProcess: r.cpuByProcess,
+    load1: fixed(r.load1, 2),
+  };
+}
+
+/** The flow against bare Playwright (as Playwright launches Chromium, and with the flow's switches): pages/s and CPU. */
+export function ratioFigures(
+  flow: ModeRun,
+  bare: ModeRun,
+  same: ModeRun,
+): Pick<CaptureRecord, 'ratio' | 'cpuRatio' | 'ratioSameSwitches' | 'cpuRatioSameSwitches'> {
+  return {
+    ratio: fixed(bare.seconds / flow.seconds, 3),
+    cpuRatio: fixed(bare.cpuSeconds / flow.cpuSeconds, 3),
+    ratioSameSwitches: fixed(same.seconds / flow.seconds, 3),
+    cpuRatioSameSwitches: fixed(same.cpuSeconds / flow.cpuSeconds, 3),
+  };
 }
