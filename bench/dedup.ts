@@ -5,6 +5,8 @@
 // index, pages and datapackage, zip headers) over raw unique payload bytes. Because the WARC is
 // gzipped, payloads that compress (HTML, CSS, scripts) count for less than their raw size, so the
 // floor row also gives gzipFloorBytesPerPage: each distinct payload gzipped once, on its own.
+// The site row gives every shared asset's bytes by content type and a page's HTML bytes, so the
+// floor can be judged against what sites serve.
 // The breakdown row says where the `after` run's bytes go: WARC records by type (stored, and raw
 // WARC header / HTTP header / payload bytes), each other zip entry (stored and raw), zip headers.
 //
