@@ -4,7 +4,8 @@
 //   docs    documentation-sized pages like the Rust book's (mdBook): 30–60 KB of HTML per page,
 //           most of it the book's table of contents, which every page repeats, then the chapter's
 //           prose and code; shared stylesheets, scripts and woff2 fonts (already compressed)
-import { pngImage, ttfFont, type SitePage } from '../test/support/site.ts';
+import { deflateSync } from 'node:zlib';
+import { pngChunk, ttfFont, type SitePage } from '../test/support/site.ts';
 
 export type SiteProfile = 'assets' | 'docs';
 
@@ -55,6 +56,26 @@ function prose(seed: number, bytes: number): string {
   return words.join(' ');
 }
 
+/** A valid PNG of noisy pixels, width × height RGB: as little compressible as a photo, so its size is about 3 × width × height. */
+function photoPng(seed: number, width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // truecolour
+  const rows = Array.from({ length: height }, (_, y) => Buffer.concat([Buffer.from([0]), binaryNoise(seed * 10_000 + y, width * 3)]));
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(Buffer.concat(rows))), pngChunk('IEND', Buffer.alloc(0))]);
+}
+
+/** The images of issue 26's site: a logo, two illustrations and a banner, about 8, 16, 32 and 64 KB (photo-like, so they do not compress). */
+const IMAGE_SIZES: [number, number][] = [
+  [64, 42],
+  [96, 56],
+  [128, 84],
+  [192, 112],
+];
+
 function tagFor(path: string): string {
   if (path.endsWith('.css')) return `<link rel="stylesheet" href="${path}">`;
   if (path.endsWith('.js')) return `<script src="${path}"></script>`;
@@ -62,8 +83,11 @@ function tagFor(path: string): string {
   return '';
 }
 
-/** Issue 26's site: 6 stylesheets, 8 scripts, 2 fonts, 4 images; pages of about 5 KB. Kept as it was
- * measured first, so page j is the same on every host (its payload is stored once, too). */
+/** Issue 26's site: 6 stylesheets (6–16 KB), 8 scripts (10–38 KB), 2 TrueType fonts (335 and 168 KB),
+ * 4 images (8–64 KB); pages of about 5 KB. The images were 100-byte single-colour PNGs at first,
+ * smaller than any a site serves (and than DEDUP_LIMITS.minPayloadBytes, so stored on every page);
+ * the rest is kept as it was measured first, so page j is the same on every host (its payload is
+ * stored once, too). */
 function assetsSite(): BenchSite {
   const assets: Record<string, SitePage> = {};
   for (let i = 0; i < 6; i++)
@@ -76,7 +100,7 @@ function assetsSite(): BenchSite {
   const font = ttfFont();
   assets['/assets/f0.ttf'] = { contentType: 'font/ttf', body: font };
   assets['/assets/f1.ttf'] = { contentType: 'font/ttf', body: font.subarray(0, Math.floor(font.length / 2)) };
-  for (let i = 0; i < 4; i++) assets[`/assets/i${i}.png`] = { contentType: 'image/png', body: pngImage(96 + i * 16, 64, [i * 50, 120, 200]) };
+  IMAGE_SIZES.forEach(([w, h], i) => (assets[`/assets/i${i}.png`] = { contentType: 'image/png', body: photoPng(i, w, h) }));
   const head = Object.keys(assets).map(tagFor).join('');
   const fonts = `<style>@font-face{font-family:F0;src:url(/assets/f0.ttf)}@font-face{font-family:F1;src:url(/assets/f1.ttf)}h1{font-family:F0}p{font-family:F1}</style>`;
   return { assets, page: (j) => `<!doctype html><title>page ${j}</title>${fonts}${head}<h1>Page ${j}</h1><p>${noise(10_000 + j, 4_000)}</p>` };

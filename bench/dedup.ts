@@ -5,6 +5,8 @@
 // index, pages and datapackage, zip headers) over raw unique payload bytes. Because the WARC is
 // gzipped, payloads that compress (HTML, CSS, scripts) count for less than their raw size, so the
 // floor row also gives gzipFloorBytesPerPage: each distinct payload gzipped once, on its own.
+// The site row gives every shared asset's bytes by content type and a page's HTML bytes, so the
+// floor can be judged against what sites serve.
 // The breakdown row says where the `after` run's bytes go: WARC records by type (stored, and raw
 // WARC header / HTTP header / payload bytes), each other zip entry (stored and raw), zip headers.
 //
@@ -42,7 +44,7 @@ import { isMain, pagesArg, printAndExit } from './support-main.ts';
 export interface DedupBenchResult {
   bench: 'dedup';
   site: SiteProfile;
-  mode: 'before' | 'after' | 'after-one-level' | 'floor' | 'ratio' | 'breakdown';
+  mode: 'before' | 'after' | 'after-one-level' | 'site' | 'floor' | 'ratio' | 'breakdown';
   pages: number;
   hosts: number;
   sharedAssets: number;
@@ -75,6 +77,16 @@ export interface DedupBenchResult {
   seconds?: number;
   /** the after run's bytes, per page, by part */
   perPage?: Breakdown;
+  /** what the site serves: each shared asset's bytes by content type, and the first page's HTML */
+  assetBytes?: Record<string, number[]>;
+  pageHtmlBytes?: number;
+}
+
+/** Each shared asset's size, by content type, as the site serves it. */
+function assetBytes(assets: Record<string, SitePage>): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const a of Object.values(assets)) (out[a.contentType ?? 'text/html'] ??= []).push(Buffer.byteLength(a.body ?? ''));
+  return out;
 }
 
 const HOSTS = ['h1', 'h2', 'h3', 'h4'];
@@ -194,6 +206,8 @@ interface SiteRun {
   site: SiteProfile;
   pages: number;
   sharedAssets: number;
+  assetBytes: Record<string, number[]>;
+  pageHtmlBytes: number;
   load1: number;
   runs: Partial<Record<Mode, Tally & { seconds: number }>>;
 }
@@ -208,7 +222,8 @@ async function crawlSite(profile: SiteProfile, pages: number, modes: readonly Mo
     for (let j = 0; j < perHost; j++) for (const n of HOSTS) urls.push(site.url(n, `/p${j}`));
     const runs: SiteRun['runs'] = {};
     for (const mode of modes) runs[mode] = await capture(mode, urls, keep);
-    return { site: profile, pages: urls.length, sharedAssets: Object.keys(assets).length, load1, runs };
+    const sizes = { assetBytes: assetBytes(assets), pageHtmlBytes: Buffer.byteLength(page(0, 0)) };
+    return { site: profile, pages: urls.length, sharedAssets: Object.keys(assets).length, ...sizes, load1, runs };
   } finally {
     await site.close();
   }
@@ -260,7 +275,14 @@ async function rows(r: SiteRun): Promise<DedupBenchResult[]> {
     load1AtStart: r.load1,
   };
   const parts = after === undefined ? [] : [{ ...base, mode: 'breakdown' as const, perPage: perPage(await breakdown(after.waczs), r.pages) }];
-  return [...measured, { ...base, mode: 'floor', floorBytesPerPage: Math.round(floor.raw), gzipFloorBytesPerPage: Math.round(floor.gzip) }, summary, ...parts];
+  const site: DedupBenchResult = { ...base, mode: 'site', assetBytes: r.assetBytes, pageHtmlBytes: r.pageHtmlBytes };
+  return [
+    ...measured,
+    site,
+    { ...base, mode: 'floor', floorBytesPerPage: Math.round(floor.raw), gzipFloorBytesPerPage: Math.round(floor.gzip) },
+    summary,
+    ...parts,
+  ];
 }
 
 export interface DedupBenchOptions {

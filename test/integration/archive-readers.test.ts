@@ -6,26 +6,21 @@
 // Chromium from a site on an IP host with a port, at a URL whose query arguments are unsorted, so
 // every rule of the canonical SURT is exercised: pywb's keys must equal the WACZ's own.
 // The tools come from PyPI into .tools/archive-tools (tools.json, profile test; npm test asks).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LevelReportBody, Manifest } from '../../src/domain/contract.ts';
 import { readWacz, type WaczContents } from '../../src/domain/wacz/read.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { createS3 } from '../../src/s3/client.ts';
-import { ROOT } from '../support/env.ts';
+import { run, startWayback, TOOLS } from '../support/archive-tools.ts';
 import { testConfig } from '../support/config.ts';
 import { testFlowOptions } from '../support/flow.ts';
 import { dispatchTo, startReceiver } from '../support/report-receiver.ts';
 import { realisticAssets, realisticPage, startSite, type Site } from '../support/site.ts';
 
-const run = promisify(execFile);
-const TOOLS = `${ROOT}.tools/archive-tools/bin/`;
 const TOKEN = 'archive-readers-test-token';
 const MARKER = 'Read back by the archive readers';
 const SEED_PATH = '/docs/page?b=1&a=2';
@@ -63,34 +58,6 @@ async function capture(url: string): Promise<Buffer> {
   expect(report.pages[0]!.status).toBe('captured');
   const manifest = JSON.parse((await getObject(report.pages[0]!.manifestKey!)).toString('utf8')) as Manifest;
   return getObject(manifest.artifacts.find((a) => a.format === 'wacz')!.key);
-}
-
-/** A free port on 127.0.0.1 for pywb's server. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
-}
-
-/** pywb's `wayback` serving the collections under `cwd`, once it answers. */
-async function startWayback(cwd: string): Promise<{ origin: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(`${TOOLS}wayback`, ['-p', String(port), '-b', '127.0.0.1'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-  let exited: string | null = null;
-  child.on('exit', (code) => (exited = `wayback exited with ${code}`));
-  const origin = `http://127.0.0.1:${port}`;
-  // wait until it answers: each try is a request, and a dead process ends the wait at once
-  for (;;) {
-    if (exited !== null) throw new Error(exited);
-    const up = await fetch(`${origin}/`).then(
-      (r) => r.status,
-      () => null,
-    );
-    if (up !== null) return { origin, child };
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 beforeAll(async () => {

@@ -4,6 +4,9 @@
 // warcio.js) and requires the seed's archive, which the ledger keeps; every page replays styled in
 // the project's replay from signed sources only; deleting the required archive is 409 naming the
 // archives that need it.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +19,7 @@ import { waitForCrawlEnd } from '../support/crawls.ts';
 import { drain } from '../support/ledger.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
 import { ttfFont } from '../support/site.ts';
+import { run, startWayback, TOOLS } from '../support/archive-tools.ts';
 import { readWithWarcio } from '../support/warcio.ts';
 
 const ORG = 'acme';
@@ -140,6 +144,45 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
       // the page itself is its own
       expect(records.find((r) => r.uri === c.url)?.type).toBe('response');
       expect(c.wacz.length).toBeLessThan(seed!.wacz.length / 4);
+    }
+  });
+
+  it('every WACZ passes wacz validate and warcio check; pywb serves a later page’s stylesheet through its revisit from the seed’s WARC', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-readers-'));
+    try {
+      const root = join(dir, 'pywb');
+      mkdirSync(root);
+      await run(`${TOOLS}wb-manager`, ['init', 'captures'], { cwd: root });
+      for (const [i, c] of crawled.entries()) {
+        const file = join(dir, `page-${i}.wacz`);
+        writeFileSync(file, c.wacz);
+        const validated = await run(`${TOOLS}wacz`, ['validate', '-f', file]);
+        expect(`${validated.stdout}${validated.stderr}`, c.url).not.toMatch(/error|invalid|fail/i);
+        const warc = join(dir, `page-${i}.warc.gz`);
+        writeFileSync(warc, (await readWacz(c.wacz)).entries.get(WARC_PATH)!.data);
+        // -v names every record it checked; a failed digest makes warcio exit non-zero (run throws)
+        const checked = await run(`${TOOLS}warcio`, ['check', '-v', warc]);
+        expect(checked.stdout, c.url).not.toMatch(/digest (failed|fail)/i);
+        // each page's WARC under its own name, so one collection holds them all
+        await run(`${TOOLS}wb-manager`, ['add', 'captures', warc], { cwd: root });
+      }
+      const later = crawled.at(-1)!;
+      const css = h.site.url('a', '/assets/site.css');
+      const revisit = (await warcOf(later)).records.find((r) => r.uri === css)!;
+      expect(revisit.type).toBe('revisit');
+      const stamp = revisit.header('WARC-Date')!.replace(/\D/g, '').slice(0, 14);
+      const wayback = await startWayback(root);
+      try {
+        const res = await fetch(`${wayback.origin}/captures/${stamp}id_/${css}`);
+        expect(res.status).toBe(200);
+        // the revisit's own capture time, its payload from the seed's response
+        expect(new Date(res.headers.get('memento-datetime')!).getTime()).toBe(Math.floor(Date.parse(revisit.header('WARC-Date')!) / 1000) * 1000);
+        expect(await res.text()).toBe(CSS);
+      } finally {
+        wayback.child.kill();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

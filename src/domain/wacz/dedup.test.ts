@@ -191,6 +191,34 @@ describe('a WACZ with revisit records', () => {
     });
   });
 
+  it('writes a GET revisit alone, without a block digest; a POST revisit keeps the request replay matches its body with', async () => {
+    const css = asset(4);
+    const known: StoredPayload[] = [
+      { digest: payloadDigest(css), uri: 'http://h.test/s.css', date: '2024-12-31T00:00:00.000Z', archiveKey: 'crawl/0/first.wacz', bytes: css.length },
+    ];
+    const get = exchange('http://h.test/s.css', css);
+    const post = exchange('http://h.test/api', css);
+    post.request = { ...post.request, method: 'POST' };
+    const packed = await packWacz({
+      exchanges: [get, post],
+      pages: [],
+      software: 't/1',
+      created: new Date(T0),
+      dedup: { known, archiveKey: 'crawl/0/b.wacz' },
+    });
+    const records = parseWarcGz((await readWacz(packed.wacz)).entries.get(WARC_PATH)!.data);
+    const typed = records.map((r) => [r.headers['WARC-Type'], r.headers['WARC-Target-URI']]);
+    expect(typed).toEqual([
+      ['warcinfo', undefined],
+      ['revisit', 'http://h.test/s.css'],
+      ['revisit', 'http://h.test/api'],
+      ['request', 'http://h.test/api'],
+    ]);
+    const postRevisit = records[2]!;
+    expect(records[3]!.headers['WARC-Concurrent-To']).toBe(postRevisit.headers['WARC-Record-ID']);
+    for (const r of records.filter((x) => x.headers['WARC-Type'] === 'revisit')) expect(r.headers['WARC-Block-Digest']).toBeUndefined();
+  });
+
   it('writes no requires without revisits', async () => {
     const packed = await packWacz({
       exchanges: [exchange('http://h.test/a', asset(1))],

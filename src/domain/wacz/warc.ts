@@ -191,11 +191,16 @@ export interface RevisitTarget {
 
 /**
  * A response whose payload is stored elsewhere: a revisit record whose block is the HTTP head only
- * (WARC 1.1 §6.7.2), with the payload's digest and the record it refers to, then the request.
+ * (WARC 1.1 §6.7.2), with the payload's digest and the record it refers to, then what else the
+ * exchange needs. Its WARC fields are the ones a reader uses: no WARC-Block-Digest (optional in
+ * WARC 1.1; the head it would cover is short, and the payload digest is what identifies the
+ * revisit). A GET revisit is written alone: its request record and TLS session would be the same
+ * fetch again, kept beside the original, and no replay reads a GET's request (pywb and
+ * ReplayWeb.page look a GET up by URL and time; they read a request record for a POST's body).
+ * Any other method keeps its request, which replay needs to match the body.
  */
-export function revisitRecords(x: HttpExchange, target: RevisitTarget): { response: WarcRecord; request: WarcRecord; tls?: WarcRecord } {
+export function revisitRecords(x: HttpExchange, target: RevisitTarget): { response: WarcRecord; request?: WarcRecord; tls?: WarcRecord } {
   const full = exchangeRecords(x);
-  const head = httpResponseHead(x.response);
   const response: WarcRecord = {
     headers: {
       'WARC-Type': 'revisit',
@@ -208,10 +213,10 @@ export function revisitRecords(x: HttpExchange, target: RevisitTarget): { respon
       'WARC-Refers-To-Date': target.date,
       'Content-Type': 'application/http; msgtype=response',
       'WARC-Payload-Digest': full.response.headers['WARC-Payload-Digest']!,
-      'WARC-Block-Digest': `sha256:${sha256Hex(head)}`,
     },
-    block: head,
+    block: httpResponseHead(x.response),
   };
+  if (x.request.method.toUpperCase() === 'GET') return { response };
   return { ...full, response };
 }
 

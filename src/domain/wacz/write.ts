@@ -26,6 +26,8 @@ import {
 import { gzipMember } from './warc-gzip.ts';
 
 export const WACZ_VERSION = '1.1.1';
+/** zlib's smallest output for the deflated zip entries (yazl's default is 6) */
+const ZIP_DEFLATE_LEVEL = 9;
 export const WARC_PATH = `archive/${WARC_FILENAME}`;
 export const PAGES_HEADER = { format: 'json-pages-1.0', id: 'pages', title: 'All Pages', hasText: true } as const;
 
@@ -139,7 +141,7 @@ export function warcinfoFields(software: string, p: Provenance = {}): HeaderList
 function recordsOf(x: HttpExchange, p: RecordPlan | undefined): { response: WarcRecord; rest: WarcRecord[] } {
   const { response, request, tls } =
     p?.kind === 'revisit' ? revisitRecords(x, { profile: REVISIT_PROFILE, uri: p.of.uri, date: p.of.date }) : exchangeRecords(x);
-  return { response, rest: [request, ...(tls !== undefined ? [tls] : [])] };
+  return { response, rest: [...(request !== undefined ? [request] : []), ...(tls !== undefined ? [tls] : [])] };
 }
 
 /** A response's CDXJ line, pointing at its gzip member. */
@@ -198,7 +200,9 @@ export function signHash(hash: string, signer: WaczSigner, software: string, cre
 
 function zip(entries: { name: string; data: Buffer; compress: boolean }[], mtime: Date): Promise<Buffer> {
   const z = new yazl.ZipFile();
-  for (const e of entries) z.addBuffer(e.data, e.name, { compress: e.compress, mtime });
+  // DOS timestamps only: the extended-timestamp extra field adds 9 bytes per header, and
+  // datapackage.json already says when the WACZ was made
+  for (const e of entries) z.addBuffer(e.data, e.name, { compressionLevel: e.compress ? ZIP_DEFLATE_LEVEL : 0, mtime, forceDosTimestamp: true });
   const chunks: Buffer[] = [];
   const done = new Promise<Buffer>((resolve, reject) => {
     z.outputStream.on('data', (c: Buffer) => chunks.push(c));
