@@ -2,7 +2,7 @@
 // JWTs verified against the issuer's discovery document and JWKS, the dev headers ignored.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { base64url, SignJWT } from 'jose';
+import { base64url, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oidcResolver } from '../../src/api/identity.ts';
 import { generateIssuerKey } from '../../src/issuer/keys.ts';
@@ -131,6 +131,10 @@ describe('OIDC (JWT) identity', () => {
     expect(await get(both, '/picker/config.json')).toMatchObject({ status: 200, body: { mode: 'oidc' } });
   });
 
+  /** A token naming this issuer's key, issuer and audience, for each case below to finish and sign. */
+  const fromIssuer = (claims: JWTPayload = {}, alg = 'ES256') =>
+    new SignJWT(claims).setProtectedHeader({ alg, kid: h.issuer.key.kid }).setIssuer(h.issuer.url).setAudience(h.issuer.audience);
+
   const bad: [string, () => Promise<string>][] = [
     [
       'expired',
@@ -155,58 +159,23 @@ describe('OIDC (JWT) identity', () => {
     [
       'HS256 keyed with the public key (algorithm confusion)',
       async () =>
-        new SignJWT({ organizations: ['acme'] })
-          .setProtectedHeader({ alg: 'HS256', kid: h.issuer.key.kid })
-          .setIssuer(h.issuer.url)
-          .setAudience(h.issuer.audience)
+        fromIssuer({ organizations: ['acme'] }, 'HS256')
           .setSubject('alice')
           .setExpirationTime('5m')
           .sign(new TextEncoder().encode(JSON.stringify(h.issuer.key.publicJwk))),
     ],
-    [
-      'without exp',
-      async () =>
-        new SignJWT({})
-          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
-          .setIssuer(h.issuer.url)
-          .setAudience(h.issuer.audience)
-          .setSubject('alice')
-          .sign(h.issuer.key.privateKey),
-    ],
-    [
-      'without sub',
-      async () =>
-        new SignJWT({})
-          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
-          .setIssuer(h.issuer.url)
-          .setAudience(h.issuer.audience)
-          .setExpirationTime('5m')
-          .sign(h.issuer.key.privateKey),
-    ],
+    ['without exp', async () => fromIssuer().setSubject('alice').sign(h.issuer.key.privateKey)],
+    ['without sub', async () => fromIssuer().setExpirationTime('5m').sign(h.issuer.key.privateKey)],
     ['with a subject OpenFGA would misread', async () => signIssuerToken(h.issuer.key, h.issuer.url, h.issuer.audience, { subject: 'alice#member' })],
     [
       'with organizations that are not strings',
       async () =>
-        new SignJWT({ organizations: [1, 2] })
-          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
-          .setIssuer(h.issuer.url)
-          .setAudience(h.issuer.audience)
+        fromIssuer({ organizations: [1, 2] })
           .setSubject('alice')
           .setExpirationTime('5m')
           .sign(h.issuer.key.privateKey),
     ],
-    [
-      'not yet valid',
-      async () =>
-        new SignJWT({})
-          .setProtectedHeader({ alg: 'ES256', kid: h.issuer.key.kid })
-          .setIssuer(h.issuer.url)
-          .setAudience(h.issuer.audience)
-          .setSubject('alice')
-          .setNotBefore('1h')
-          .setExpirationTime('2h')
-          .sign(h.issuer.key.privateKey),
-    ],
+    ['not yet valid', async () => fromIssuer().setSubject('alice').setNotBefore('1h').setExpirationTime('2h').sign(h.issuer.key.privateKey)],
     [
       'with a tampered payload',
       async () => {

@@ -3,33 +3,19 @@
 // a row has the API sign the archive (can_view) and opens ReplayWeb.page with that signed source,
 // which the replay server proxies from the bucket.
 // Screenshots go to test-results/.
-import { mkdirSync } from 'node:fs';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Archive } from '../../src/db/types.ts';
+import { launchTestBrowser, SHOTS } from '../support/browser.ts';
 import type { TestApi, TestApiOptions, TestIssuer } from '../support/api.ts';
 import type { TestDatabase } from '../support/db.ts';
-import { ROOT } from '../support/env.ts';
 import type { TestStore } from '../support/fga.ts';
 import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob, insertManyArchives, makeWacz } from '../support/ledger.ts';
 import { grant } from '../support/crawls.ts';
 import { finishCrawlRow, insertCrawl } from '../../src/store/crawls.ts';
 import { replaceLevelDecisions, replaceLevelSkipped } from '../../src/store/decisions.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SHOTS = `${ROOT}test-results/`;
 
 // no API of the harness's: each identity mode gets one of its own (withApi)
 const h = useHarness({ api: false, issuer: true, replay: true, temporal: true });
@@ -44,7 +30,6 @@ let s3: S3Client;
 let bucket: string;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   ({ tdb, store, issuer, s3, bucket } = h);
   replayUrl = h.replay.url;
   const acme = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
@@ -74,7 +59,7 @@ beforeAll(async () => {
     body: await makeWacz('https://example.test/globex', 'Globex secret'),
   });
   await drain(tdb.db, store.client);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchTestBrowser();
 });
 
 afterAll(async () => {

@@ -4,28 +4,15 @@
 // once it ends; each archive row shows its screenshot, signed for the caller (and refused, 404, to
 // one who may not view the archive); searching for a word on one page finds that page, and one
 // click opens it in replay. Screenshots at 1280 and 390 px go to test-results/.
-import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSearchIndex } from '../../src/search/client.ts';
+import { launchTestBrowser, SHOTS } from '../support/browser.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
-import { ROOT } from '../support/env.ts';
 import { drain } from '../support/ledger.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SHOTS = `${ROOT}test-results/`;
 const ORG = 'acme';
 const INDEX = `cl-test-picker-live-${randomBytes(4).toString('hex')}`;
 const OPENSEARCH = 'http://127.0.0.1:9200';
@@ -66,8 +53,7 @@ const s = useLiveCrawlStack({
 let crawlId: string;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchTestBrowser();
 });
 
 afterAll(async () => {

@@ -21,22 +21,10 @@ import { replayLink } from '../../src/api/picker.ts';
 import { archiveOrigin } from '../../src/domain/replay-origin.ts';
 import { buildReplayServer } from '../../src/replay/server.ts';
 import { createS3 } from '../../src/s3/client.ts';
-import { ROOT } from '../support/env.ts';
+import { BROWSER_LAUNCH, launchTestBrowser, SHOTS } from '../support/browser.ts';
 import { testConfig } from '../support/config.ts';
 import { makeWacz } from '../support/ledger.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SHOTS = `${ROOT}test-results/`;
 const LISTENER_HOST = '127.0.0.77';
 const WAYS = ['fetch', 'websocket', 'eventsource', 'beacon', 'image', 'form', 'frame', 'open', 'preconnect'] as const;
 /** the listeners a browser's network predictor connects to (a bare connect, no byte sent): frames' */
@@ -263,7 +251,7 @@ beforeAll(async () => {
   perArchive = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket, archiveDomain: ARCHIVE_DOMAIN });
   perArchiveUrl = await perArchive.listen({ host: '127.0.0.1', port: 0 });
   replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchTestBrowser();
 });
 
 afterAll(async () => {
@@ -333,7 +321,7 @@ describe('replay exfiltration', { timeout: 240_000 }, () => {
     const profile = mkdtempSync(join(tmpdir(), 'replay-isolation-'));
     mkdirSync(join(profile, 'Default'));
     writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify({ net: { network_prediction_options: 2 } }));
-    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: FLAGS, headless: true });
+    const context = await chromium.launchPersistentContext(profile, BROWSER_LAUNCH);
     try {
       const { loot, tabs } = await hostileRun(context);
       expectNothingOfTheSecret(loot);

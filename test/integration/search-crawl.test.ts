@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, expect, it } from 'vitest';
-import { writeWacz } from '../../src/domain/wacz/write.ts';
 import { createSearchIndex } from '../../src/search/client.ts';
 import { devHeaders } from '../support/api.ts';
 import { eventually, levelPrefix, waitForCrawlEnd, writeCapture } from '../support/crawls.ts';
 import { useHarness } from '../support/harness.ts';
 import { drain } from '../support/ledger.ts';
+import { oneResponseWacz } from '../support/wacz.ts';
 
 const ORG = 'acme';
 const FLOW = 'capture-flow';
@@ -40,28 +40,11 @@ it('a finished crawl is indexed by its workflow', async () => {
 
   const page = await writeCapture(h.s3, h.config.s3.bucket, levelPrefix(crawlId, 0), { url: 'http://a.test/' });
   const when = new Date();
-  const body = Buffer.from('<html><body>echidna</body></html>');
-  const wacz = await writeWacz({
+  const wacz = await oneResponseWacz({
     software: 'capture-ledger search tests',
     created: when,
     pages: [{ url: 'http://a.test/', title: 'Spiny', text: 'An echidna crossed the road at dawn.', ts: when }],
-    exchanges: [
-      {
-        url: 'http://a.test/',
-        date: when,
-        request: { method: 'GET', target: '/', httpVersion: '1.1', headers: [['Host', 'a.test']] },
-        response: {
-          status: 200,
-          statusText: 'OK',
-          httpVersion: '1.1',
-          headers: [
-            ['Content-Type', 'text/html'],
-            ['Content-Length', String(body.length)],
-          ],
-          body,
-        },
-      },
-    ],
+    body: Buffer.from('<html><body>echidna</body></html>'),
   });
   // the manifest names `<prefix>/<taskId>.wacz`; put real bytes there
   await h.s3.send(new PutObjectCommand({ Bucket: h.config.s3.bucket, Key: page.manifestKey.replace(/\.result\.json$/, '.wacz'), Body: wacz }));

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexActivities } from '../../src/activities/index-crawl.ts';
 import type { Archive } from '../../src/db/types.ts';
-import { writeWacz, type WaczPage } from '../../src/domain/wacz/write.ts';
+import type { WaczPage } from '../../src/domain/wacz/write.ts';
 import { createSearchIndex, type SearchIndex } from '../../src/search/client.ts';
 import { MAX_BULK_BYTES } from '../../src/search/bulk-batches.ts';
 import { indexCrawl, MAX_PAGES_JSONL_BYTES, PAGES_ENTRY, readArchivePages } from '../../src/search/indexer.ts';
@@ -23,6 +23,7 @@ import { ROOT } from '../support/env.ts';
 import { useHarness } from '../support/harness.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 import { startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
+import { oneResponseWacz } from '../support/wacz.ts';
 
 const execFileAsync = promisify(execFile);
 /** a page's text as a hostile page made it: 60 MiB */
@@ -38,32 +39,14 @@ let apiWithout: TestApi;
 let search: SearchIndex;
 let bucket: string;
 
-async function wacz(pages: (Omit<WaczPage, 'ts'> & { ts?: Date })[], bodyBytes = 2000): Promise<Buffer> {
+async function wacz(pages: [Omit<WaczPage, 'ts'> & { ts?: Date }], bodyBytes = 2000): Promise<Buffer> {
   const when = new Date('2024-05-01T00:00:00Z');
-  const url = pages[0]!.url;
-  // incompressible: the WARC is gzipped per record, and the size is what the ranged-read test is about
-  const body = randomBytes(bodyBytes);
-  return writeWacz({
+  return oneResponseWacz({
     software: 'capture-ledger search tests',
     created: when,
-    pages: pages.map((p) => ({ ...p, ts: p.ts ?? when })),
-    exchanges: [
-      {
-        url,
-        date: when,
-        request: { method: 'GET', target: new URL(url).pathname, httpVersion: '1.1', headers: [['Host', new URL(url).host]] },
-        response: {
-          status: 200,
-          statusText: 'OK',
-          httpVersion: '1.1',
-          headers: [
-            ['Content-Type', 'text/html'],
-            ['Content-Length', String(body.length)],
-          ],
-          body,
-        },
-      },
-    ],
+    pages: [{ ...pages[0], ts: pages[0].ts ?? when }],
+    // incompressible: the WARC is gzipped per record, and the size is what the ranged-read test is about
+    body: randomBytes(bodyBytes),
   });
 }
 
@@ -101,6 +84,18 @@ function measuringBulks(): { client: SearchIndex['client']; sent: number[] } {
     },
   });
   return { client, sent };
+}
+
+/** Archive rows out of the ledger again, so the tests after this one do not count them. */
+async function deleteArchives(archiveIds: string[]): Promise<void> {
+  await tdb.db.deleteFrom('archives').where('id', 'in', archiveIds).execute();
+}
+
+/** Archives out of the index (each one's first page document) and then out of the ledger. */
+async function unindexArchives(archiveIds: string[]): Promise<void> {
+  const removed = await search.client.bulk({ body: archiveIds.map((id) => ({ delete: { _index: INDEX, _id: `${id}:0` } })) as never, refresh: true });
+  expect(removed.body.errors).toBe(false);
+  await deleteArchives(archiveIds);
 }
 
 async function indexErrorOf(archiveId: string): Promise<string | null> {
@@ -455,16 +450,8 @@ describe('GET /api/search for a caller whose reach is too wide to list', () => {
   });
 
   afterAll(async () => {
-    const res = await search.client.bulk({
-      body: [...inLedger, ...shared].map((id) => ({ delete: { _index: INDEX, _id: `${id}:0` } })) as never,
-      refresh: true,
-    });
-    expect(res.body.errors).toBe(false);
     // rows without a WACZ behind them: the indexing tests below would count them as failed
-    await tdb.db
-      .deleteFrom('archives')
-      .where('id', 'in', [...inLedger, ...shared])
-      .execute();
+    await unindexArchives([...inLedger, ...shared]);
   });
 
   it('checks past 50 hidden hits in the ledger and shows the shared ones, with their ledger rows', async () => {
@@ -543,14 +530,7 @@ describe('indexing', () => {
       const acts = createIndexActivities({ db: tdb.db, s3: api.deps.s3, search });
       expect((await acts.indexPending()).failed).toBe(0);
       // out again: the rebuild below counts every archive it finds
-      await tdb.db
-        .deleteFrom('archives')
-        .where(
-          'id',
-          'in',
-          huge.map((a) => a.id),
-        )
-        .execute();
+      await deleteArchives(huge.map((a) => a.id));
     },
   );
 
@@ -570,16 +550,7 @@ describe('indexing', () => {
     await drain(tdb.db, store.client);
     expect((await searchAs('numbat17', alice)).body.hits.map((h) => h.archiveId)).toEqual([rows[17]!.id]);
     // out again: the rebuild below need not index 30 MB
-    const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
-    expect(removed.body.errors).toBe(false);
-    await tdb.db
-      .deleteFrom('archives')
-      .where(
-        'id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .execute();
+    await unindexArchives(rows.map((r) => r.id));
   });
 
   it(
@@ -611,16 +582,7 @@ describe('indexing', () => {
       expect(sent[1]! + sent.find((n, i) => i > 1 && n > 0.45 * sent[0]!)!).toBe(sent[0]);
       await drain(tdb.db, store.client);
       expect((await searchAs('kiwi11', alice)).body.hits.map((h) => h.archiveId)).toEqual([rows[11]!.id]);
-      const removed = await search.client.bulk({ body: rows.map((r) => ({ delete: { _index: INDEX, _id: `${r.id}:0` } })) as never, refresh: true });
-      expect(removed.body.errors).toBe(false);
-      await tdb.db
-        .deleteFrom('archives')
-        .where(
-          'id',
-          'in',
-          rows.map((r) => r.id),
-        )
-        .execute();
+      await unindexArchives(rows.map((r) => r.id));
     },
   );
 

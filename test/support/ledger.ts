@@ -7,9 +7,9 @@ import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../../src/db/connect.ts';
 import { sql, type Transaction } from 'kysely';
 import type { Archive, Database } from '../../src/db/types.ts';
-import { writeWacz } from '../../src/domain/wacz/write.ts';
 import { drainOutbox, enqueueTuples } from '../../src/fga/outbox.ts';
 import { archiveTuples, jobTuples } from '../../src/fga/tuples.ts';
+import { oneResponseWacz } from './wacz.ts';
 
 /** A finished crawl row plus its capture_job owner/parent tuples (queued). Returns the crawl id. */
 export async function insertJob(db: Db, opts: { orgId: string; submittedBy: string; crawlId?: string }): Promise<string> {
@@ -45,28 +45,12 @@ export async function makeWacz(
   when = new Date(),
   html = `<!doctype html><html><head><title>${text}</title></head><body><h1>${text}</h1><p>captured for a capture-ledger test</p></body></html>`,
 ): Promise<Buffer> {
-  const body = Buffer.from(html, 'utf8');
-  return writeWacz({
+  return oneResponseWacz({
     software: 'capture-ledger tests',
     created: when,
     pages: [{ url, title: text, text, ts: when }],
-    exchanges: [
-      {
-        url,
-        date: when,
-        request: { method: 'GET', target: new URL(url).pathname, httpVersion: '1.1', headers: [['Host', new URL(url).host]] },
-        response: {
-          status: 200,
-          statusText: 'OK',
-          httpVersion: '1.1',
-          headers: [
-            ['Content-Type', 'text/html; charset=utf-8'],
-            ['Content-Length', String(body.length)],
-          ],
-          body,
-        },
-      },
-    ],
+    body: Buffer.from(html, 'utf8'),
+    contentType: 'text/html; charset=utf-8',
   });
 }
 

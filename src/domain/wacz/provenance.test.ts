@@ -2,6 +2,7 @@
 // use): the warcinfo record's fields, WARC-IP-Address on every response, the TLS metadata record of
 // an https response, and datapackage.json's software, created and title.
 import { describe, expect, it } from 'vitest';
+import { okExchange } from '../../../test/support/wacz.ts';
 import { readWithWarcio, warcFieldsOf, warcioIndex } from '../../../test/support/warcio.ts';
 import { readWacz } from './read.ts';
 import type { HttpExchange } from './warc.ts';
@@ -17,24 +18,7 @@ const provenance: Provenance = {
 };
 
 function hit(url: string, ip: string, tls?: HttpExchange['tls']): HttpExchange {
-  const body = Buffer.from(`<title>${url}</title>`);
-  return {
-    url,
-    date: T0,
-    ip,
-    ...(tls !== undefined ? { tls } : {}),
-    request: { method: 'GET', target: new URL(url).pathname, httpVersion: '1.1', headers: [['Host', new URL(url).host]] },
-    response: {
-      status: 200,
-      statusText: 'OK',
-      httpVersion: '1.1',
-      headers: [
-        ['Content-Type', 'text/html'],
-        ['Content-Length', String(body.length)],
-      ],
-      body,
-    },
-  };
+  return okExchange(url, Buffer.from(`<title>${url}</title>`), { date: T0, ip, ...(tls !== undefined ? { tls } : {}) });
 }
 
 const session = {
