@@ -1,10 +1,25 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hostOf } from './crawl.ts';
-import { effectiveDelayMs, Pacer, pacingViolations, politenessLowerBound, simulatePacing, type Capture, type PacingOptions, type SimPage } from './pacing.ts';
+import type { HostChoiceRule } from './host-choice.ts';
+import {
+  effectiveDelayMs,
+  Pacer,
+  pacingViolations,
+  politenessLowerBound,
+  simulatePacing,
+  type Capture,
+  type PacingOptions,
+  type SimPage,
+  type Started,
+} from './pacing.ts';
 
 const pages = (spec: [string, number][]): SimPage[] => spec.map(([host, durationMs]) => ({ host, durationMs }));
 const makespan = (r: { finish: number }[]): number => Math.max(...r.map((x) => x.finish));
+/** n pages on each host, named host0, host1, … */
+const addPages = (p: Pacer<string>, spec: [string, number][]): void => {
+  for (const [h, n] of spec) for (let i = 0; i < n; i++) p.add(h, `${h}${i}`);
+};
 
 describe('effectiveDelayMs', () => {
   it('is perHostDelayMs without a Crawl-delay', () => {
@@ -246,7 +261,7 @@ describe('hostParallelism', () => {
 
 describe('the choice of the next host when slots are fewer than hosts', () => {
   it('gives a free slot to the host ready first, not to a longer chain that is ready later', () => {
-    const p = new Pacer<string>({ perHostDelayMs: 100, hostParallelism: 1, lastFinish: { long: 0, short: -200 } });
+    const p = new Pacer<string>({ perHostDelayMs: 100, hostParallelism: 1, lastFinish: { long: 0, short: -200 }, rule: 'earliest-start' });
     p.add('long', 'l1');
     p.add('long', 'l2');
     p.add('long', 'l3');
@@ -265,12 +280,11 @@ describe('the choice of the next host when slots are fewer than hosts', () => {
   });
   it('says when the next host may start, whatever the slot that freed up was used for', () => {
     const p = new Pacer<string>({ perHostDelayMs: 300, hostParallelism: 1 });
-    for (const [h, n] of [
+    addPages(p, [
       ['a', 3],
       ['b', 1],
       ['c', 1],
-    ] as const)
-      for (let i = 0; i < n; i++) p.add(h, `${h}${i}`);
+    ]);
     expect(p.take(0).map((s) => s.host)).toEqual(['a']);
     p.finish('a', 100);
     // b starts in a's delay; when it ends, the wake is a's ready time (400), which comes before c's own
@@ -288,6 +302,54 @@ describe('the choice of the next host when slots are fewer than hosts', () => {
     const r = simulatePacing(ps, opts, 0, 100);
     expect(pacingViolations(r, opts)).toEqual([]);
     expect(makespan(r) / politenessLowerBound(ps, opts)).toBeLessThanOrEqual(1.01);
+  });
+});
+
+describe('least-bound: the choice when captures take longer than the delay and slots are fewer than hosts', () => {
+  // the pacing bench's site (12, 9, 6 and 3 pages), captures of 500 ms, a delay of 300 ms, 2 slots
+  const site = (): SimPage[] => {
+    const ps: SimPage[] = [];
+    for (let j = 0; j < 12; j++) [12, 9, 6, 3].forEach((n, i) => j < n && ps.push({ host: `h${i}`, durationMs: 500 }));
+    return ps;
+  };
+  const ratio = (rule: HostChoiceRule): number => {
+    const opts: PacingOptions = { perHostDelayMs: 300, hostParallelism: 2, rule };
+    const r = simulatePacing(site(), opts, 0, 300);
+    expect(pacingViolations(r, opts)).toEqual([]);
+    return makespan(r) / politenessLowerBound(site(), opts);
+  };
+  it('waits out the longest chain’s delay instead of pushing it back by a whole capture of another host', () => {
+    expect(ratio('least-bound')).toBe(1);
+    // what earliest-start did: a host ready now took the slot the 12-page host needed 300 ms later
+    expect(ratio('earliest-start')).toBeGreaterThan(1.05);
+  });
+  it('takes the host ready now when the slots are what bounds the crawl (one slot, work > any chain)', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 300, hostParallelism: 1, rule: 'least-bound' });
+    addPages(p, [
+      ['long', 4],
+      ['b', 3],
+      ['c', 3],
+    ]);
+    expect(p.take(0).map((s) => s.host)).toEqual(['long']);
+    p.finish('long', 1000, 1000);
+    // long is ready at 1300; b may start now, and waiting would only add to the work over the slot
+    expect(p.take(1000, 300)).toEqual([{ host: 'b', item: 'b0', at: 1000 }]);
+  });
+  it('gives the one free slot to the longest chain within the lead when another host would hold it past that chain’s ready time', () => {
+    const choose = (rule: HostChoiceRule): Started<string>[] => {
+      const p = new Pacer<string>({ perHostDelayMs: 300, hostParallelism: 2, notBefore: { x: 500, y: 500 }, rule });
+      for (let i = 0; i < 6; i++) p.add('long', `l${i}`);
+      p.add('x', 'x0');
+      p.add('y', 'y0');
+      expect(p.take(0).map((s) => s.host)).toEqual(['long']);
+      expect(p.take(500).map((s) => s.host)).toEqual(['x']);
+      p.finish('long', 1000, 1000);
+      return p.take(1000, 300);
+    };
+    // y is ready now and long at 1300, x is expected to free its slot at 1500: y in this slot would
+    // start long's 5 pages left at 1500, not 1300
+    expect(choose('least-bound')).toEqual([{ host: 'long', item: 'l1', at: 1300 }]);
+    expect(choose('earliest-start')).toEqual([{ host: 'y', item: 'y0', at: 1000 }]);
   });
 });
 
@@ -382,6 +444,7 @@ const scenario = fc.record({
   notBefore: fc.dictionary(fc.constantFrom(...HOSTS), fc.integer({ min: -100, max: 400 })),
   crawlDelayMs: fc.dictionary(fc.constantFrom(...HOSTS), fc.integer({ min: 0, max: 300 })),
   lastFinish: fc.dictionary(fc.constantFrom(...HOSTS), fc.integer({ min: -300, max: 0 })),
+  rule: fc.constantFrom<HostChoiceRule>('earliest-start', 'least-bound'),
 });
 
 describe('pacing properties (fast-check)', () => {

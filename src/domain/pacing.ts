@@ -14,15 +14,17 @@
 // - nothing is submitted on a host before its notBefore (last finish on that host in an earlier
 //   level + delay, sent by the ledger so spacing also holds across levels).
 //
-// A free slot goes to the host that may start earliest; among hosts that may all start at once,
-// the one with the longest remaining chain (pages left × (capture time + delay)) goes first: the
-// makespan is bounded below by the longest per-host chain, so starting that one as early as
-// possible is what keeps the crawl close to the bound.
+// Which hosts get the free slots is host-choice.ts's: by default the one after whose start the
+// makespan's lower bound (the longest per-host chain, the work left over the slots) is least,
+// which is the host that may start earliest unless that would push a longer chain back by a
+// whole capture; slices from before it ran with 'earliest-start' and replay with it.
 //
 // take() may look ahead (leadMs): a host whose ready time comes within the lead is given a slot
 // now, with the time it may be submitted. A caller whose captures take a while to get going (a
 // durable timer, a task queue, a worker) hands the capture over that much early and the capture
 // waits out the rest itself, so the host's spacing is not stretched by the hand-over.
+
+import { chooseHosts, type HostChoiceRule, type WaitingHost } from './host-choice.ts';
 
 export interface PacingOptions {
   perHostDelayMs: number;
@@ -34,6 +36,8 @@ export interface PacingOptions {
   crawlDelayMs?: Record<string, number>;
   /** per host: the last finish this process saw (e.g. from an earlier level), ms */
   lastFinish?: Record<string, number>;
+  /** how free slots are given out (host-choice.ts); default 'least-bound' */
+  rule?: HostChoiceRule;
 }
 
 /** The gap a host needs between one capture's finish and the next submit. */
@@ -53,6 +57,8 @@ interface HostState<T> {
   /** total observed capture time and count, for the remaining-work estimate */
   busyMs: number;
   captures: number;
+  /** when the capture in flight may have started (take's `at`) */
+  startedAt: number;
 }
 
 export interface Started<T> {
@@ -67,6 +73,7 @@ export class Pacer<T> {
   private inFlight = 0;
   private readonly perHostDelayMs: number;
   private readonly parallelism: number;
+  private readonly rule: HostChoiceRule;
 
   private readonly opts: PacingOptions;
 
@@ -77,6 +84,7 @@ export class Pacer<T> {
       throw new RangeError(`hostParallelism must be an integer ≥ 1, got ${opts.hostParallelism}`);
     this.perHostDelayMs = opts.perHostDelayMs;
     this.parallelism = opts.hostParallelism;
+    this.rule = opts.rule ?? 'least-bound';
   }
 
   private state(host: string): HostState<T> {
@@ -92,6 +100,7 @@ export class Pacer<T> {
         crawlDelayMs: this.opts.crawlDelayMs?.[host],
         busyMs: 0,
         captures: 0,
+        startedAt: 0,
       };
       this.hosts.set(host, s);
     }
@@ -119,31 +128,52 @@ export class Pacer<T> {
     return Math.max(s.notBefore, afterFinish);
   }
 
-  private remainingWork(s: HostState<T>): number {
-    const est = s.captures > 0 ? s.busyMs / s.captures : 0;
-    return s.queue.length * (est + this.delayFor(s.host)) + (s.inFlight ? est : 0);
+  /** A host's expected capture time: its own mean; under 'least-bound', the mean over all hosts
+   * until it has one (under 'earliest-start', 0, as slices that began with it ran). */
+  private estimateMs(s: HostState<T>): number {
+    if (s.captures > 0) return s.busyMs / s.captures;
+    if (this.rule === 'earliest-start') return 0;
+    let busy = 0;
+    let n = 0;
+    for (const h of this.hosts.values()) {
+      busy += h.busyMs;
+      n += h.captures;
+    }
+    return n > 0 ? busy / n : 0;
   }
 
   /**
    * Slots for what may be submitted by `now + leadMs`, marked in flight, each with the time it may
-   * be submitted. Free slots go in order of that time (the host that may start earliest first),
-   * ties to the longest remaining chain, then to the host seen first. Call again after each finish.
+   * be submitted (the take's `now`, or the host's ready time when later). Which hosts get them is
+   * the rule's (host-choice.ts). Call again after each finish.
    */
   take(now: number, leadMs = 0): Started<T>[] {
-    const out: Started<T>[] = [];
-    if (this.inFlight >= this.parallelism) return out;
+    if (this.inFlight >= this.parallelism) return [];
     const horizon = now + Math.max(0, leadMs);
-    const startAt = (s: HostState<T>): number => Math.max(now, this.readyAt(s.host));
-    const waiting = [...this.hosts.values()].filter((s) => !s.inFlight && s.queue.length > 0 && this.readyAt(s.host) <= horizon);
-    waiting.sort((a, b) => startAt(a) - startAt(b) || this.remainingWork(b) - this.remainingWork(a) || a.order - b.order);
-    for (const s of waiting) {
-      if (this.inFlight >= this.parallelism) break;
-      const item = s.queue.shift() as T;
-      s.inFlight = true;
-      this.inFlight++;
-      out.push({ host: s.host, item, at: startAt(s) });
+    const waiting: WaitingHost[] = [];
+    const busyUntil: number[] = [];
+    for (const s of this.hosts.values()) {
+      if (s.inFlight) busyUntil.push(s.startedAt + this.estimateMs(s));
+      else if (s.queue.length > 0)
+        waiting.push({
+          host: s.host,
+          order: s.order,
+          readyAt: this.readyAt(s.host),
+          pages: s.queue.length,
+          estMs: this.estimateMs(s),
+          delayMs: this.delayFor(s.host),
+        });
     }
-    return out;
+    const chosen = chooseHosts(waiting, { now, horizon, free: this.parallelism - this.inFlight, parallelism: this.parallelism, busyUntil }, this.rule);
+    return chosen.map((w) => {
+      const s = this.hosts.get(w.host)!;
+      const item = s.queue.shift() as T;
+      const at = Math.max(now, w.readyAt);
+      s.inFlight = true;
+      s.startedAt = at;
+      this.inFlight++;
+      return { host: s.host, item, at };
+    });
   }
 
   /** The capture on `host` finished at `finishedAt` (its duration feeds the work estimate). */
@@ -232,8 +262,10 @@ export interface SimResult extends Capture {
 }
 
 /** Runs the Pacer in virtual time from `t0` over pages with known durations; with `leadMs`, a
- * capture is handed over that early and starts at its host's ready time (as the flow's are). */
-export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, leadMs = 0): SimResult[] {
+ * capture is handed over that early and starts at its host's ready time (as the flow's are); with
+ * `handoverMs`, no capture starts sooner than that after it was taken (the flow's timer, workflow
+ * task and worker poll). */
+export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, leadMs = 0, handoverMs = 0): SimResult[] {
   const pacer = new Pacer<number>(opts);
   pages.forEach((p, i) => pacer.add(p.host, i));
   const results: SimResult[] = [];
@@ -242,7 +274,8 @@ export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, le
   for (;;) {
     for (const s of pacer.take(now, leadMs)) {
       const page = pages[s.item]!;
-      running.push({ host: s.host, index: s.item, start: s.at, finish: s.at + page.durationMs });
+      const start = Math.max(s.at, now + handoverMs);
+      running.push({ host: s.host, index: s.item, start, finish: start + page.durationMs });
     }
     if (pacer.done) break;
     const nextFinish = running.length > 0 ? Math.min(...running.map((r) => r.finish)) : Infinity;

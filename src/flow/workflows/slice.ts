@@ -24,6 +24,9 @@ const PACKAGING_MS = 60_000;
 export const MAX_CAPTURE_LEAD_MS = 1000;
 /** Slices that started before the lead replay without it (they scheduled on timers). */
 const CAPTURE_LEAD_PATCH = 'capture-lead';
+/** Slices that started before the least-bound choice of hosts replay with the earliest-start one
+ * (src/domain/host-choice.ts): the choice decides which capturePage is scheduled next. */
+const LEAST_BOUND_PATCH = 'pacing-least-bound';
 
 const hostOf = (url: string): string => new URL(url).host;
 
@@ -45,7 +48,12 @@ export class SliceRun {
   constructor(input: SliceInput) {
     this.input = input;
     this.payloads = new PayloadIndex(input.known ?? []);
-    this.pacer = new Pacer<number>({ perHostDelayMs: input.perHostDelayMs, hostParallelism: input.slots, notBefore: input.notBefore });
+    this.pacer = new Pacer<number>({
+      perHostDelayMs: input.perHostDelayMs,
+      hostParallelism: input.slots,
+      notBefore: input.notBefore,
+      rule: patched(LEAST_BOUND_PATCH) ? 'least-bound' : 'earliest-start',
+    });
     input.pages.forEach((p, j) => this.pacer.add(hostOf(p.url), j));
   }
 
