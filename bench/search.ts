@@ -18,7 +18,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { ClientWriteRequestOnDuplicateWrites } from '@openfga/sdk';
+import { ClientWriteRequestOnDuplicateWrites, type OpenFgaClient } from '@openfga/sdk';
 import { mapLimit } from '../src/domain/map-limit.ts';
 import { writeWacz } from '../src/domain/wacz/write.ts';
 import { archiveTuples, jobTuples, type Tuple } from '../src/fga/tuples.ts';
@@ -237,10 +237,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
         .execute();
     }
     for (const r of rows) tuples.push(...archiveTuples(r.id, r.crawlId));
-    const writes = Array.from({ length: Math.ceil(tuples.length / 100) }, (_, i) => tuples.slice(i * 100, (i + 1) * 100));
-    // a write the client retries after a timeout may already have landed: a duplicate is no error here
-    const conflict = { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore };
-    await mapLimit(writes, 4, (chunk) => fga.write({ writes: chunk.map((t) => ({ user: t.user, relation: t.relation, object: t.object })) }, { conflict }));
+    await writeTuples(fga, tuples);
     const seedSeconds = (performance.now() - seedT0) / 1000;
 
     // indexing: what the workflow and POST /index run, over every archive (or, past bulkAbove,
@@ -338,6 +335,32 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
     await bench.drop();
     s3.destroy();
   }
+}
+
+/** Requests one tuple load sends at once, and how often one request is sent at most. */
+const TUPLE_WRITES_IN_FLIGHT = 8;
+const TUPLE_WRITE_ATTEMPTS = 5;
+
+/**
+ * The tuples in OpenFGA, 100 a request, TUPLE_WRITES_IN_FLIGHT at once. On a loaded machine one
+ * request of 100,000 pages' 1,000 can pass the client's 10 s timeout (which failed the 100,000
+ * point): a failed request is sent again after a pause, and since a timed-out write may have
+ * landed, a duplicate is no error.
+ */
+async function writeTuples(fga: OpenFgaClient, tuples: Tuple[]): Promise<void> {
+  const writes = Array.from({ length: Math.ceil(tuples.length / 100) }, (_, i) => tuples.slice(i * 100, (i + 1) * 100));
+  const conflict = { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore };
+  await mapLimit(writes, TUPLE_WRITES_IN_FLIGHT, async (chunk) => {
+    const body = { writes: chunk.map((t) => ({ user: t.user, relation: t.relation, object: t.object })) };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fga.write(body, { conflict });
+      } catch (err) {
+        if (attempt === TUPLE_WRITE_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 500 * attempt));
+      }
+    }
+  });
 }
 
 /** The documents the indexer would write for these one-page archives, in bulk requests of 2,000, then marked indexed. */

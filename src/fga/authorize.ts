@@ -4,9 +4,13 @@
 // appearing in a list grants nothing, fetching still passes the strongly consistent check.
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
-import { isUuid } from '../domain/uuid.ts';
-import { checkEndpointOf, type CheckQuestion } from './check.ts';
+import { mapLimit } from '../domain/map-limit.ts';
+import { checkEndpointOf, MAX_BATCH_CHECKS, type CheckQuestion } from './check.ts';
+import { listContext } from './reach.ts';
 import { archiveRef, checkContext, membershipTuples, orgRef, userRef } from './tuples.ts';
+
+// the caller's reach (reach.ts) is asked through here by the listing, as it always was
+export { LIST_CACHE_MS, LIST_OBJECTS_MAX_RESULTS, listContext, reachableObjects, type ReachableObjects } from './reach.ts';
 
 export async function canView(fga: OpenFgaClient, identity: Identity, archiveId: string): Promise<boolean> {
   return strongCheck(fga, identity, 'can_view', archiveRef(archiveId));
@@ -37,19 +41,6 @@ export function checkQuestion(identity: Identity, relation: string, object: stri
   return { user: userRef(identity.subject), relation, object, contextualTuples: membershipTuples(identity), context: checkContext() };
 }
 
-/** How long a list's answer may be served from OpenFGA's caches (their TTL). */
-export const LIST_CACHE_MS = 10_000;
-
-/**
- * The context of a list question: the current time rounded down to the cache's TTL, so the same
- * question asked again within it is the same cache key (OpenFGA keys its check cache by context
- * too). A share that lapsed in the last few seconds may still be listed; signing asks with the
- * exact time.
- */
-export function listContext(now = Date.now()): { current_time: string } {
-  return checkContext(new Date(Math.floor(now / LIST_CACHE_MS) * LIST_CACHE_MS));
-}
-
 /** Which of these archives the caller may view: one BatchCheck, not one Check per row. */
 export async function viewableArchives(fga: OpenFgaClient, identity: Identity, archiveIds: string[]): Promise<Set<string>> {
   if (archiveIds.length === 0) return new Set();
@@ -77,45 +68,26 @@ export async function viewableArchives(fga: OpenFgaClient, identity: Identity, a
   return allowed;
 }
 
-/**
- * OpenFGA's ListObjects answers at most this many objects (its --list-objects-max-results
- * default): an answer this long may be cut, so it cannot be taken as the whole set.
- */
-export const LIST_OBJECTS_MAX_RESULTS = 1000;
-const LIST_OBJECTS_TRUST_MS = 2500;
-
-/** What the caller can reach from the authorization side, or undefined when a list was cut. */
-export interface ReachableObjects {
-  /** crawl ids of the capture jobs the caller owns or is a member of */
-  jobs: string[];
-  /** archives shared with the caller directly (archive#viewer) */
-  shared: string[];
-}
+/** BatchChecks one question of viewableArchives sends at once. */
+const BATCHES_AT_ONCE = 4;
 
 /**
- * The capture jobs whose archives the caller may view (owner, or member through the job's
- * organization; ListObjects at MINIMIZE_LATENCY, so a new crawl may take the cache's 10 s to
- * appear) and the archives shared with them directly: three ListObjects, concurrently. Undefined
- * when any answer reached LIST_OBJECTS_MAX_RESULTS (possibly cut).
+ * The same answer as viewableArchives, for the search, which asks it on every query beside its
+ * ledger read: over the lean endpoint (check.ts, at MINIMIZE_LATENCY as the SDK's is asked) when
+ * the client allows it, which spares the SDK's request stack on the search's path.
  */
-export async function reachableObjects(fga: OpenFgaClient, identity: Identity): Promise<ReachableObjects | undefined> {
-  const contextualTuples = membershipTuples(identity);
+export async function viewableAmong(fga: OpenFgaClient, identity: Identity, archiveIds: string[]): Promise<Set<string>> {
+  const lean = checkEndpointOf(fga);
+  if (lean === null || archiveIds.length === 0) return viewableArchives(fga, identity, archiveIds);
   const context = listContext();
-  const user = userRef(identity.subject);
-  const opts = { consistency: ConsistencyPreference.MinimizeLatency };
-  const started = performance.now();
-  const [owned, member, shared] = await Promise.all([
-    fga.listObjects({ user, relation: 'owner', type: 'capture_job', contextualTuples, context }, opts),
-    fga.listObjects({ user, relation: 'member', type: 'capture_job', contextualTuples, context }, opts),
-    // Direct shares are one indexed read by user, cheap without the cache; asked fresh, a share
-    // written or revoked a moment ago is listed (or not) as signing would decide.
-    fga.listObjects({ user, relation: 'viewer', type: 'archive', contextualTuples, context }, { consistency: ConsistencyPreference.HigherConsistency }),
-  ]);
-  if ([owned, member, shared].some((r) => r.objects.length >= LIST_OBJECTS_MAX_RESULTS)) return undefined;
-  // ListObjects answers what it found when its deadline (3 s by default) runs out, unmarked: an
-  // answer that took that long may be partial too.
-  if (performance.now() - started >= LIST_OBJECTS_TRUST_MS) return undefined;
-  // ids the ledger could hold (uuids); a hand-written tuple naming anything else reaches nothing
-  const ids = (refs: string[]): string[] => [...new Set(refs.map((r) => r.slice(r.indexOf(':') + 1).toLowerCase()).filter(isUuid))];
-  return { jobs: ids([...owned.objects, ...member.objects]), shared: ids(shared.objects) };
+  const questions = archiveIds.map((id) => ({ ...checkQuestion(identity, 'can_view', archiveRef(id)), context }));
+  const batches: CheckQuestion[][] = [];
+  for (let i = 0; i < questions.length; i += MAX_BATCH_CHECKS) batches.push(questions.slice(i, i + MAX_BATCH_CHECKS));
+  const answers = (await mapLimit(batches, BATCHES_AT_ONCE, (b) => lean.batchCheckCached(b))).flat();
+  const allowed = new Set<string>();
+  answers.forEach((a, i) => {
+    if (a === undefined) throw new Error(`OpenFGA batch check failed for archive ${archiveIds[i]}`);
+    if (a) allowed.add(archiveIds[i]!);
+  });
+  return allowed;
 }

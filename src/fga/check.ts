@@ -37,6 +37,12 @@ export interface CheckEndpoint {
   requestBody(q: CheckQuestion): string;
   /** the JSON body decide sends for a batch (correlation ids are the positions) */
   batchRequestBody(qs: CheckQuestion[]): string;
+  /**
+   * One BatchCheck of up to MAX_BATCH_CHECKS questions at MINIMIZE_LATENCY (lists and search,
+   * which OpenFGA's caches may answer), not coalesced: per question its decision, or undefined
+   * where OpenFGA answered that item with an error.
+   */
+  batchCheckCached(qs: CheckQuestion[]): Promise<(boolean | undefined)[]>;
 }
 
 /** An answer OpenFGA gave that is not a decision; statusCode is OpenFGA's. */
@@ -140,7 +146,7 @@ function checkRequestBody(q: CheckQuestion, modelId: string): string {
   });
 }
 
-function batchCheckRequestBody(qs: CheckQuestion[], modelId: string): string {
+function batchCheckRequestBody(qs: CheckQuestion[], modelId: string, consistency = 'HIGHER_CONSISTENCY'): string {
   return JSON.stringify({
     checks: qs.map((q, i) => ({
       tuple_key: tupleKey(q),
@@ -149,7 +155,7 @@ function batchCheckRequestBody(qs: CheckQuestion[], modelId: string): string {
       correlation_id: String(i),
     })),
     authorization_model_id: modelId,
-    consistency: 'HIGHER_CONSISTENCY',
+    consistency,
   });
 }
 
@@ -184,8 +190,8 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
 
   const check = async (q: CheckQuestion): Promise<boolean> =>
     (JSON.parse(await post(`${storePath}/check`, requestBody(q), 'check')) as { allowed?: boolean }).allowed === true;
-  const batchCheck: BatchCheck = async (qs) => {
-    const { result } = JSON.parse(await post(`${storePath}/batch-check`, batchRequestBody(qs), 'batch check')) as {
+  const batchCheckWith = async (qs: CheckQuestion[], body: string): Promise<(boolean | undefined)[]> => {
+    const { result } = JSON.parse(await post(`${storePath}/batch-check`, body, 'batch check')) as {
       result?: Record<string, { allowed?: boolean; error?: unknown }>;
     };
     return qs.map((_, i) => {
@@ -193,6 +199,8 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
       return item === undefined || item.error !== undefined ? undefined : item.allowed === true;
     });
   };
+  const batchCheck: BatchCheck = (qs) => batchCheckWith(qs, batchRequestBody(qs));
+  const batchCheckCached: BatchCheck = (qs) => batchCheckWith(qs, batchCheckRequestBody(qs, opts.modelId, 'MINIMIZE_LATENCY'));
 
   /** Each question's single Check: its answer, or the error it gives. */
   const singly = (qs: CheckQuestion[]): Promise<(boolean | Error)[]> => Promise.all(qs.map((q) => check(q).catch((err: unknown) => err as Error)));
@@ -207,7 +215,7 @@ export function createCheckEndpoint(opts: { apiUrl: string; storeId: string; mod
   };
 
   const decide = createCoalescer(sendBatch, { maxBatch: opts.maxBatch ?? MAX_BATCH_CHECKS, maxInFlight: opts.batchesInFlight ?? BATCHES_IN_FLIGHT });
-  return { check, decide, requestBody, batchRequestBody };
+  return { check, decide, requestBody, batchRequestBody, batchCheckCached };
 }
 
 function messageOf(text: string): string {

@@ -2,7 +2,7 @@
 // may not see, the same shape as GET /api/archives. `total` stays the index's raw count and
 // includes what authorization dropped.
 //
-// Within a reach (reach.ts: the crawls and shares OpenFGA lists for the caller) the first read
+// Within a reach (fga/reach.ts: the crawls and shares OpenFGA lists for the caller) the first read
 // asks the index for those pages only, with their fields and snippets (the raw count asked beside
 // it); its archives' ledger rows and their can_view (one BatchCheck) are then asked at once.
 // The reach only narrows what is read: a page it lets through and OpenFGA refuses is dropped.
@@ -14,8 +14,9 @@ import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../db/connect.ts';
 import type { Identity } from '../domain/identity.ts';
 import { isUuid } from '../domain/uuid.ts';
-import { viewableArchives, type ReachableObjects } from '../fga/authorize.ts';
-import { archivesWithin, type CandidateScope } from '../store/archives.ts';
+import { viewableAmong } from '../fga/authorize.ts';
+import { reachableJobs, sharedArchives, type ReachableObjects } from '../fga/reach.ts';
+import { archivesWithin } from '../store/archives.ts';
 import type { SearchIndex } from './client.ts';
 import {
   fetchHits,
@@ -31,7 +32,6 @@ import {
   type SearchHit,
   type SearchOptions,
 } from './query.ts';
-import { reachableJobs, sharedArchives } from './reach.ts';
 
 /**
  * What a search spends its time on, for the bench: each phase's own duration. Some run side by
@@ -61,10 +61,9 @@ interface Search {
   identity: Identity;
   q: string;
   opts: SearchOptions;
-  scope: CandidateScope;
   /** the reach's filter: present, every read is narrowed by it and each read's archives are checked at once */
   filter?: Record<string, unknown>;
-  /** archive id -> its ledger row when it is in the ledger and the scope, null when not */
+  /** archive id -> its ledger row when it is in the ledger, null when not */
   rows: Map<string, LedgerRow | null>;
   viewable: Map<string, boolean>;
   page: IndexMatch[];
@@ -74,7 +73,7 @@ interface Search {
 
 /** What GET /api/search answers (see the top of this file). */
 export async function searchForCaller(deps: SearchDeps, identity: Identity, q: string, opts: SearchOptions): Promise<SearchAnswer> {
-  const s: Search = { deps, identity, q, opts, scope: { kind: 'all' }, rows: new Map(), viewable: new Map(), page: [], consumed: 0 };
+  const s: Search = { deps, identity, q, opts, rows: new Map(), viewable: new Map(), page: [], consumed: 0 };
   const sharing = timed(deps, 'reach', () => sharedArchives(deps.fga, identity));
   sharing.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled
   const jobs = await timed(deps, 'reach', () => reachableJobs(deps.fga, identity));
@@ -89,7 +88,6 @@ export async function searchForCaller(deps: SearchDeps, identity: Identity, q: s
   if (shared === undefined) return searchAll(s);
   const reach = { jobs, shared };
   const first = shared.length === 0 ? await guess : await readWithin(s, reach);
-  s.scope = { kind: 'reachable', ...reach };
   s.filter = reachFilter(reach);
   return answer(s, first.read.total, await collect(s, first.read, first.size));
 }
@@ -161,7 +159,10 @@ async function takeVisible(s: Search, read: IndexRead): Promise<number> {
   return i;
 }
 
-/** Asks the ledger, within the scope, about the archives of `matches` not asked about yet (one query). */
+/**
+ * Asks the ledger about the archives of `matches` not asked about yet (one query by primary key).
+ * Not narrowed by the reach: the index read already was, and can_view decides what is shown.
+ */
 async function learnLedger(s: Search, matches: readonly IndexMatch[]): Promise<void> {
   const ids = new Set<string>();
   for (const m of matches) {
@@ -170,7 +171,7 @@ async function learnLedger(s: Search, matches: readonly IndexMatch[]): Promise<v
     else s.rows.set(m.archiveId, null);
   }
   if (ids.size === 0) return;
-  const found = await timed(s.deps, 'rows', () => archivesWithin(s.deps.db, [...ids], s.scope));
+  const found = await timed(s.deps, 'rows', () => archivesWithin(s.deps.db, [...ids], { kind: 'all' }));
   const rows = new Map(found.map((r) => [r.id, r]));
   for (const id of ids) s.rows.set(id, rows.get(id) ?? null);
 }
@@ -187,7 +188,7 @@ async function learnViewable(s: Search, matches: readonly IndexMatch[], start: n
     if (candidate && !s.viewable.has(id)) ids.add(id);
   }
   if (ids.size === 0) return;
-  const allowed = await timed(s.deps, 'canView', () => viewableArchives(s.deps.fga, s.identity, [...ids]));
+  const allowed = await timed(s.deps, 'canView', () => viewableAmong(s.deps.fga, s.identity, [...ids]));
   for (const id of ids) s.viewable.set(id, allowed.has(id));
 }
 

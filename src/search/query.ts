@@ -1,7 +1,7 @@
 // The reads a search makes of OpenSearch, and nothing else: which pages match and in what order,
 // and the fields a page is shown with. Nothing here decides who may see what (caller-search.ts
 // does, with OpenFGA); a filter built from the caller's reach only narrows what is read.
-import type { ReachableObjects } from '../fga/authorize.ts';
+import type { ReachableObjects } from '../fga/reach.ts';
 import type { SearchIndex } from './client.ts';
 import type { PageDocument } from './schema.ts';
 

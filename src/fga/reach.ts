@@ -1,21 +1,48 @@
-// What a search may read: the capture jobs OpenFGA lists for the caller and the archives shared
-// with them directly. Jobs are asked at MINIMIZE_LATENCY, which OpenFGA may answer from its
-// caches for LIST_CACHE_MS; this keeps that answer for the same window (listContext's), so a
-// caller's searches within it ask once, and concurrent ones share the question. Shares are asked
-// fresh on every search, as the listing asks them: a share written or revoked a moment ago is
-// found (or not) as signing would decide. Every hit shown still passes can_view; the reach only
-// decides what is read.
+// The caller's reach: what OpenFGA lists for them, asked by the search (to narrow its index
+// read) and by the archive listing (to narrow its candidates). One service, one cache.
+//
+// Jobs are asked at MINIMIZE_LATENCY, which OpenFGA may answer from its caches for LIST_CACHE_MS;
+// this keeps that answer for the same window (listContext's), so a caller's searches and listings
+// within it ask once, and concurrent ones share the question. Shares are asked fresh every time:
+// a share written or revoked a moment ago is found (or not) as signing would decide. A reach only
+// decides what is read: every archive shown still passes can_view, and a list grants nothing.
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
 import { isUuid } from '../domain/uuid.ts';
-import { LIST_CACHE_MS, LIST_OBJECTS_MAX_RESULTS, listContext } from '../fga/authorize.ts';
-import { membershipTuples, userRef } from '../fga/tuples.ts';
+import { checkContext, membershipTuples, userRef } from './tuples.ts';
 
-/** ListObjects answers what it found when its deadline runs out, unmarked (as in fga/authorize.ts): a slower answer may be partial. */
+/** How long a list's answer may be served from OpenFGA's caches (their TTL). */
+export const LIST_CACHE_MS = 10_000;
+
+/**
+ * OpenFGA's ListObjects answers at most this many objects (its --list-objects-max-results
+ * default): an answer this long may be cut, so it cannot be taken as the whole set.
+ */
+export const LIST_OBJECTS_MAX_RESULTS = 1000;
+/** ListObjects answers what it found when its deadline (3 s by default) runs out, unmarked: a slower answer may be partial. */
 const LIST_OBJECTS_TRUST_MS = 2500;
 /** Callers whose jobs one process keeps at most; past it the least recently asked goes first. */
 const MAX_CACHED_CALLERS = 10_000;
 
+/**
+ * The context of a list question: the current time rounded down to the cache's TTL, so the same
+ * question asked again within it is the same cache key (OpenFGA keys its check cache by context
+ * too). A share that lapsed in the last few seconds may still be listed; signing asks with the
+ * exact time.
+ */
+export function listContext(now = Date.now()): { current_time: string } {
+  return checkContext(new Date(Math.floor(now / LIST_CACHE_MS) * LIST_CACHE_MS));
+}
+
+/** What the caller can reach from the authorization side. */
+export interface ReachableObjects {
+  /** crawl ids of the capture jobs the caller owns or is a member of */
+  jobs: string[];
+  /** archives shared with the caller directly (archive#viewer) */
+  shared: string[];
+}
+
+/** ids, or undefined when a list may have been cut */
 type Listed = string[] | undefined;
 interface CachedJobs {
   window: number;
@@ -27,7 +54,10 @@ const cache = new WeakMap<OpenFgaClient, Map<string, CachedJobs>>();
 /** ids the ledger could hold (uuids); a hand-written tuple naming anything else reaches nothing */
 const idsOf = (refs: string[]): string[] => [...new Set(refs.map((r) => r.slice(r.indexOf(':') + 1).toLowerCase()).filter(isUuid))];
 
-/** The capture jobs the caller owns or is a member of, kept for the rest of the list cache's window; undefined when a list may have been cut. */
+/**
+ * The capture jobs the caller owns or is a member of (through the job's organization), kept for
+ * the rest of the list cache's window: a new crawl may take up to LIST_CACHE_MS to appear.
+ */
 export function reachableJobs(fga: OpenFgaClient, identity: Identity, now = Date.now()): Promise<Listed> {
   const byCaller = cache.get(fga) ?? new Map<string, CachedJobs>();
   cache.set(fga, byCaller);
@@ -53,7 +83,7 @@ async function listJobs(fga: OpenFgaClient, identity: Identity, now: number): Pr
   return idsOf(answers.flatMap((a) => a.objects));
 }
 
-/** The archives shared with the caller directly (archive#viewer), asked fresh; undefined when the list may have been cut. */
+/** The archives shared with the caller directly (archive#viewer), asked fresh (one indexed read by user, cheap without the cache). */
 export async function sharedArchives(fga: OpenFgaClient, identity: Identity, now = Date.now()): Promise<Listed> {
   const started = performance.now();
   const answer = await fga.listObjects(
@@ -66,4 +96,11 @@ export async function sharedArchives(fga: OpenFgaClient, identity: Identity, now
 /** An answer is whole unless it reached OpenFGA's cap or took as long as its deadline. */
 function trusted(answers: { objects: string[] }[], started: number): boolean {
   return answers.every((a) => a.objects.length < LIST_OBJECTS_MAX_RESULTS) && performance.now() - started < LIST_OBJECTS_TRUST_MS;
+}
+
+/** The caller's jobs (cached, reachableJobs) and shares (fresh), asked concurrently; undefined when either list may have been cut. */
+export async function reachableObjects(fga: OpenFgaClient, identity: Identity): Promise<ReachableObjects | undefined> {
+  const now = Date.now();
+  const [jobs, shared] = await Promise.all([reachableJobs(fga, identity, now), sharedArchives(fga, identity, now)]);
+  return jobs === undefined || shared === undefined ? undefined : { jobs, shared };
 }
