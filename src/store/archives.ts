@@ -64,7 +64,11 @@ function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) 
     jobs.length >= PROBE_FROM_JOBS
       ? sql<boolean>`(SELECT s.crawl_id FROM capture_submissions s WHERE s.task_id = archives.task_id) = ANY(${jobs}::uuid[])`
       : sql<boolean>`task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[]))`;
-  return sql<boolean>`(${ofReachedCrawl} OR id = ANY(${shared}::uuid[]))`;
+  const isShared = sql<boolean>`id = ANY(${shared}::uuid[])`;
+  // an empty side is left out rather than OR-ed in empty: the query and its plan are then those of the other side alone
+  if (shared.length === 0) return ofReachedCrawl;
+  if (jobs.length === 0) return isShared;
+  return sql<boolean>`(${ofReachedCrawl} OR ${isShared})`;
 }
 
 /** Which of these archives are in the ledger and within the scope: their id, object key and capturedAt. */

@@ -1,15 +1,17 @@
 // GET /api/archives as a service: the archives the caller may see, newest first, one bounded scan.
-// Callers who reach few crawls get candidates from OpenFGA (ListObjects), intersected in SQL;
-// otherwise every archive is a candidate. Either way each chunk is checked (can_view, one
-// BatchCheck at MINIMIZE_LATENCY, so OpenFGA's caches may answer): the list shows exactly what
-// OpenFGA allows, and grants nothing — signing checks again.
+// Callers whose reach in OpenFGA is complete get candidates from it (the capture jobs they reach,
+// ListObjects kept for the list cache's window, and the archives shared with them, asked fresh),
+// intersected in SQL; otherwise every archive is a candidate. Either way each chunk is checked
+// (can_view, one BatchCheck at MINIMIZE_LATENCY, so OpenFGA's caches may answer): the list shows
+// exactly what OpenFGA allows, and grants nothing — signing checks again.
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../../db/connect.ts';
 import type { Archive } from '../../db/types.ts';
 import { cursorQuery, type PageCursor } from '../../domain/cursor.ts';
 import type { Identity } from '../../domain/identity.ts';
 import { scanPage, type ScanResult } from '../../domain/list-scan.ts';
-import { reachableObjects, viewableArchives } from '../../fga/authorize.ts';
+import { viewableArchives } from '../../fga/authorize.ts';
+import { reachableJobs, sharedArchives } from '../../search/reach.ts';
 import { archiveCandidates, archiveView, type ArchiveView, type CandidateScope } from '../../store/archives.ts';
 import { MAX_EXAMINED } from '../schemas/archives.ts';
 
@@ -23,50 +25,107 @@ export interface ArchivePage {
   scan: { scope: CandidateScope['kind']; examined: number; chunks: number };
 }
 
+type ListingDeps = { db: Db; fga: OpenFgaClient };
+type PageRequest = { cursor: PageCursor | undefined; limit: number };
+
+/**
+ * The scan's first chunk read and checked ahead: its candidates (one more than are examined, as
+ * scanPage reads) and which of the examined ones the caller may view.
+ */
+export interface ChunkAhead {
+  size: number;
+  rows: Promise<Archive[]>;
+  allowed: Promise<Set<string>>;
+}
+
 /** rel="next" for a page of `limit` continuing at `next`. */
 export function nextLink(next: PageCursor, limit: number): string {
   return `</api/archives?${new URLSearchParams({ ...cursorQuery(next), limit: String(limit) })}>; rel="next"`;
 }
 
-/** Where candidates come from: the caller's reach in OpenFGA, or every archive when that reach was cut. */
-export async function candidateScope(fga: OpenFgaClient, identity: Identity): Promise<CandidateScope> {
-  const reach = await reachableObjects(fga, identity);
-  return reach === undefined ? { kind: 'all' } : { kind: 'reachable', ...reach };
+/** The first chunk's size in `scope`: reached candidates are mostly visible, so no larger than the page. */
+const firstChunkOf = (scope: CandidateScope, limit: number): number | undefined => (scope.kind === 'reachable' ? Math.min(limit, MAX_EXAMINED) : undefined);
+
+const readCandidates = (db: Db, scope: CandidateScope, at: PageCursor | undefined, size: number) =>
+  archiveCandidates(db, { ...(at ? { cursor: at } : {}), limit: size, scope });
+
+/** Reads and checks the first chunk of `scope` now, ahead of the scan that will use it. */
+export function readAhead(deps: ListingDeps, identity: Identity, scope: CandidateScope, page: PageRequest): ChunkAhead | undefined {
+  const size = firstChunkOf(scope, page.limit);
+  if (size === undefined) return undefined;
+  const rows = readCandidates(deps.db, scope, page.cursor, size + 1);
+  const allowed = rows.then((got) =>
+    viewableArchives(
+      deps.fga,
+      identity,
+      got.slice(0, size).map((a) => a.id),
+    ),
+  );
+  // awaited by the scan when it is used; this only keeps a read nobody needed from counting as unhandled
+  allowed.catch(() => undefined);
+  return { size, rows, allowed };
 }
 
-/** One bounded scan of candidates in `scope`, each chunk filtered by can_view. */
+/** One bounded scan of candidates in `scope`, each chunk filtered by can_view; `ahead`, when given, is its first chunk. */
 export function scanArchives(
-  deps: { db: Db; fga: OpenFgaClient },
+  deps: ListingDeps,
   identity: Identity,
   scope: CandidateScope,
-  page: { cursor: PageCursor | undefined; limit: number },
+  page: PageRequest,
+  ahead?: ChunkAhead,
 ): Promise<ScanResult<Archive>> {
+  const firstChunk = firstChunkOf(scope, page.limit);
+  let head = ahead !== undefined && ahead.size === firstChunk ? ahead : undefined;
+  let headRows: Archive[] | undefined;
   return scanPage(
-    (at, size) => archiveCandidates(deps.db, { ...(at ? { cursor: at } : {}), limit: size, scope }),
-    (chunk) =>
-      viewableArchives(
+    async (at, size) => {
+      if (head === undefined || size !== head.size + 1) return readCandidates(deps.db, scope, at, size);
+      headRows = await head.rows;
+      return headRows;
+    },
+    (chunk) => {
+      const first = head;
+      head = undefined;
+      if (first !== undefined && headRows !== undefined && chunk.length === Math.min(first.size, headRows.length)) return first.allowed;
+      return viewableArchives(
         deps.fga,
         identity,
         chunk.map((a) => a.id),
-      ),
+      );
+    },
     (a) => ({ at: a.captured_at, id: a.id }),
     {
       ...(page.cursor ? { cursor: page.cursor } : {}),
       limit: page.limit,
       maxExamined: MAX_EXAMINED,
-      // reached candidates are mostly visible: the first chunk need not be larger than the page
-      ...(scope.kind === 'reachable' ? { firstChunk: page.limit } : {}),
+      ...(firstChunk !== undefined ? { firstChunk } : {}),
     },
   );
 }
 
-export async function listArchives(
-  deps: { db: Db; fga: OpenFgaClient },
-  identity: Identity,
-  page: { cursor: PageCursor | undefined; limit: number },
-): Promise<ArchivePage> {
-  const scope = await candidateScope(deps.fga, identity);
-  const found = await scanArchives(deps, identity, scope, page);
+/**
+ * Where candidates come from and the scan's first chunk. The crawls' chunk is read and checked
+ * while the shares are asked: most callers have none, and their page is then that chunk.
+ */
+async function candidatesOf(deps: ListingDeps, identity: Identity, page: PageRequest): Promise<{ scope: CandidateScope; ahead?: ChunkAhead }> {
+  const sharing = sharedArchives(deps.fga, identity);
+  sharing.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled
+  const jobs = await reachableJobs(deps.fga, identity);
+  if (jobs === undefined) {
+    await sharing;
+    return { scope: { kind: 'all' } };
+  }
+  const guess: CandidateScope = { kind: 'reachable', jobs, shared: [] };
+  const ahead = readAhead(deps, identity, guess, page);
+  const shared = await sharing;
+  if (shared === undefined) return { scope: { kind: 'all' } };
+  if (shared.length === 0) return { scope: guess, ...(ahead ? { ahead } : {}) };
+  return { scope: { kind: 'reachable', jobs, shared } };
+}
+
+export async function listArchives(deps: ListingDeps, identity: Identity, page: PageRequest): Promise<ArchivePage> {
+  const { scope, ahead } = await candidatesOf(deps, identity, page);
+  const found = await scanArchives(deps, identity, scope, page, ahead);
   return {
     rows: found.rows.map(archiveView),
     link: found.next === undefined ? undefined : nextLink(found.next, page.limit),
