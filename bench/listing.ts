@@ -23,7 +23,7 @@ import { listArchives, scanArchives } from '../src/api/services/archive-listing.
 import type { Identity } from '../src/domain/identity.ts';
 import { viewableArchives } from '../src/fga/authorize.ts';
 import { membershipTuples } from '../src/fga/tuples.ts';
-import { reachableJobs, sharedArchives } from '../src/search/reach.ts';
+import { reachableJobs, sharedArchives } from '../src/fga/reach.ts';
 import { archiveCandidates, type CandidateScope } from '../src/store/archives.ts';
 import { percentile, printLines, round } from './support-crawl.ts';
 import { startBenchApi, type ApiBench } from './support-api.ts';

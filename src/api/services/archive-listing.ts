@@ -11,7 +11,7 @@ import { cursorQuery, type PageCursor } from '../../domain/cursor.ts';
 import type { Identity } from '../../domain/identity.ts';
 import { scanPage, type ScanResult } from '../../domain/list-scan.ts';
 import { viewableArchives } from '../../fga/authorize.ts';
-import { reachableJobs, sharedArchives } from '../../search/reach.ts';
+import { reachableJobs, sharedArchives } from '../../fga/reach.ts';
 import { archiveCandidates, archiveView, type ArchiveView, type CandidateScope } from '../../store/archives.ts';
 import { MAX_EXAMINED } from '../schemas/archives.ts';
 
