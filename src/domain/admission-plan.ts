@@ -7,7 +7,7 @@ import { ERROR_TYPE_ADDRESS_REFUSED, type LevelReportBody, type ManifestArtifact
 import { levelSlots, readsLinks } from './crawl.ts';
 import { RefusalTallies, type RefusalTally } from './decisions.ts';
 import { foreignTaskProblem, hostsToRecord, type HostRecord } from './level-dispatch.ts';
-import { LinkSelector, type SelectedLinks, type SelectOptions } from './links.ts';
+import { LinkSelector, type FollowPageLinks, type SelectedLinks, type SelectOptions } from './links.ts';
 import type { Rule } from './rules/index.ts';
 
 /** Candidates past the page budget still inserted (as cut rows); beyond them they are only counted. */
@@ -99,26 +99,48 @@ export function linksToRead(
 }
 
 export function planAdmission(input: PlanInput): AdmissionPlan {
-  const admissions = input.pages.map((p, i) => withoutForeignTask(admitPage(p, input.reads[i]!.read, input.now), input.foreign));
-  const selection = input.expand === null ? null : chooseLinks(input, admissions);
+  const admissions = input.pages.map((p, i) => admissionOf(input, p, input.reads[i]!.read));
+  return assemblePlan(input, admissions, input.expand === null ? null : chooseLinks(input, admissions));
+}
+
+/** What one page becomes: admitPage, with a task another crawl or level holds failed. */
+export function admissionOf(input: Pick<PlanInput, 'foreign' | 'now'>, page: PageReport, read: ManifestRead): PageAdmission {
+  return withoutForeignTask(admitPage(page, read, input.now), input.foreign);
+}
+
+/** The plan from every page's admission and the links chosen (null: the next level is not planned). */
+export function assemblePlan(input: PlanInput, admissions: PageAdmission[], selection: SelectedLinks | null): AdmissionPlan {
   return {
     admissions,
-    submissions: submissionsOf(input, admissions),
+    submissions: submissionsOf(input, input.pages, admissions),
     hosts: hostsToRecord(input.report, input.levelHosts, input.crawl.perHostDelayMs, input.now),
-    next: selection === null ? null : nextLevelOf(selection, levelSlots(input.expand!.taken, input.crawl.maxPages)),
+    next: selection === null ? null : nextLevelOf(selection, slotsOf(input)),
     refusals: refusalsOf(input.reads, admissions, selection?.refused ?? []),
     linksRead: input.reads.filter((r) => r.links !== undefined).length,
     notes: notesOf(input.reads, admissions),
   };
 }
 
-/** The links of every page whose links were read, chosen in the report's order (the choice depends on it). */
-function chooseLinks(input: PlanInput, admissions: readonly PageAdmission[]): SelectedLinks {
+/** Pages depth + 1 may still take (0 when it is not planned). */
+export const slotsOf = (input: Pick<PlanInput, 'expand' | 'crawl'>): number =>
+  input.expand === null ? 0 : levelSlots(input.expand.taken, input.crawl.maxPages);
+
+/** The link selector the level's follow pages are added to, in the report's order (the choice depends on it). */
+export function linkSelectorOf(input: Pick<PlanInput, 'crawl' | 'expand'>): LinkSelector {
   const { crawl, expand } = input;
-  const selector = new LinkSelector(crawl.rules, crawl.seeds, expand?.refuse !== undefined ? { refuse: expand.refuse } : {});
+  return new LinkSelector(crawl.rules, crawl.seeds, expand?.refuse !== undefined ? { refuse: expand.refuse } : {});
+}
+
+/** What a page whose links were read adds to the link choice. */
+export function followPageOf(a: PageAdmission, links: ManifestLink[]): FollowPageLinks {
+  return { url: a.url, ...(a.finalUrl !== null ? { finalUrl: a.finalUrl } : {}), links };
+}
+
+/** The links of every page whose links were read, chosen in the report's order. */
+function chooseLinks(input: PlanInput, admissions: readonly PageAdmission[]): SelectedLinks {
+  const selector = linkSelectorOf(input);
   input.reads.forEach((r, i) => {
-    const a = admissions[i]!;
-    if (r.links !== undefined) selector.add({ url: a.url, ...(a.finalUrl !== null ? { finalUrl: a.finalUrl } : {}), links: r.links });
+    if (r.links !== undefined) selector.add(followPageOf(admissions[i]!, r.links));
   });
   return selector.result();
 }
@@ -134,9 +156,14 @@ function nextLevelOf(selection: SelectedLinks, slots: number): NextLevelPlan {
   };
 }
 
-function submissionsOf(input: PlanInput, admissions: readonly PageAdmission[]): SubmissionRecord[] {
+/** The capture_submissions rows of `pages` (index for index with `admissions`): one per task, the last report of it. */
+export function submissionsOf(
+  input: Pick<PlanInput, 'crawlId' | 'crawl'>,
+  pages: readonly PageReport[],
+  admissions: readonly PageAdmission[],
+): SubmissionRecord[] {
   const rows: SubmissionRecord[] = [];
-  input.pages.forEach((p, i) => {
+  pages.forEach((p, i) => {
     const a = admissions[i]!;
     if (a.taskId === null) return;
     const manifestError =

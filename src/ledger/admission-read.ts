@@ -70,16 +70,31 @@ export async function readLevelFacts(db: Db, input: { crawlId: string; depth: nu
   };
 }
 
-/** Per admitted page, index for index: its manifest, then (a captured follow page below maxDepth, when expanding) its links. */
-export function readLevelObjects(source: ObjectSource, bucket: string, facts: LevelFacts, concurrency: number): Promise<PageRead[]> {
-  const level = { depth: facts.depth, maxDepth: facts.crawl.max_depth };
-  return mapLimit(facts.pages, concurrency, async (p): Promise<PageRead> => {
-    const read = await manifestOf(source, bucket, p, facts);
-    const artifact = facts.taken === null ? null : linksToRead(p, read, { ...level, action: facts.actionOf.get(p.url) ?? 'capture' });
-    if (artifact === null) return { read };
-    const r = await readLinks(source, artifact);
-    return 'links' in r ? { read, links: r.links } : { read, linksError: r.error };
+/**
+ * Per admitted page, index for index: its manifest, then (a captured follow page below maxDepth,
+ * when expanding) its links. `onRead` hears of each page as soon as its reads are done.
+ */
+export function readLevelObjects(
+  source: ObjectSource,
+  bucket: string,
+  facts: LevelFacts,
+  concurrency: number,
+  onRead: (i: number, read: PageRead) => void = () => undefined,
+): Promise<PageRead[]> {
+  return mapLimit(facts.pages, concurrency, async (p, i): Promise<PageRead> => {
+    const read = await pageObjects(source, bucket, p, facts);
+    onRead(i, read);
+    return read;
   });
+}
+
+async function pageObjects(source: ObjectSource, bucket: string, p: PageReport, facts: LevelFacts): Promise<PageRead> {
+  const read = await manifestOf(source, bucket, p, facts);
+  const level = { depth: facts.depth, maxDepth: facts.crawl.max_depth, action: facts.actionOf.get(p.url) ?? 'capture' };
+  const artifact = facts.taken === null ? null : linksToRead(p, read, level);
+  if (artifact === null) return { read };
+  const r = await readLinks(source, artifact);
+  return 'links' in r ? { read, links: r.links } : { read, linksError: r.error };
 }
 
 function manifestOf(source: ObjectSource, bucket: string, p: PageReport, facts: LevelFacts): Promise<ManifestRead> | ManifestRead {

@@ -14,7 +14,8 @@
 // than maxPages.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../db/connect.ts';
-import { planAdmission, type AdmissionPlan } from '../domain/admission-plan.ts';
+import { slotsOf, type AdmissionPlan, type PlanInput } from '../domain/admission-plan.ts';
+import { AdmissionPlanner, type ReadyRows } from '../domain/admission-planner.ts';
 import { checkParsedUrl, type AddressPolicy } from '../domain/address-policy.ts';
 import { rulesFromFixed } from '../domain/rules/index.ts';
 import { readLevelFacts, readLevelObjects, type LevelFacts } from './admission-read.ts';
@@ -89,25 +90,44 @@ export const DEFAULT_READ_CONCURRENCY = 48;
 export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promise<AdmitLevelResult> {
   const t0 = performance.now();
   const facts = await readLevelFacts(deps.db, input);
-  const reads = await readLevelObjects(deps.reader ?? deps.s3, deps.bucket, facts, deps.readConcurrency ?? DEFAULT_READ_CONCURRENCY);
-  const t1 = performance.now();
-  const plan = planAdmission({
+  const planInput = planInputOf(deps, facts);
+  const at: { t1: number; t2: number; plan?: AdmissionPlan } = { t1: 0, t2: 0 };
+  // the plan's rows are written while the rest of the level is still read
+  const written = await writeAdmission(deps.db, facts, async (sink) => {
+    const planner = new AdmissionPlanner(planInput);
+    const handOver = ({ pages, candidates }: ReadyRows): void => {
+      if (pages !== null) sink.pages(pages);
+      if (candidates.length > 0) sink.candidates(candidates, slotsOf(planInput));
+    };
+    const concurrency = deps.readConcurrency ?? DEFAULT_READ_CONCURRENCY;
+    await readLevelObjects(deps.reader ?? deps.s3, deps.bucket, facts, concurrency, (i, read) => {
+      planner.add(i, read);
+      handOver(planner.ready());
+    });
+    at.t1 = performance.now();
+    const { plan, rest } = planner.finish();
+    handOver(rest);
+    logNotes(deps, facts, plan);
+    at.t2 = performance.now();
+    at.plan = plan;
+    return plan;
+  });
+  const t3 = performance.now();
+  return resultOf(facts, at.plan!, written, { readMs: Math.round(at.t1 - t0), selectMs: Math.round(at.t2 - at.t1), writeMs: Math.round(t3 - at.t2) });
+}
+
+function planInputOf(deps: AdmitDeps, facts: LevelFacts): Omit<PlanInput, 'reads'> {
+  return {
     crawlId: facts.crawlId,
     depth: facts.depth,
     crawl: plannedCrawl(facts),
     report: facts.report,
     pages: facts.pages,
-    reads,
     foreign: facts.foreign,
     levelHosts: facts.levelHosts,
     expand: facts.taken === null ? null : { taken: facts.taken, ...refuseOf(deps.policy) },
     now: new Date(),
-  });
-  logNotes(deps, facts, plan);
-  const t2 = performance.now();
-  const written = await writeAdmission(deps.db, facts, plan);
-  const t3 = performance.now();
-  return resultOf(facts, plan, written, { readMs: Math.round(t1 - t0), selectMs: Math.round(t2 - t1), writeMs: Math.round(t3 - t2) });
+  };
 }
 
 function plannedCrawl({ crawl }: LevelFacts) {
