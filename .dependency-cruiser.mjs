@@ -8,54 +8,47 @@ import { builtinModules } from 'node:module';
 const nodeBuiltin = [`^node:`, `^(${builtinModules.filter((m) => !m.startsWith('_')).join('|')})(/|$)`];
 const notTest = '\\.test\\.ts$';
 
+/** An error rule on the modules under `from` (their tests left out) for what they may not import. */
+const fromOutsideTests = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from, pathNot: notTest }, to });
+
 export default {
   forbidden: [
-    {
-      name: 'domain-is-pure',
-      comment: 'src/domain is the pure core: it imports nothing of the project above it',
-      severity: 'error',
-      from: { path: '^src/domain/', pathNot: notTest },
-      to: { path: ['^src/(?!domain/)', '^temporal\\.config\\.ts$'] },
-    },
-    {
-      name: 'workflow-sandbox',
-      comment: 'workflows are replayed in a deterministic sandbox: no Node builtin may be reached from one, directly or through what it imports',
-      severity: 'error',
-      from: { path: '^src/(flow/)?workflows/', pathNot: notTest },
-      to: { path: nodeBuiltin, reachable: true },
-    },
-    {
-      name: 'workflow-sandbox-no-io',
-      comment: 'workflows reach activities, stores and clients only through proxies (type imports), never as values',
-      severity: 'error',
-      from: { path: '^src/(flow/)?workflows/', pathNot: notTest },
-      to: {
+    fromOutsideTests('domain-is-pure', 'src/domain is the pure core: it imports nothing of the project above it', '^src/domain/', {
+      path: ['^src/(?!domain/)', '^temporal\\.config\\.ts$'],
+    }),
+    fromOutsideTests(
+      'workflow-sandbox',
+      'workflows are replayed in a deterministic sandbox: no Node builtin may be reached from one, directly or through what it imports',
+      '^src/(flow/)?workflows/',
+      { path: nodeBuiltin, reachable: true },
+    ),
+    fromOutsideTests(
+      'workflow-sandbox-no-io',
+      'workflows reach activities, stores and clients only through proxies (type imports), never as values',
+      '^src/(flow/)?workflows/',
+      {
         path: '^src/(api|activities|cli|db|fga|flow/(activities|browser|capture-worker)|ledger|replay|s3|search|store|worker|issuer|http|config)/',
         reachable: true,
       },
-    },
-    {
-      name: 'capture-imports-contract-and-domain',
-      comment: 'the capture tier (src/flow) is another system than the ledger: from outside its tree it imports only the contract and pure domain modules',
-      severity: 'error',
-      from: { path: '^src/flow/', pathNot: notTest },
-      to: { path: '^src/(?!flow/|domain/)' },
-    },
-    {
-      name: 'ledger-never-imports-capture',
-      comment: 'the ledger and the capture tier meet only in the webhook contract (src/domain/contract)',
-      severity: 'error',
-      from: { path: '^src/(?!flow/)', pathNot: notTest },
-      to: { path: '^src/flow/' },
-    },
-    {
-      name: 'below-http-never-imports-api',
-      comment:
-        'the ledger, the stores and the domain know nothing of HTTP: they throw their own errors (src/domain/invalid-input, src/domain/state-conflict) and the API maps them to answers',
-      severity: 'error',
-      from: { path: '^src/(ledger|store|domain)/', pathNot: notTest },
-      to: { path: '^src/api/' },
-    },
+    ),
+    fromOutsideTests(
+      'capture-imports-contract-and-domain',
+      'the capture tier (src/flow) is another system than the ledger: from outside its tree it imports only the contract and pure domain modules',
+      '^src/flow/',
+      { path: '^src/(?!flow/|domain/)' },
+    ),
+    fromOutsideTests(
+      'ledger-never-imports-capture',
+      'the ledger and the capture tier meet only in the webhook contract (src/domain/contract)',
+      '^src/(?!flow/)',
+      { path: '^src/flow/' },
+    ),
+    fromOutsideTests(
+      'below-http-never-imports-api',
+      'the ledger, the stores and the domain know nothing of HTTP: they throw their own errors (src/domain/invalid-input, src/domain/state-conflict) and the API maps them to answers',
+      '^src/(ledger|store|domain)/',
+      { path: '^src/api/' },
+    ),
     {
       name: 'no-circular',
       comment: 'a cycle makes the load order matter and the layers meaningless',

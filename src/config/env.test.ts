@@ -139,24 +139,23 @@ describe('loadConfig', () => {
   });
 
   describe('URLs', () => {
+    /** [variable, value, the message that refuses it] */
+    const notAUrl = (name: string, value: string): [string, string, string] => [name, value, `${name}="${value}": is not a URL`];
+    const wrongScheme = (name: string, value: string, scheme: string, expected: string): [string, string, string] => [
+      name,
+      value,
+      `${name}="${value}": has the scheme ${scheme}; expected ${expected}`,
+    ];
     it.each([
-      ['CAPTURE_LEDGER_FGA_API_URL', 'not a url', 'CAPTURE_LEDGER_FGA_API_URL="not a url": is not a URL'],
-      ['CAPTURE_LEDGER_FGA_API_URL', 'ftp://127.0.0.1:8080', 'CAPTURE_LEDGER_FGA_API_URL="ftp://127.0.0.1:8080": has the scheme ftp; expected http or https'],
-      ['CAPTURE_LEDGER_S3_ENDPOINT', '127.0.0.1:8333', 'CAPTURE_LEDGER_S3_ENDPOINT="127.0.0.1:8333": is not a URL'],
-      [
-        'CAPTURE_LEDGER_DATABASE_URL',
-        'http://127.0.0.1:55432/x',
-        'CAPTURE_LEDGER_DATABASE_URL="http://127.0.0.1:55432/x": has the scheme http; expected postgres or postgresql',
-      ],
-      ['CAPTURE_LEDGER_DATABASE_URL', 'capture_ledger', 'CAPTURE_LEDGER_DATABASE_URL="capture_ledger": is not a URL'],
-      ['CAPTURE_LEDGER_OPENSEARCH_URL', 'http//127.0.0.1:9200', 'CAPTURE_LEDGER_OPENSEARCH_URL="http//127.0.0.1:9200": is not a URL'],
-      ['CAPTURE_LEDGER_OIDC_ISSUER', 'issuer.example', 'CAPTURE_LEDGER_OIDC_ISSUER="issuer.example": is not a URL'],
-      [
-        'CAPTURE_LEDGER_PUBLIC_URL',
-        'postgres://127.0.0.1/x',
-        'CAPTURE_LEDGER_PUBLIC_URL="postgres://127.0.0.1/x": has the scheme postgres; expected http or https',
-      ],
-      ['CAPTURE_LEDGER_REPLAY_URL', 'file:///tmp/replay', 'CAPTURE_LEDGER_REPLAY_URL="file:///tmp/replay": has the scheme file; expected http or https'],
+      notAUrl('CAPTURE_LEDGER_FGA_API_URL', 'not a url'),
+      wrongScheme('CAPTURE_LEDGER_FGA_API_URL', 'ftp://127.0.0.1:8080', 'ftp', 'http or https'),
+      notAUrl('CAPTURE_LEDGER_S3_ENDPOINT', '127.0.0.1:8333'),
+      wrongScheme('CAPTURE_LEDGER_DATABASE_URL', 'http://127.0.0.1:55432/x', 'http', 'postgres or postgresql'),
+      notAUrl('CAPTURE_LEDGER_DATABASE_URL', 'capture_ledger'),
+      notAUrl('CAPTURE_LEDGER_OPENSEARCH_URL', 'http//127.0.0.1:9200'),
+      notAUrl('CAPTURE_LEDGER_OIDC_ISSUER', 'issuer.example'),
+      wrongScheme('CAPTURE_LEDGER_PUBLIC_URL', 'postgres://127.0.0.1/x', 'postgres', 'http or https'),
+      wrongScheme('CAPTURE_LEDGER_REPLAY_URL', 'file:///tmp/replay', 'file', 'http or https'),
     ])('%s=%s is refused', (name, value, message) => {
       const err = failure(env({ [name]: value }));
       expect(err.variable).toBe(name);
