@@ -3,9 +3,8 @@
 // cannot keep the crawl running past that level's deadline. Activities are recording mocks.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { crawl } from '../../src/workflows/crawl.ts';
-import { levelReportedSignal, progressQuery, reportRefusedSignal } from '../../src/workflows/messages.ts';
-import { admitted, mockWorker, useTimeSkippingEnv } from './support.ts';
+import { levelReportedSignal, reportRefusedSignal } from '../../src/workflows/messages.ts';
+import { admitted, mockWorker, nothingToDeliver, startCrawlWorkflow, untilProgress, useTimeSkippingEnv } from './support.ts';
 
 const t = useTimeSkippingEnv();
 
@@ -29,7 +28,7 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
       await opts.onAdmit?.(crawlId, admits.length);
       return admitted({ crawlId, depth, reportId, pages: 1, captured: 1, nextLevelPages: 0 });
     },
-    deliverTuples: async () => ({ delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 0 }),
+    deliverTuples: nothingToDeliver,
     finishCrawl: async (f) => {
       finishes.push({ state: f.state, failure: f.failure });
       // time skips ahead once the workflow has nothing left to wait for: note it now
@@ -38,11 +37,7 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
     },
   });
   return worker.runUntil(async () => {
-    const handle = await t.env.client.workflow.start(crawl, {
-      taskQueue,
-      workflowId: `crawl-${crawlId}`,
-      args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds: LEVEL_TIMEOUT_S }],
-    });
+    const handle = await startCrawlWorkflow(t.env, taskQueue, crawlId, LEVEL_TIMEOUT_S);
     await drive(crawlId);
     const result = await handle.result();
     return { result, admits, finishes, finishedAfterMs: finishedAt - dispatchedAt };
@@ -50,15 +45,14 @@ async function run(opts: { deadlineInMs: number; onAdmit?: (crawlId: string, n: 
 }
 
 /** Waits in real time until the workflow is waiting for level 0's report. */
-async function waiting(crawlId: string): Promise<void> {
-  const handle = t.env.client.workflow.getHandle(`crawl-${crawlId}`);
-  for (let i = 0; ; i += 1) {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    if (p?.phase === 'waiting') return;
-    if (i > 500) throw new Error('the workflow never waited for its level');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waiting = (crawlId: string): Promise<void> =>
+  untilProgress(
+    t.env,
+    crawlId,
+    (p) => p?.phase === 'waiting',
+    500,
+    () => 'the workflow never waited for its level',
+  );
 
 describe('crawl workflow: reports bound to their dispatch (time skipped)', () => {
   it('a refused report fails the crawl at once, saying why, and nothing is admitted', async () => {

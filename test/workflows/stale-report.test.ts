@@ -5,10 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import type { Activities } from '../../src/activities/index.ts';
-import { crawl } from '../../src/workflows/crawl.ts';
-import { levelReportedSignal, progressQuery } from '../../src/workflows/messages.ts';
+import { levelReportedSignal } from '../../src/workflows/messages.ts';
 import { NON_RETRYABLE } from '../../temporal.config.ts';
-import { admitted, mockWorker, useTimeSkippingEnv } from './support.ts';
+import { admitted, mockWorker, nothingToDeliver, startCrawlWorkflow, untilProgress, useTimeSkippingEnv } from './support.ts';
 
 const t = useTimeSkippingEnv();
 
@@ -39,18 +38,14 @@ async function run(makeAdmit: (crawlId: string, calls: AdmitCall[]) => Admit, dr
     beginCrawl: async () => ({ running: true, orgId: 'acme', maxDepth }),
     dispatchLevel: async ({ depth }) => ({ depth, pages: 2, follow: 0, hosts: 1, deadline: (await t.env.currentTimeMs()) + LEVEL_TIMEOUT_S * 1000 }),
     admitLevel: makeAdmit(crawlId, calls),
-    deliverTuples: async () => ({ delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 0 }),
+    deliverTuples: nothingToDeliver,
     finishCrawl: async (f) => {
       finishes.push({ state: f.state, stopReason: f.stopReason, failure: f.failure });
       return { finished: true };
     },
   });
   return worker.runUntil(async () => {
-    const handle = await t.env.client.workflow.start(crawl, {
-      taskQueue,
-      workflowId: `crawl-${crawlId}`,
-      args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds: LEVEL_TIMEOUT_S }],
-    });
+    const handle = await startCrawlWorkflow(t.env, taskQueue, crawlId, LEVEL_TIMEOUT_S);
     await drive(crawlId, calls);
     return { result: await handle.result(), calls, finishes };
   });
@@ -60,15 +55,14 @@ const report = (crawlId: string, reportId: string, depth = 0) =>
   t.env.client.workflow.getHandle(`crawl-${crawlId}`).signal(levelReportedSignal, { depth, reportId });
 
 /** Waits in real time until the workflow waits for a report of `depth` having tried `admissions` reports. */
-async function waiting(crawlId: string, calls: AdmitCall[], admissions: number, depth = 0): Promise<void> {
-  const handle = t.env.client.workflow.getHandle(`crawl-${crawlId}`);
-  for (let i = 0; ; i += 1) {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    if (p?.phase === 'waiting' && p.depth === depth && calls.length === admissions) return;
-    if (i > 1000) throw new Error(`the workflow never waited after ${admissions} admissions (saw ${calls.length}, phase ${p?.phase})`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waiting = (crawlId: string, calls: AdmitCall[], admissions: number, depth = 0): Promise<void> =>
+  untilProgress(
+    t.env,
+    crawlId,
+    (p) => p?.phase === 'waiting' && p.depth === depth && calls.length === admissions,
+    1000,
+    (p) => `the workflow never waited after ${admissions} admissions (saw ${calls.length}, phase ${p?.phase})`,
+  );
 
 describe('crawl workflow: a stale report is superseded, not a failure (time skipped)', () => {
   it('the newer report signalled while the stale one was being admitted is admitted, and the crawl succeeds', async () => {

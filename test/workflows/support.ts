@@ -12,6 +12,9 @@ import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../../temporal.config.ts';
 import type { Activities } from '../../src/activities/index.ts';
 import type { AdmitLevelResult } from '../../src/ledger/admit-level.ts';
+import type { CrawlProgress } from '../../src/domain/crawl.ts';
+import { crawl } from '../../src/workflows/crawl.ts';
+import { progressQuery } from '../../src/workflows/messages.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
@@ -152,4 +155,32 @@ export function admitted(over: Partial<AdmitLevelResult> & { crawlId: string; de
     expanded: true,
     ...over,
   } as AdmitLevelResult;
+}
+
+/** deliverTuples as a mock: an outbox with nothing in it. */
+export const nothingToDeliver: Activities['deliverTuples'] = async () => ({ delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
+
+/** Starts the crawl workflow of `crawlId` (workflow id crawl-<crawlId>, organization acme) on `taskQueue`. */
+export function startCrawlWorkflow(env: TestWorkflowEnvironment, taskQueue: string, crawlId: string, levelTimeoutSeconds: number) {
+  return env.client.workflow.start(crawl, { taskQueue, workflowId: `crawl-${crawlId}`, args: [{ crawlId, orgId: 'acme', levelTimeoutSeconds }] });
+}
+
+/**
+ * Waits in real time, querying the crawl's progress every 10 ms, until `done` holds of it; after
+ * `tries` queries it throws what `failure` says of the last progress seen.
+ */
+export async function untilProgress(
+  env: TestWorkflowEnvironment,
+  crawlId: string,
+  done: (p: CrawlProgress | undefined) => boolean,
+  tries: number,
+  failure: (p: CrawlProgress | undefined) => string,
+): Promise<void> {
+  const handle = env.client.workflow.getHandle(`crawl-${crawlId}`);
+  for (let i = 0; ; i += 1) {
+    const p = await handle.query(progressQuery).catch(() => undefined);
+    if (done(p)) return;
+    if (i > tries) throw new Error(failure(p));
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
