@@ -6,52 +6,36 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { NON_RETRYABLE } from '../../temporal.config.ts';
 import type { Config } from '../../src/config/env.ts';
-import { admitLevel, type AdmitDeps } from '../../src/ledger/admit-level.ts';
-import { createObjectReader, type ObjectReader } from '../../src/s3/object-reader.ts';
+import { admitLevel } from '../../src/ledger/admit-level.ts';
+import type { ObjectReader } from '../../src/s3/object-reader.ts';
 import { createS3 } from '../../src/s3/client.ts';
-import { insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
+import { upsertLevelReport } from '../../src/store/crawls.ts';
+import { useAdmitDeps } from '../support/admission.ts';
+import { insertTestCrawl } from '../support/crawl-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { testConfig } from '../support/config.ts';
 import { writeCapture } from '../support/crawls.ts';
 
 let tdb: TestDatabase;
 let s3: S3Client;
-let reader: ObjectReader;
 let config: Config;
-let deps: AdmitDeps;
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
   config = testConfig({ CAPTURE_LEDGER_FGA_STORE_ID: 'x', CAPTURE_LEDGER_FGA_MODEL_ID: 'x' });
   s3 = createS3(config.s3);
-  reader = createObjectReader(config.s3);
-  deps = { db: tdb.db, s3, reader, bucket: config.s3.bucket };
 });
 
 afterAll(async () => {
-  reader?.close();
   s3?.destroy();
   await tdb?.drop();
 });
+// registered after the file's own hooks: made once they have run, closed before they tear down
+const admission = useAdmitDeps(() => ({ tdb, s3, config }));
 
 /** A running crawl whose seed level was captured and reported; the report's id. */
 async function reportedLevel(): Promise<{ crawlId: string; reportId: string; body: unknown }> {
-  await tdb.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'completed', finished_at: new Date() }).where('state', '=', 'running').execute();
-  const seeds = ['https://a.test/'];
-  const { id: crawlId } = await insertCrawl(tdb.db, {
-    orgId: 'acme',
-    submittedBy: 'alice',
-    seeds,
-    rules: [{ follow: 'same-origin' }],
-    maxDepth: 1,
-    maxPages: 10,
-    perHostDelayMs: 0,
-    hostParallelism: 1,
-    formats: ['wacz'],
-    signing: false,
-    seedLevel: { take: seeds, cut: [] },
-  });
-  await tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
+  const crawlId = await insertTestCrawl(tdb.db, { dispatchedDepth: 0 });
   const page = await writeCapture(s3, config.s3.bucket, `stale/${crawlId}`, { url: 'https://a.test/', links: [{ href: '/one' }] });
   const body = { depth: 0, pages: [page] };
   const { reportId } = await upsertLevelReport(tdb.db, crawlId, 0, body, 'capture-flow');
@@ -81,7 +65,7 @@ async function expectStale(p: Promise<unknown>): Promise<void> {
 describe('admitLevel with a report id', () => {
   it('admits the level when the id is its current report', async () => {
     const { crawlId, reportId } = await reportedLevel();
-    const r = await admitLevel(deps, { crawlId, depth: 0, reportId, expand: true });
+    const r = await admitLevel(admission.deps, { crawlId, depth: 0, reportId, expand: true });
     expect(r).toMatchObject({ reportId, pages: 1, captured: 1, archivesCreated: 1, nextLevelPages: 1 });
   });
 
@@ -90,11 +74,14 @@ describe('admitLevel with a report id', () => {
     const before = await written(crawlId);
     const newer = await upsertLevelReport(tdb.db, crawlId, 0, body, 'capture-flow');
     expect(newer.reportId).not.toBe(reportId);
-    await expectStale(admitLevel(deps, { crawlId, depth: 0, reportId, expand: true }));
+    await expectStale(admitLevel(admission.deps, { crawlId, depth: 0, reportId, expand: true }));
     expect(await written(crawlId)).toEqual(before);
     expect(before).toMatchObject({ submissions: 0, pages: [{ url: 'https://a.test/', depth: 0, state: 'pending' }], admittedAt: null });
     // the newer report is admitted as usual
-    expect(await admitLevel(deps, { crawlId, depth: 0, reportId: newer.reportId, expand: true })).toMatchObject({ reportId: newer.reportId, captured: 1 });
+    expect(await admitLevel(admission.deps, { crawlId, depth: 0, reportId: newer.reportId, expand: true })).toMatchObject({
+      reportId: newer.reportId,
+      captured: 1,
+    });
   });
 
   it('fails with StaleReport and writes nothing when the report is replaced while its manifests are read', async () => {
@@ -108,11 +95,11 @@ describe('admitLevel with a report id', () => {
           replaced = true;
           await upsertLevelReport(tdb.db, crawlId, 0, body, 'capture-flow');
         }
-        return reader.read(bucket, key, maxBytes);
+        return admission.deps.reader.read(bucket, key, maxBytes);
       },
       close() {},
     };
-    await expectStale(admitLevel({ ...deps, reader: replacing }, { crawlId, depth: 0, reportId, expand: true }));
+    await expectStale(admitLevel({ ...admission.deps, reader: replacing }, { crawlId, depth: 0, reportId, expand: true }));
     expect(replaced).toBe(true);
     expect(await written(crawlId)).toEqual(before);
   });

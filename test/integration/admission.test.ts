@@ -1,14 +1,16 @@
 // Level admission against the real Postgres and S3, without Temporal: idempotence, the page cap,
 // what a report may and may not change, and the decisions it records.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../src/config/env.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { mapLimit } from '../../src/domain/map-limit.ts';
-import { admitLevel, type AdmitDeps } from '../../src/ledger/admit-level.ts';
-import { createObjectReader, type ObjectReader } from '../../src/s3/object-reader.ts';
+import { admitLevel } from '../../src/ledger/admit-level.ts';
+import type { ObjectReader } from '../../src/s3/object-reader.ts';
 import { registerCapture } from '../../src/ledger/register.ts';
-import { insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
+import { upsertLevelReport } from '../../src/store/crawls.ts';
+import { useAdmitDeps } from '../support/admission.ts';
+import { insertTestCrawl } from '../support/crawl-rows.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { putJson, writeCapture } from '../support/crawls.ts';
 import { useHarness } from '../support/harness.ts';
@@ -16,37 +18,25 @@ import { useHarness } from '../support/harness.ts';
 const h = useHarness({ api: false });
 let tdb: TestDatabase;
 let s3: S3Client;
-let reader: ObjectReader;
 let config: Config;
-let deps: AdmitDeps;
 
-beforeAll(async () => {
+beforeAll(() => {
   ({ tdb, config, s3 } = h);
-  reader = createObjectReader(config.s3);
-  deps = { db: tdb.db, s3, reader, bucket: config.s3.bucket };
 });
+const admission = useAdmitDeps(() => h);
 
-afterAll(async () => {
-  reader?.close();
-});
-
-async function crawlWith(seeds: string[], limits: { maxDepth: number; maxPages: number }): Promise<string> {
-  await tdb.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'completed', finished_at: new Date() }).where('state', '=', 'running').execute();
-  const { id } = await insertCrawl(tdb.db, {
-    orgId: 'acme',
-    submittedBy: 'alice',
+const crawlWith = (seeds: string[], limits: { maxDepth: number; maxPages: number }): Promise<string> =>
+  insertTestCrawl(tdb.db, {
     seeds,
     rules: [{ skip: 'https://a.test/ads' }, { follow: 'same-origin' }, { capture: 'https://b.test/' }],
     ...limits,
-    perHostDelayMs: 0,
     hostParallelism: 2,
-    formats: ['wacz'],
-    signing: false,
-    seedLevel: { take: seeds.slice(0, limits.maxPages), cut: seeds.slice(limits.maxPages) },
+    dispatchedDepth: 0,
   });
-  await tdb.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', id).execute();
-  return id;
-}
+
+/** The crawl's pages of one level, in the order they were written: url, state and skip reason. */
+const levelRows = (crawlId: string, depth: number) =>
+  tdb.db.selectFrom('crawl_pages').select(['url', 'state', 'skip_reason']).where('crawl_id', '=', crawlId).where('depth', '=', depth).orderBy('id').execute();
 
 const snapshot = async (crawlId: string) => ({
   pages: await tdb.db
@@ -86,7 +76,7 @@ describe('admitLevel', () => {
     const stray: PageReport = { url: 'https://a.test/never-dispatched', status: 'captured', taskId: 'stray-task', manifestKey: 'nope.json' };
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [seed, stray] }, 'capture-flow');
 
-    const first = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const first = await admitLevel(admission.deps, { crawlId, depth: 0, expand: true });
     expect(first).toMatchObject({
       pages: 1,
       captured: 1,
@@ -136,7 +126,7 @@ describe('admitLevel', () => {
     expect((await tdb.db.selectFrom('crawls').select('depth_reached').where('id', '=', crawlId).executeTakeFirstOrThrow()).depth_reached).toBe(0);
 
     // retried (the activity's completion was lost): the same rows, archives, tuples, decisions
-    const again = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const again = await admitLevel(admission.deps, { crawlId, depth: 0, expand: true });
     expect(again).toMatchObject({ archivesCreated: 0, archives: 1, nextLevelPages: 3, cutPages: 2 });
     expect(await snapshot(crawlId)).toEqual(after);
   });
@@ -146,7 +136,7 @@ describe('admitLevel', () => {
     const crawlId = await crawlWith(seeds, { maxDepth: 0, maxPages: 10 });
     const p1 = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url: seeds[0]! });
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [p1] }, 'capture-flow');
-    const r = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const r = await admitLevel(admission.deps, { crawlId, depth: 0, expand: true });
     expect(r).toMatchObject({ captured: 1, unreported: 2, failed: 2, expanded: false, nextLevelPages: 0 });
     const states = async () =>
       (await tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).orderBy('id').execute()).map((p) => p.state);
@@ -155,7 +145,7 @@ describe('admitLevel', () => {
     const p2 = await writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url: seeds[1]! });
     const p3: PageReport = { url: seeds[2]!, status: 'skipped', skipReason: 'robots' };
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [p1, p2, p3] }, 'capture-flow');
-    const r2 = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const r2 = await admitLevel(admission.deps, { crawlId, depth: 0, expand: true });
     expect(r2).toMatchObject({ captured: 2, skipped: 1, unreported: 0, archivesCreated: 1, archives: 2 });
     expect(await states()).toEqual(['captured', 'captured', 'skipped']);
   });
@@ -172,7 +162,7 @@ describe('admitLevel', () => {
       manifestKey: `adm/${crawlId}/big-${crawlId}-${i}.result.json`,
     }));
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages }, 'capture-flow');
-    const r = await admitLevel({ ...deps, readConcurrency: 64 }, { crawlId, depth: 0, expand: true });
+    const r = await admitLevel({ ...admission.deps, readConcurrency: 64 }, { crawlId, depth: 0, expand: true });
     expect(r).toMatchObject({ pages: 10_000, archivesCreated: 0 });
     const rows = await tdb.db
       .selectFrom('capture_submissions')
@@ -203,14 +193,8 @@ describe('admitLevel', () => {
       links: [{ href: '/two' }, { href: '/' }, { href: '/n1' }, { href: '/n2' }, { href: '/n3' }],
     });
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: [seed] }, 'capture-flow');
-    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 2, cutPages: 1, unreported: 1 });
-    const next = await tdb.db
-      .selectFrom('crawl_pages')
-      .select(['url', 'state', 'skip_reason'])
-      .where('crawl_id', '=', crawlId)
-      .where('depth', '=', 1)
-      .orderBy('id')
-      .execute();
+    expect(await admitLevel(admission.deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 2, cutPages: 1, unreported: 1 });
+    const next = await levelRows(crawlId, 1);
     expect(next).toEqual([
       { url: 'https://a.test/n1', state: 'pending', skip_reason: null },
       { url: 'https://a.test/n2', state: 'pending', skip_reason: null },
@@ -226,7 +210,7 @@ describe('admitLevel', () => {
     const reports = await mapLimit(seeds, 4, (url) => writeCapture(s3, config.s3.bucket, `adm/${crawlId}`, { url }));
     const rewrite = async (i: number, edit: (m: Record<string, unknown>) => void): Promise<void> => {
       const key = reports[i]!.manifestKey;
-      const r = await reader.read(config.s3.bucket, key);
+      const r = await admission.deps.reader.read(config.s3.bucket, key);
       if (r.kind !== 'ok') throw new Error(`manifest ${key}: ${r.kind}`);
       const m = JSON.parse(r.text) as Record<string, unknown>;
       edit(m);
@@ -237,7 +221,7 @@ describe('admitLevel', () => {
     await rewrite(3, (m) => (m.finishedAt = '+275760-09-13T00:00:00.000Z'));
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: reports }, 'capture-flow');
 
-    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ pages: 4, archivesCreated: 3 });
+    expect(await admitLevel(admission.deps, { crawlId, depth: 0, expand: true })).toMatchObject({ pages: 4, archivesCreated: 3 });
     const archives = await tdb.db
       .selectFrom('archives')
       .select(['task_id', 'size', 'captured_at'])
@@ -314,7 +298,7 @@ describe('admitLevel with its page rows written while reading', () => {
       .execute()
       .catch(() => undefined);
 
-    const result = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const result = await admitLevel(admission.deps, { crawlId, depth: 0, expand: true });
 
     const failedByManifest = urls.filter((_, i) => i % 7 === 3).length;
     const captured = PAGES - failedByManifest - 1; // and the re-reported one
@@ -350,7 +334,7 @@ describe('admitLevel with its page rows written while reading', () => {
       outbox: await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).orderBy('id').execute(),
     });
     const before = await snapshot();
-    const again = await admitLevel(deps, { crawlId, depth: 0, expand: true });
+    const again = await admitLevel(admission.deps, { crawlId, depth: 0, expand: true });
     expect(again).toMatchObject({ archivesCreated: 0, archives: captured, nextLevelPages: result.nextLevelPages });
     expect(await snapshot()).toEqual(before);
   });
@@ -373,13 +357,13 @@ describe('admitLevel choosing links while reading', () => {
     const slowFirst: ObjectReader = {
       async read(bucket, key, maxBytes) {
         if (firstTen.has(key)) await othersDone;
-        const r = await reader.read(bucket, key, maxBytes);
+        const r = await admission.deps.reader.read(bucket, key, maxBytes);
         if (key.endsWith('.links.json') && !firstTen.has(key) && ++othersRead === n - 10) releaseFirst();
         return r;
       },
       close() {},
     };
-    const result = await admitLevel({ ...deps, reader: slowFirst, readConcurrency: 16 }, { crawlId, depth: 0, expand: true });
+    const result = await admitLevel({ ...admission.deps, reader: slowFirst, readConcurrency: 16 }, { crawlId, depth: 0, expand: true });
     expect(othersRead).toBe(n - 10);
     expect(result).toMatchObject({ captured: n, linksRead: n, nextLevelPages: 10 });
     const next = await tdb.db
@@ -409,19 +393,13 @@ describe('admitLevel inserting the next level while reading', () => {
     const first = await mapLimit(urls, 16, (url, i) => writeCapture(s3, config.s3.bucket, prefix, { url, links: linksOf(i, 'n') }));
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: first }, 'capture-flow');
     const nextLevel = async (): Promise<{ pending: string[]; cut: string[] }> => {
-      const rows = await tdb.db
-        .selectFrom('crawl_pages')
-        .select(['url', 'state', 'skip_reason'])
-        .where('crawl_id', '=', crawlId)
-        .where('depth', '=', 1)
-        .orderBy('id')
-        .execute();
+      const rows = await levelRows(crawlId, 1);
       return { pending: rows.filter((r) => r.state === 'pending').map((r) => r.url), cut: rows.filter((r) => r.skip_reason === 'max_pages').map((r) => r.url) };
     };
     const link = (dir: string, k: number): string => `https://a.test/${dir}/${k}`;
     const range = (from: number, to: number, dir: string): string[] => Array.from({ length: to - from }, (_, k) => link(dir, from + k));
 
-    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 700, cutPages: 500, frontierRemoved: 0 });
+    expect(await admitLevel(admission.deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 700, cutPages: 500, frontierRemoved: 0 });
     expect(await nextLevel()).toEqual({ pending: range(0, 700, 'n'), cut: range(700, 1200, 'n') });
 
     // reported again before the next level went out: the first 100 pages now link elsewhere
@@ -431,7 +409,7 @@ describe('admitLevel inserting the next level while reading', () => {
     ];
     await upsertLevelReport(tdb.db, crawlId, 0, { depth: 0, pages: second }, 'capture-flow');
     // n/0–399 are named no more and go; n/400–1199 keep their rows and order, m/0–399 come after
-    expect(await admitLevel(deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 700, cutPages: 500, frontierRemoved: 400 });
+    expect(await admitLevel(admission.deps, { crawlId, depth: 0, expand: true })).toMatchObject({ nextLevelPages: 700, cutPages: 500, frontierRemoved: 400 });
     expect(await nextLevel()).toEqual({ pending: range(400, 1100, 'n'), cut: [...range(1100, 1200, 'n'), ...range(0, 400, 'm')] });
   });
 });

@@ -8,7 +8,7 @@ import type { ArchiveRecord } from '../../src/domain/admission.ts';
 import { deleteArchive } from '../../src/ledger/delete-archive.ts';
 import { recordSubmissions, registerCaptures } from '../../src/ledger/register.ts';
 import { archivesRequiring, requiredArchives } from '../../src/store/archive-requires.ts';
-import { insertCrawl } from '../../src/store/crawls.ts';
+import { insertTestCrawl } from '../support/crawl-rows.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { useHarness } from '../support/harness.ts';
 
@@ -20,23 +20,7 @@ beforeAll(() => {
   ({ tdb, s3 } = h);
 });
 
-async function crawl(orgId: string): Promise<string> {
-  await tdb.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'completed', finished_at: new Date() }).where('state', '=', 'running').execute();
-  const { id } = await insertCrawl(tdb.db, {
-    orgId,
-    submittedBy: 'alice',
-    seeds: ['https://a.test/'],
-    rules: [{ follow: 'same-origin' }],
-    maxDepth: 1,
-    maxPages: 10,
-    perHostDelayMs: 0,
-    hostParallelism: 1,
-    formats: ['wacz'],
-    signing: false,
-    seedLevel: { take: ['https://a.test/'], cut: [] },
-  });
-  return id;
-}
+const crawl = (orgId: string): Promise<string> => insertTestCrawl(tdb.db, { orgId });
 
 const archive = (crawlId: string, name: string, requires: string[] = []): ArchiveRecord => ({
   taskId: `${crawlId}-${name}`,

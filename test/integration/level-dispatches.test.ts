@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertCrawl } from '../../src/store/crawls.ts';
 import { recordDispatch, releaseHeartbeatTurn, takeHeartbeatTurn, takeReportSlot } from '../../src/store/level-dispatches.ts';
+import { insertTestCrawl } from '../support/crawl-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 
 let tdb: TestDatabase;
@@ -14,21 +14,7 @@ let crawlId: string;
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  crawlId = (
-    await insertCrawl(tdb.db, {
-      orgId: 'acme',
-      submittedBy: 'alice',
-      seeds: ['https://a.test/'],
-      rules: [{ follow: 'same-origin' }],
-      maxDepth: 3,
-      maxPages: 10,
-      perHostDelayMs: 0,
-      hostParallelism: 1,
-      formats: ['wacz'],
-      signing: false,
-      seedLevel: { take: ['https://a.test/'], cut: [] },
-    })
-  ).id;
+  crawlId = await insertTestCrawl(tdb.db, { maxDepth: 3 });
 });
 
 afterAll(async () => {

@@ -1,0 +1,37 @@
+// A running crawl row written by the store's own insertCrawl, for the tests of admission and of
+// the stores below it: one seed on a.test, depth 1, ten pages, every other setting off or one.
+// Only one crawl may run at a time (crawls_single_active_idx), so whatever runs is finished first.
+import type { Db } from '../../src/db/connect.ts';
+import { insertCrawl, type NewCrawlInput } from '../../src/store/crawls.ts';
+
+export type TestCrawl = Partial<Omit<NewCrawlInput, 'seedLevel'>> & {
+  /** set dispatched_depth: the level the workflow has dispatched (default: none yet) */
+  dispatchedDepth?: number;
+};
+
+/** Marks every running crawl succeeded: the slot a new running crawl needs. */
+export async function finishRunningCrawls(db: Db): Promise<void> {
+  await db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'completed', finished_at: new Date() }).where('state', '=', 'running').execute();
+}
+
+/** A running crawl (the defaults above unless given), its seed level the seeds within maxPages; its id. */
+export async function insertTestCrawl(db: Db, over: TestCrawl = {}): Promise<string> {
+  const { dispatchedDepth, ...given } = over;
+  await finishRunningCrawls(db);
+  const c = {
+    orgId: 'acme',
+    submittedBy: 'alice',
+    seeds: ['https://a.test/'],
+    rules: [{ follow: 'same-origin' }],
+    maxDepth: 1,
+    maxPages: 10,
+    perHostDelayMs: 0,
+    hostParallelism: 1,
+    formats: ['wacz'],
+    signing: false,
+    ...given,
+  };
+  const { id } = await insertCrawl(db, { ...c, seedLevel: { take: c.seeds.slice(0, c.maxPages), cut: c.seeds.slice(c.maxPages) } });
+  if (dispatchedDepth !== undefined) await db.updateTable('crawls').set({ dispatched_depth: dispatchedDepth }).where('id', '=', id).execute();
+  return id;
+}
