@@ -2,7 +2,6 @@
 // and the row/workflow invariant when Temporal is unreachable or a workflow is gone.
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
 import { Client, Connection } from '@temporalio/client';
 import { crawlWorkflowId } from '../../temporal.config.ts';
 import { BOTH_SOURCES_MESSAGE, NO_SOURCE_MESSAGE } from '../../src/domain/crawl.ts';
@@ -12,6 +11,7 @@ import { addTarget, disableTarget } from '../../src/store/targets.ts';
 import { runTargets } from '../../src/cli/targets-command.ts';
 import { devHeaders } from '../support/api.ts';
 import { capabilityHeader, eventually, grant, waitForCrawlEnd } from '../support/crawls.ts';
+import { crawlCount, crawlRow } from '../support/crawl-rows.ts';
 import { useHarness } from '../support/harness.ts';
 
 const ORG = 'acme';
@@ -52,17 +52,6 @@ async function get(path: string, headers: Record<string, string> = devHeaders('a
   return { status: res.status, body: await res.json() };
 }
 
-/** all crawls in the database: a test compares it before and after, whatever ran earlier */
-const crawlCount = async () =>
-  Number(
-    (
-      await h.tdb.db
-        .selectFrom('crawls')
-        .select(sql<number>`count(*)`.as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
-
 describe('POST /api/crawls: what a caller may send', () => {
   it('both and neither are 400, said differently', async () => {
     const both = await post({ seeds: ['https://a.test/'], fromTargets: {} });
@@ -102,7 +91,7 @@ describe('POST /api/crawls: what a caller may send', () => {
   });
 
   it('the shape of each field is the schema’s 400', async () => {
-    const before = await crawlCount();
+    const before = await crawlCount(h.tdb.db);
     for (const body of [
       { seeds: [] },
       { seeds: 'https://a.test/' },
@@ -120,11 +109,11 @@ describe('POST /api/crawls: what a caller may send', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error).toBe('invalid request');
     }
-    expect(await crawlCount()).toBe(before);
+    expect(await crawlCount(h.tdb.db)).toBe(before);
   });
 
   it('a rule list that would not do what it says is refused, naming the problem', async () => {
-    const before = await crawlCount();
+    const before = await crawlCount(h.tdb.db);
     expect(await post({ seeds: ['https://a.test/'], rules: [{ follow: 'same-site' }, { skip: 'same-origin' }] })).toEqual({
       status: 400,
       body: { error: 'rules that can never match', rules: [{ rule: 2, coveredBy: 1 }] },
@@ -138,7 +127,7 @@ describe('POST /api/crawls: what a caller may send', () => {
       body: { error: 'invalid rule patterns' },
     });
     expect(await post({ seeds: ['ftp://a.test/'] })).toEqual({ status: 400, body: { error: 'invalid seeds', seeds: ['ftp://a.test/'] } });
-    expect(await crawlCount()).toBe(before);
+    expect(await crawlCount(h.tdb.db)).toBe(before);
   });
 });
 
@@ -149,12 +138,12 @@ describe('POST /api/crawls: who may start one', () => {
   });
 
   it('a member without can_submit, or a caller without an organization, gets 404', async () => {
-    const before = await crawlCount();
+    const before = await crawlCount(h.tdb.db);
     expect(await post({ seeds: ['https://a.test/'] }, devHeaders('bob', [ORG]))).toEqual({ status: 404, body: { error: 'not found' } });
     expect(await post({ seeds: ['https://a.test/'] }, devHeaders('dave', []))).toEqual({ status: 404, body: { error: 'not found' } });
     // carol may submit for "other", but the crawl goes to her first organization
     expect((await post({ seeds: ['https://a.test/'] }, devHeaders('carol', [ORG, 'other']))).status).toBe(404);
-    expect(await crawlCount()).toBe(before);
+    expect(await crawlCount(h.tdb.db)).toBe(before);
   });
 
   it('a revoked grant takes effect at once', async () => {
@@ -169,7 +158,7 @@ describe('POST /api/crawls: what is started', () => {
     const r = await post({ seeds: ['https://A.test/start#top', 'https://a.test/start', 'https://a.test/other'] });
     expect(r.status).toBe(202);
     const crawlId = r.body.crawlId as string;
-    const row = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', crawlId).executeTakeFirstOrThrow();
+    const row = await crawlRow(h.tdb.db, crawlId);
     expect(row).toMatchObject({
       org_id: ORG,
       submitted_by: 'alice',
@@ -215,11 +204,7 @@ describe('POST /api/crawls: what is started', () => {
       rules: [{ skip: 'https://a.test/private' }, { follow: 'same-site' }],
     });
     expect(r.status).toBe(202);
-    const row = await h.tdb.db
-      .selectFrom('crawls')
-      .selectAll()
-      .where('id', '=', r.body.crawlId as string)
-      .executeTakeFirstOrThrow();
+    const row = await crawlRow(h.tdb.db, r.body.crawlId as string);
     expect(row).toMatchObject({
       max_depth: 0,
       max_pages: 5,
@@ -240,21 +225,13 @@ describe('POST /api/crawls: what is started', () => {
 
     const limited = await post({ fromTargets: { limit: 2 } });
     expect(limited.status).toBe(202);
-    const row = await h.tdb.db
-      .selectFrom('crawls')
-      .selectAll()
-      .where('id', '=', limited.body.crawlId as string)
-      .executeTakeFirstOrThrow();
+    const row = await crawlRow(h.tdb.db, limited.body.crawlId as string);
     expect(row).toMatchObject({ seeds: ['https://t1.test/', 'https://t3.test/'], max_depth: 0, max_pages: 30 });
     await endRunning();
 
     const all = await post({ fromTargets: {}, maxPages: 1, maxDepth: 1 });
     expect(all.status).toBe(202);
-    const row2 = await h.tdb.db
-      .selectFrom('crawls')
-      .selectAll()
-      .where('id', '=', all.body.crawlId as string)
-      .executeTakeFirstOrThrow();
+    const row2 = await crawlRow(h.tdb.db, all.body.crawlId as string);
     expect(row2).toMatchObject({ seeds: ['https://t1.test/', 'https://t3.test/', 'https://t4.test/'], max_depth: 1, max_pages: 3 });
     await endRunning();
 
@@ -322,7 +299,7 @@ describe('the row and the workflow never disagree', () => {
       .executeTakeFirstOrThrow();
     const r = await post({ seeds: ['https://a.test/'] });
     expect(r.status).toBe(202);
-    const old = await h.tdb.db.selectFrom('crawls').selectAll().where('id', '=', orphan.id).executeTakeFirstOrThrow();
+    const old = await crawlRow(h.tdb.db, orphan.id);
     expect(old).toMatchObject({ state: 'failed', stop_reason: 'failed', failure: 'its workflow is not_found and the row was still running' });
   });
 

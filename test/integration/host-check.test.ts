@@ -2,11 +2,11 @@
 // requests with that name in Host. The API, the dev issuer and replay answer it 421 and do
 // nothing: no crawl started, no identity's data read, no token minted, no archive fetched.
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIssuer, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { buildReplayServer } from '../../src/replay/server.ts';
 import { devHeaders } from '../support/api.ts';
+import { crawlCount } from '../support/crawl-rows.ts';
 import { useHarness } from '../support/harness.ts';
 import { rawRequest } from '../support/raw-http.ts';
 
@@ -15,15 +15,6 @@ const ATTACKER = 'attacker.test';
 const h = useHarness({ crawls: 'stub', grants: [['alice', 'submitter', ORG]] });
 
 const portOf = (url: string): string => new URL(url).port;
-const crawlCount = async () =>
-  Number(
-    (
-      await h.tdb.db
-        .selectFrom('crawls')
-        .select(sql<number>`count(*)`.as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
 
 describe('the API', () => {
   const startCrawl = (host: string) =>
@@ -35,16 +26,16 @@ describe('the API', () => {
     });
 
   it('answers Host: attacker.test with 421 and starts no crawl; its own name starts one', async () => {
-    const before = await crawlCount();
+    const before = await crawlCount(h.tdb.db);
     const refused = await startCrawl(ATTACKER);
     expect(refused.status).toBe(421);
     expect(JSON.parse(refused.body)).toEqual({ error: `misdirected request: this server does not answer for the host "${ATTACKER}"` });
-    expect(await crawlCount()).toBe(before);
+    expect(await crawlCount(h.tdb.db)).toBe(before);
     expect(h.hook.dispatches).toHaveLength(0);
 
     const started = await startCrawl(`localhost:${portOf(h.api.url)}`);
     expect(started.status).toBe(202);
-    expect(await crawlCount()).toBe(before + 1);
+    expect(await crawlCount(h.tdb.db)).toBe(before + 1);
   });
 
   it('gives nothing of the dev identity to another host name, on any port', async () => {

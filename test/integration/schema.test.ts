@@ -53,6 +53,9 @@ async function pgError(run: () => Promise<unknown>): Promise<pg.DatabaseError> {
   throw new Error('the statement succeeded');
 }
 
+/** The pg error inserting this crawl row fails with. */
+const insertCrawlError = (row: NewCrawl): Promise<pg.DatabaseError> => pgError(() => t.db.insertInto('crawls').values(row).execute());
+
 async function finish(id: string): Promise<void> {
   await t.db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() }).where('id', '=', id).execute();
 }
@@ -60,12 +63,7 @@ async function finish(id: string): Promise<void> {
 describe('crawls', () => {
   it('a second running crawl fails on crawls_single_active_idx', async () => {
     await t.db.insertInto('crawls').values(crawl()).execute();
-    const err = await pgError(() =>
-      t.db
-        .insertInto('crawls')
-        .values(crawl({ org_id: 'globex', submitted_by: 'bob' }))
-        .execute(),
-    );
+    const err = await insertCrawlError(crawl({ org_id: 'globex', submitted_by: 'bob' }));
     expect(err.code).toBe('23505');
     expect(err.constraint).toBe('crawls_single_active_idx');
     expect(err.message).toContain('crawls_single_active_idx');
@@ -91,12 +89,7 @@ describe('crawls', () => {
   });
 
   it("seeds '{}' fails the CHECK", async () => {
-    const err = await pgError(() =>
-      t.db
-        .insertInto('crawls')
-        .values(crawl({ seeds: [] }))
-        .execute(),
-    );
+    const err = await insertCrawlError(crawl({ seeds: [] }));
     expect(err.code).toBe('23514');
     expect(err.constraint).toBe('crawls_seeds_check');
     // written as the literal too, not only through the driver's array encoding
@@ -109,57 +102,16 @@ describe('crawls', () => {
   });
 
   it('a NULL seed fails the same CHECK', async () => {
-    const err = await pgError(() =>
-      t.db
-        .insertInto('crawls')
-        .values(crawl({ seeds: ['https://example.com/', null as never] }))
-        .execute(),
-    );
+    const err = await insertCrawlError(crawl({ seeds: ['https://example.com/', null as never] }));
     expect(err.constraint).toBe('crawls_seeds_check');
   });
 
   it('state and stop_reason only take their own values, and finished_at goes with them', async () => {
-    expect(
-      (
-        await pgError(() =>
-          t.db
-            .insertInto('crawls')
-            .values(crawl({ state: 'done' as never }))
-            .execute(),
-        )
-      ).code,
-    ).toBe('23514');
-    expect(
-      (
-        await pgError(() =>
-          t.db
-            .insertInto('crawls')
-            .values(crawl({ state: 'failed', stop_reason: 'timeout' as never, finished_at: new Date() }))
-            .execute(),
-        )
-      ).code,
-    ).toBe('23514');
+    expect((await insertCrawlError(crawl({ state: 'done' as never }))).code).toBe('23514');
+    expect((await insertCrawlError(crawl({ state: 'failed', stop_reason: 'timeout' as never, finished_at: new Date() }))).code).toBe('23514');
     // a finished crawl without finished_at / a running one with a stop reason
-    expect(
-      (
-        await pgError(() =>
-          t.db
-            .insertInto('crawls')
-            .values(crawl({ state: 'succeeded', stop_reason: 'completed' }))
-            .execute(),
-        )
-      ).code,
-    ).toBe('23514');
-    expect(
-      (
-        await pgError(() =>
-          t.db
-            .insertInto('crawls')
-            .values(crawl({ stop_reason: 'max_pages' }))
-            .execute(),
-        )
-      ).code,
-    ).toBe('23514');
+    expect((await insertCrawlError(crawl({ state: 'succeeded', stop_reason: 'completed' }))).code).toBe('23514');
+    expect((await insertCrawlError(crawl({ stop_reason: 'max_pages' }))).code).toBe('23514');
   });
 });
 

@@ -1,7 +1,10 @@
-// A running crawl row written by the store's own insertCrawl, for the tests of admission and of
-// the stores below it: one seed on a.test, depth 1, ten pages, every other setting off or one.
-// Only one crawl may run at a time (crawls_single_active_idx), so whatever runs is finished first.
+// Crawl rows in tests: a running crawl written by the store's own insertCrawl, for the tests of
+// admission and of the stores below it (one seed on a.test, depth 1, ten pages, every other setting
+// off or one; only one crawl may run at a time, crawls_single_active_idx, so whatever runs is
+// finished first), and the reads the API tests make of the crawls table.
+import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.ts';
+import type { Crawl } from '../../src/db/types.ts';
 import { insertCrawl, type NewCrawlInput } from '../../src/store/crawls.ts';
 
 export type TestCrawl = Partial<Omit<NewCrawlInput, 'seedLevel'>> & {
@@ -35,3 +38,15 @@ export async function insertTestCrawl(db: Db, over: TestCrawl = {}): Promise<str
   if (dispatchedDepth !== undefined) await db.updateTable('crawls').set({ dispatched_depth: dispatchedDepth }).where('id', '=', id).execute();
   return id;
 }
+
+/** Every crawl row in the database: a test compares it before and after, whatever ran earlier. */
+export async function crawlCount(db: Db): Promise<number> {
+  const { n } = await db
+    .selectFrom('crawls')
+    .select(sql<number>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/** The crawl's row (throws when there is none). */
+export const crawlRow = (db: Db, id: string): Promise<Crawl> => db.selectFrom('crawls').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
