@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startCaptureWorker } from '../../src/flow/capture-worker/worker.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
+import { archivedUrls, archiveSoftwares, postCrawl } from '../support/crawl-rows.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
 import { ROOT } from '../support/env.ts';
 import { captureIdentity, newFlowQueues, testCaptureWorkerConfig, testFlowOptions, type FlowQueues } from '../support/flow.ts';
@@ -45,27 +46,13 @@ function receiver(queues: FlowQueues, port = 0, knobs = {}): Promise<Flow> {
   return startFlow({ ...opts, port, knobs, heartbeatIntervalMs: 1000 });
 }
 
-async function startCrawl(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${h.api.url}/api/crawls`, { method: 'POST', headers: await h.as('alice', [ORG]), body: JSON.stringify(body) });
-  expect(res.status).toBe(202);
-  return ((await res.json()) as { crawlId: string }).crawlId;
-}
+const startCrawl = async (body: Record<string, unknown>): Promise<string> => postCrawl(h.api.url, await h.as('alice', [ORG]), body);
 
 function fetchedOnce(): void {
   const perPath = new Map<string, number>();
   for (const r of h.site.pageRequests('r')) perPath.set(r.path, (perPath.get(r.path) ?? 0) + 1);
   expect([...perPath.keys()].sort()).toEqual(['/', ...paths].sort());
   expect([...perPath.values()].every((n) => n === 1)).toBe(true);
-}
-
-async function archivedUrls(crawlId: string): Promise<string[]> {
-  const rows = await h.tdb.db
-    .selectFrom('archives')
-    .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
-    .select('crawl_pages.url')
-    .where('crawl_pages.crawl_id', '=', crawlId)
-    .execute();
-  return rows.map((r) => r.url).sort();
 }
 
 const everyPage = (): string[] => ['/', ...paths].map((p) => h.site.url('r', p)).sort();
@@ -92,7 +79,7 @@ describe('the capture tier through outages', () => {
       expect(level.outcome!.attempts.at(-1)!.status).toBe(202);
       const row = await waitForCrawlEnd(h.tdb.db, crawlId, 60_000);
       expect(row).toMatchObject({ state: 'succeeded', failure: null });
-      expect(await archivedUrls(crawlId)).toEqual([h.site.url('r', '/')]);
+      expect(await archivedUrls(h.tdb.db, crawlId)).toEqual([h.site.url('r', '/')]);
       expect(h.site.pageRequests('r').map((r) => r.path)).toEqual(['/']);
     } finally {
       await flow.close();
@@ -124,7 +111,7 @@ describe('the capture tier through outages', () => {
       flow = await receiver(queues, port, { captureDelayMs: 500 });
       const row = await waitForCrawlEnd(h.tdb.db, crawlId, 150_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
-      expect(await archivedUrls(crawlId)).toEqual(everyPage());
+      expect(await archivedUrls(h.tdb.db, crawlId)).toEqual(everyPage());
       fetchedOnce();
     } finally {
       await flow.close();
@@ -175,14 +162,9 @@ describe('the capture tier through outages', () => {
       const crawlId = await startCrawl({ seeds: [h.site.url('r', '/')], maxDepth: 1, perHostDelayMs: 50 });
       const row = await waitForCrawlEnd(h.tdb.db, crawlId, 150_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
-      expect(await archivedUrls(crawlId)).toEqual(everyPage());
-      const soft = await h.tdb.db
-        .selectFrom('archives')
-        .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
-        .select('archives.provenance')
-        .where('crawl_pages.crawl_id', '=', crawlId)
-        .execute();
-      expect(soft.every((r) => String((r.provenance as { software?: string }).software).endsWith('(own-variables-worker)'))).toBe(true);
+      expect(await archivedUrls(h.tdb.db, crawlId)).toEqual(everyPage());
+      const softwares = await archiveSoftwares(h.tdb.db, crawlId);
+      expect(softwares.every((name) => name.endsWith('(own-variables-worker)'))).toBe(true);
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -5,6 +5,7 @@
 // worker captured it again; the dead one's half-done attempt is never reported).
 import { describe, expect, it } from 'vitest';
 import { startCaptureWorker, type CaptureWorker } from '../../src/flow/capture-worker/worker.ts';
+import { archivedUrls, archiveSoftwares, postCrawl } from '../support/crawl-rows.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
 import { testCaptureWorkerConfig } from '../support/flow.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
@@ -30,31 +31,20 @@ const s = useLiveCrawlStack({
   env: { CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS: '600' },
 });
 
-async function startCrawl(): Promise<string> {
-  const res = await fetch(`${s.api.url}/api/crawls`, {
-    method: 'POST',
-    headers: await s.as('alice', [ORG]),
-    body: JSON.stringify({ seeds: HOSTS.map((h) => s.site.url(h, '/')), maxDepth: 1, maxPages: 100, perHostDelayMs: 300, hostParallelism: 4 }),
+const startCrawl = async (): Promise<string> =>
+  postCrawl(s.api.url, await s.as('alice', [ORG]), {
+    seeds: HOSTS.map((h) => s.site.url(h, '/')),
+    maxDepth: 1,
+    maxPages: 100,
+    perHostDelayMs: 300,
+    hostParallelism: 4,
   });
-  expect(res.status).toBe(202);
-  return ((await res.json()) as { crawlId: string }).crawlId;
-}
 
 async function pacingViolations(crawlId: string): Promise<number> {
   const res = await fetch(`${s.api.url}/api/crawls/${crawlId}/pacing`, { headers: await s.as('alice', [ORG]) });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { violations: number; hosts: { overlaps: number }[] };
   return body.violations + body.hosts.reduce((n, h) => n + h.overlaps, 0);
-}
-
-async function archivedUrls(crawlId: string): Promise<string[]> {
-  const rows = await s.tdb.db
-    .selectFrom('archives')
-    .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
-    .select('crawl_pages.url')
-    .where('crawl_pages.crawl_id', '=', crawlId)
-    .execute();
-  return rows.map((r) => r.url).sort();
 }
 
 const allPages = (): string[] => HOSTS.flatMap((h) => ['/', ...paths].map((p) => s.site.url(h, p))).sort();
@@ -76,16 +66,10 @@ describe('two capture workers on one capture queue', () => {
       expect(byFirst.length).toBeGreaterThan(0);
       expect(bySecond.length).toBeGreaterThan(0);
       expect(byFirst.length + bySecond.length).toBe(allPages().length);
-      expect(await archivedUrls(crawlId)).toEqual(allPages());
+      expect(await archivedUrls(s.tdb.db, crawlId)).toEqual(allPages());
       expect(await pacingViolations(crawlId)).toBe(0);
       // each manifest names the worker that made it
-      const softwares = await s.tdb.db
-        .selectFrom('archives')
-        .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
-        .select('archives.provenance')
-        .where('crawl_pages.crawl_id', '=', crawlId)
-        .execute();
-      const names = new Set(softwares.map((r) => String((r.provenance as { software?: string }).software)));
+      const names = new Set(await archiveSoftwares(s.tdb.db, crawlId));
       expect([...names].some((n) => n.includes('(second-worker)'))).toBe(true);
       expect([...names].some((n) => n.includes('(test-capture-worker-'))).toBe(true);
     } finally {
@@ -115,7 +99,7 @@ describe('two capture workers on one capture queue', () => {
       const row = await waitForCrawlEnd(s.tdb.db, crawlId, 200_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
       // every page archived exactly once, none lost with the worker
-      expect(await archivedUrls(crawlId)).toEqual(allPages());
+      expect(await archivedUrls(s.tdb.db, crawlId)).toEqual(allPages());
       const pages = await s.tdb.db.selectFrom('crawl_pages').select(['url', 'state']).where('crawl_id', '=', crawlId).execute();
       expect(pages.every((p) => p.state === 'captured')).toBe(true);
       expect(await pacingViolations(crawlId)).toBe(0);

@@ -1,8 +1,10 @@
 // Crawl rows in tests: a running crawl written by the store's own insertCrawl, for the tests of
 // admission and of the stores below it (one seed on a.test, depth 1, ten pages, every other setting
 // off or one; only one crawl may run at a time, crawls_single_active_idx, so whatever runs is
-// finished first), and the reads the API tests make of the crawls table.
+// finished first); crawls started through the API; and the reads the tests make of the crawls
+// table and of a crawl's archives.
 import { sql } from 'kysely';
+import { expect } from 'vitest';
 import type { Db } from '../../src/db/connect.ts';
 import type { Crawl } from '../../src/db/types.ts';
 import { insertCrawl, type NewCrawlInput } from '../../src/store/crawls.ts';
@@ -50,3 +52,29 @@ export async function crawlCount(db: Db): Promise<number> {
 
 /** The crawl's row (throws when there is none). */
 export const crawlRow = (db: Db, id: string): Promise<Crawl> => db.selectFrom('crawls').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+/** POST /api/crawls with `body` as whoever `headers` name: answered 202, the new crawl's id. */
+export async function postCrawl(apiUrl: string, headers: Record<string, string>, body: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${apiUrl}/api/crawls`, { method: 'POST', headers, body: JSON.stringify(body) });
+  expect(res.status).toBe(202);
+  return ((await res.json()) as { crawlId: string }).crawlId;
+}
+
+/** The crawl's archives with the URL of the page each one archives, and its provenance. */
+const crawlArchives = (db: Db, crawlId: string) =>
+  db
+    .selectFrom('archives')
+    .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
+    .select(['crawl_pages.url', 'archives.provenance'])
+    .where('crawl_pages.crawl_id', '=', crawlId)
+    .execute();
+
+/** The URLs the crawl archived, sorted (one entry per archive: a page archived twice shows twice). */
+export async function archivedUrls(db: Db, crawlId: string): Promise<string[]> {
+  return (await crawlArchives(db, crawlId)).map((r) => r.url).sort();
+}
+
+/** The software each of the crawl's archives names in its provenance (the capture worker's name is in it). */
+export async function archiveSoftwares(db: Db, crawlId: string): Promise<string[]> {
+  return (await crawlArchives(db, crawlId)).map((r) => String((r.provenance as { software?: string }).software));
+}
