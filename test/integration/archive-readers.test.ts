@@ -9,62 +9,37 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LevelReportBody, Manifest } from '../../src/domain/contract.ts';
 import { readWacz, type WaczContents } from '../../src/domain/wacz/read.ts';
-import { startFlow, type Flow } from '../../src/flow/server.ts';
-import { createS3 } from '../../src/s3/client.ts';
 import { run, startWayback, TOOLS } from '../support/archive-tools.ts';
-import { testConfig } from '../support/config.ts';
-import { testFlowOptions } from '../support/flow.ts';
-import { dispatchTo, startReceiver } from '../support/report-receiver.ts';
+import { startFlowAlone, type FlowAlone } from '../support/flow-alone.ts';
+import { dispatchTo } from '../support/report-receiver.ts';
 import { realisticAssets, realisticPage, startSite, type Site } from '../support/site.ts';
 
 const TOKEN = 'archive-readers-test-token';
 const MARKER = 'Read back by the archive readers';
 const SEED_PATH = '/docs/page?b=1&a=2';
 
-const config = testConfig({
-  CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
-  CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
-  CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
-  CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
-});
-let s3: S3Client;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let flow: Flow;
+let alone: FlowAlone;
 let site: Site;
 let dir: string;
 let waczPath: string;
 let wacz: WaczContents;
 let seed: string;
 
-async function getObject(key: string): Promise<Buffer> {
-  const r = await s3.send(new GetObjectCommand({ Bucket: config.s3.bucket, Key: key }));
-  return Buffer.from(await r.Body!.transformToByteArray());
-}
-
 async function capture(url: string): Promise<Buffer> {
-  const body = dispatchTo(receiver.url, { perHostDelayMs: 0, formats: ['wacz'], pages: [{ url, follow: false }] });
-  const res = await fetch(flow.webhookUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(202);
-  const level = await flow.waitForLevel(body.crawlId, body.depth, 90_000);
+  const body = dispatchTo(alone.receiver.url, { perHostDelayMs: 0, formats: ['wacz'], pages: [{ url, follow: false }] });
+  const level = await alone.dispatch(body, 90_000);
   const report = level.report as LevelReportBody;
   expect(report.pages[0]!.status).toBe('captured');
-  const manifest = JSON.parse((await getObject(report.pages[0]!.manifestKey!)).toString('utf8')) as Manifest;
-  return getObject(manifest.artifacts.find((a) => a.format === 'wacz')!.key);
+  const manifest = JSON.parse((await alone.getObject(report.pages[0]!.manifestKey!)).toString('utf8')) as Manifest;
+  return alone.getObject(manifest.artifacts.find((a) => a.format === 'wacz')!.key);
 }
 
 beforeAll(async () => {
   expect(existsSync(`${TOOLS}wb-manager`), 'pywb in .tools/archive-tools: npm test installs it (npm run tools -- --profile test)').toBe(true);
-  s3 = createS3(config.s3);
-  receiver = await startReceiver();
-  flow = await startFlow({ ...testFlowOptions(config), port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
+  alone = await startFlowAlone(TOKEN);
   site = await startSite({
     hosts: { a: { pages: { ...realisticAssets(), [SEED_PATH]: realisticPage({ title: 'Docs page', scriptLinks: [], scriptText: MARKER }) } } },
   });
@@ -77,10 +52,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await flow?.close();
-  await receiver?.close();
+  await alone?.close();
   await site?.close();
-  s3?.destroy();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 

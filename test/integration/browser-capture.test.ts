@@ -4,20 +4,12 @@
 // WACZ replays in the project's replay in Chromium, links and text come from the rendered page,
 // every format is produced and decodes, and the bounds hold (deadline, budget, cookies, pop-ups).
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config/env.ts';
 import { createAddressPolicy, parseAllowlist } from '../../src/domain/address-policy.ts';
-import {
-  ERROR_TYPE_CANCELLED,
-  type DispatchBody,
-  type LevelReportBody,
-  type LinksArtifact,
-  type Manifest,
-  type PageReport,
-} from '../../src/domain/contract.ts';
+import { ERROR_TYPE_CANCELLED } from '../../src/domain/contract.ts';
+import type { DispatchBody, LevelReportBody, LinksArtifact, Manifest, PageReport } from '../../src/domain/contract.ts';
 import { selectLinks } from '../../src/domain/links.ts';
 import { MAX_PAGE_TEXT_BYTES } from '../../src/domain/page-text.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
@@ -28,39 +20,27 @@ import { CaptureBrowser, CHROMIUM_PATH } from '../../src/flow/browser/launch.ts'
 import { breakAnywherePastCap } from '../../src/flow/browser/layout-guard.ts';
 import { ERROR_TYPES, packageCapture, visitPage } from '../../src/flow/capture.ts';
 import { createGuardedFetcher } from '../../src/flow/fetch.ts';
-import { FLOW_USER_AGENT, startFlow, type Flow } from '../../src/flow/server.ts';
-import { testFlowOptions } from '../support/flow.ts';
+import { FLOW_USER_AGENT } from '../../src/flow/server.ts';
 import { replayLink } from '../../src/api/picker.ts';
 import { createUrlSigner } from '../../src/api/presign.ts';
 import { buildReplayServer } from '../../src/replay/server.ts';
-import { createS3 } from '../../src/s3/client.ts';
-import { TEST_SITES_ALLOW, testConfig } from '../support/config.ts';
+import { TEST_SITES_ALLOW } from '../support/config.ts';
 import { chromiumBrowsers, descendants, lastSwitch, type ProcessInfo } from '../support/processes.ts';
-import { dispatchTo, startReceiver } from '../support/report-receiver.ts';
+import { startFlowAlone, type FlowAlone } from '../support/flow-alone.ts';
+import { dispatchTo } from '../support/report-receiver.ts';
 import { realisticAssets, realisticPage, startSite, type Site } from '../support/site.ts';
 import { readWithWarcio, warcFieldsOf } from '../support/warcio.ts';
 
 const TOKEN = 'browser-capture-test-token';
 const ALL_FORMATS = ['wacz', 'html', 'png', 'webp', 'mhtml', 'links'] as const;
 
-let config: Config;
-let s3: S3Client;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let flow: Flow;
+let alone: FlowAlone;
 let viewer: Browser;
 const sites: Site[] = [];
 
 beforeAll(async () => {
-  config = testConfig({
-    CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
-    CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
-  });
-  s3 = createS3(config.s3);
-  receiver = await startReceiver();
   // how the report authenticates is flow.test.ts's subject; the receiver here takes any
-  flow = await startFlow({ ...testFlowOptions(config), port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
+  alone = await startFlowAlone(TOKEN);
   viewer = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -70,10 +50,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await viewer?.close();
-  await flow?.close();
-  await receiver?.close();
+  await alone?.close();
   await Promise.all(sites.map((s) => s.close()));
-  s3?.destroy();
 });
 
 /** A TCP listener on 127.0.0.1 (which the policy refuses) counting connections: any at all is an escape. */
@@ -110,35 +88,24 @@ async function site(hosts: Parameters<typeof startSite>[0]['hosts']): Promise<Si
 }
 
 function dispatchBody(over: Partial<DispatchBody> & Pick<DispatchBody, 'pages'>): DispatchBody {
-  return dispatchTo(receiver.url, { perHostDelayMs: 0, ...over });
+  return dispatchTo(alone.receiver.url, { perHostDelayMs: 0, ...over });
 }
 
 async function runLevel(body: DispatchBody, query = ''): Promise<LevelReportBody> {
-  const res = await fetch(`${flow.webhookUrl}${query}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(202);
-  const run = await flow.waitForLevel(body.crawlId, body.depth, 90_000);
+  const run = await alone.dispatch(body, 90_000, query);
   expect(run.state).toBe('reported');
   return run.report!;
 }
 
-async function getObject(key: string): Promise<Buffer> {
-  const r = await s3.send(new GetObjectCommand({ Bucket: config.s3.bucket, Key: key }));
-  return Buffer.from(await r.Body!.transformToByteArray());
-}
-
 async function manifestOf(p: PageReport | undefined): Promise<Manifest> {
   expect(p?.manifestKey).toBeDefined();
-  return JSON.parse((await getObject(p!.manifestKey!)).toString('utf8')) as Manifest;
+  return JSON.parse((await alone.getObject(p!.manifestKey!)).toString('utf8')) as Manifest;
 }
 
 async function artifact(m: Manifest, format: string): Promise<Buffer> {
   const a = m.artifacts.find((x) => x.format === format);
   expect(a, `artifact ${format}`).toBeDefined();
-  return getObject(a!.key);
+  return alone.getObject(a!.key);
 }
 
 describe('a page built like a real site', { timeout: 180_000 }, () => {
@@ -278,7 +245,7 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
   });
 
   it('replays from the archive alone in the project replay: styled, image decoded, script text present', async () => {
-    const replay: FastifyInstance = await buildReplayServer({ endpoint: config.s3.endpoint, bucket: config.s3.bucket });
+    const replay: FastifyInstance = await buildReplayServer({ endpoint: alone.config.s3.endpoint, bucket: alone.config.s3.bucket });
     const replayUrl = await replay.listen({ host: '127.0.0.1', port: 0 });
     const waczKey = manifest.artifacts.find((a) => a.format === 'wacz')!.key;
     // the site is gone: what replays can only come from the WACZ
@@ -286,7 +253,7 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
     const page = await viewer.newPage();
     try {
       // replay reads only what the API signed (as the picker does after can_view)
-      const signed = await createUrlSigner(config.s3)(config.s3.bucket, waczKey, 300);
+      const signed = await createUrlSigner(alone.config.s3)(alone.config.s3.bucket, waczKey, 300);
       await page.goto(`${replayLink(replayUrl, waczKey, signed)}#view=pages&url=${encodeURIComponent(s.url('a', '/'))}`);
       const until = Date.now() + 60_000;
       let seen: { bg: string; natural: number; built: string | null; font: boolean } | undefined;

@@ -5,58 +5,33 @@
 // page built to replay badly (its script asks for a URL named after Date.now(), so its replay asks
 // for one that was never recorded) needs review and is captured once more, after the host's delay;
 // both attempts are in the manifest. Without qa nothing is scored and nothing captured twice.
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchBody, LevelReportBody, Manifest } from '../../src/domain/contract.ts';
 import { QA_MIN_PIXELS, QA_MIN_TEXT } from '../../src/domain/qa.ts';
 import { readWacz } from '../../src/domain/wacz/read.ts';
-import { startFlow, type Flow } from '../../src/flow/server.ts';
-import { createS3 } from '../../src/s3/client.ts';
-import { testConfig } from '../support/config.ts';
-import { testFlowOptions } from '../support/flow.ts';
-import { dispatchTo, startReceiver } from '../support/report-receiver.ts';
+import { startFlowAlone, type FlowAlone } from '../support/flow-alone.ts';
+import { dispatchTo } from '../support/report-receiver.ts';
 import { realisticAssets, realisticPage, startSite, type Site } from '../support/site.ts';
 
 const TOKEN = 'capture-qa-test-token';
 const DELAY_MS = 400;
-const config = testConfig({
-  CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
-  CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
-  CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
-  CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
-});
-let s3: S3Client;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let flow: Flow;
+let alone: FlowAlone;
 let site: Site;
 
 /** A page whose script fetches a URL named after the clock and shows what it got. */
 const CLOCK_PAGE = `<!doctype html><html><head><title>Clock page</title></head><body><h1>Clock page</h1><p id="stamp">waiting</p>
 <script>fetch('/stamp?t=' + Date.now()).then((r) => r.text()).then((t) => { document.getElementById('stamp').textContent = t; });</script></body></html>`;
 
-async function getObject(key: string): Promise<Buffer> {
-  const r = await s3.send(new GetObjectCommand({ Bucket: config.s3.bucket, Key: key }));
-  return Buffer.from(await r.Body!.transformToByteArray());
-}
-
 async function captureOne(url: string, over: Partial<DispatchBody>): Promise<Manifest> {
-  const body = dispatchTo(receiver.url, { perHostDelayMs: DELAY_MS, formats: ['wacz'], pages: [{ url, follow: false }], ...over });
-  const res = await fetch(flow.webhookUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(202);
-  const level = await flow.waitForLevel(body.crawlId, body.depth, 120_000);
+  const body = dispatchTo(alone.receiver.url, { perHostDelayMs: DELAY_MS, formats: ['wacz'], pages: [{ url, follow: false }], ...over });
+  const level = await alone.dispatch(body, 120_000);
   const report = level.report as LevelReportBody;
   expect(report.pages[0]!.status).toBe('captured');
-  return JSON.parse((await getObject(report.pages[0]!.manifestKey!)).toString('utf8')) as Manifest;
+  return JSON.parse((await alone.getObject(report.pages[0]!.manifestKey!)).toString('utf8')) as Manifest;
 }
 
 beforeAll(async () => {
-  s3 = createS3(config.s3);
-  receiver = await startReceiver();
-  flow = await startFlow({ ...testFlowOptions(config), port: 0, reportAuth: async () => ({}), reportRetry: { attempts: 2, baseDelayMs: 50 } });
+  alone = await startFlowAlone(TOKEN);
   site = await startSite({
     hosts: {
       a: {
@@ -69,10 +44,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await flow?.close();
-  await receiver?.close();
+  await alone?.close();
   await site?.close();
-  s3?.destroy();
 });
 
 describe('the quality check of each capture', { timeout: 240_000 }, () => {
@@ -109,7 +82,7 @@ describe('the quality check of each capture', { timeout: 240_000 }, () => {
     );
     expect(docs[1]!.startedAt - firstEnd).toBeGreaterThanOrEqual(DELAY_MS);
     // the WACZ kept is the second attempt's: its stamp request is the later one
-    const wacz = await readWacz(await getObject(manifest.artifacts.find((x) => x.format === 'wacz')!.key));
+    const wacz = await readWacz(await alone.getObject(manifest.artifacts.find((x) => x.format === 'wacz')!.key));
     const stamps = wacz.cdx.filter((e) => e.url.includes('/stamp?t=')).map((e) => e.url);
     const asked = site
       .pageRequests('b')

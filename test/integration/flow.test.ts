@@ -3,26 +3,20 @@
 // real multi-host test site. The report receiver is a plain test HTTP server that records what
 // the flow sends (the ledger's own report route is tested with the crawl end to end).
 import { randomUUID } from 'node:crypto';
-import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
-import {
-  ERROR_TYPE_CANCELLED,
-  type DispatchBody,
-  type LevelReportBody,
-  type LinksArtifact,
-  type Manifest,
-  type PageReport,
-} from '../../src/domain/contract.ts';
+import { ERROR_TYPE_CANCELLED } from '../../src/domain/contract.ts';
+import type { DispatchBody, LevelReportBody, LinksArtifact, Manifest, PageReport } from '../../src/domain/contract.ts';
 import { pacingViolations } from '../../src/domain/pacing.ts';
 import { readWacz, waczProblems } from '../../src/domain/wacz/read.ts';
 import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { testFlowOptions } from '../support/flow.ts';
+import { flowAloneConfig, getObjectBytes } from '../support/flow-alone.ts';
 import { rawRequest } from '../support/raw-http.ts';
 import { startIssuer, type RunningIssuer } from '../../src/issuer/issuer.ts';
 import { createS3 } from '../../src/s3/client.ts';
-import { testConfig } from '../support/config.ts';
 import { TEST_FLOW_CLIENT_SECRET } from '../support/api.ts';
 import { pageTaskId } from '../../src/flow/resume.ts';
 import { dispatchTo, startReceiver, type Received } from '../support/report-receiver.ts';
@@ -39,12 +33,7 @@ const sites: Site[] = [];
 
 beforeAll(async () => {
   // the flow needs no OpenFGA; placeholders satisfy loadConfig
-  const base = testConfig({
-    CAPTURE_LEDGER_FGA_STORE_ID: 'unused',
-    CAPTURE_LEDGER_FGA_MODEL_ID: 'unused',
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: 'http://127.0.0.1:1/crawl',
-    CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: TOKEN,
-  });
+  const base = flowAloneConfig(TOKEN);
   issuer = await startIssuer({ port: 0, flowClientSecret: TEST_FLOW_CLIENT_SECRET });
   config = {
     ...base,
@@ -89,10 +78,7 @@ async function runLevel(body: DispatchBody, query = ''): Promise<{ report: Level
   return { report: got[0]!.body, received: got[0]! };
 }
 
-async function getObject(key: string): Promise<Buffer> {
-  const r = await s3.send(new GetObjectCommand({ Bucket: config.s3.bucket, Key: key }));
-  return Buffer.from(await r.Body!.transformToByteArray());
-}
+const getObject = (key: string): Promise<Buffer> => getObjectBytes(s3, config.s3.bucket, key);
 
 async function exists(key: string): Promise<boolean> {
   try {
