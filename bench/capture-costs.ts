@@ -26,18 +26,8 @@ import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, printAndExit } from './support-main.ts';
-import {
-  BARE,
-  capturePagesArg,
-  fixed,
-  memoryOf,
-  ratioFigures,
-  runFigures,
-  startBenchFlow,
-  startCaptureSite,
-  type CaptureRecord,
-  type ModeRun,
-} from './support-capture.ts';
+import { BARE, bareRecords, capturePagesArg, fixed, memoryOf, ratioFigures, runFigures, runOnCaptureSite, startBenchFlow } from './support-capture.ts';
+import type { CaptureRecord, ModeRun } from './support-capture.ts';
 import { descendants } from '../test/support/processes.ts';
 
 export interface CaptureBenchResult extends CaptureRecord {
@@ -124,41 +114,33 @@ function behaviorRecords(base: Omit<CaptureBenchResult, 'mode'>, total: number, 
   ];
 }
 
-export async function run(pages = 200): Promise<CaptureBenchResult[]> {
-  const site = await startCaptureSite(pages);
-  try {
-    const total = site.interleaved.length;
-    const base = site.base('capture-costs');
-    const {
-      bare: [bare, same, bareBx],
-      between: [flow, flowBx, flowQa],
-    } = await site.aroundBare([BARE.playwright, BARE.flowSwitches, { ...BARE.flowSwitches, behaviors: true }], async () => [
-      await flowRun(site.interleaved, BEHAVIORS_OFF),
-      await flowRun(site.interleaved, BEHAVIORS_ON),
-      await flowRun(site.interleaved, BEHAVIORS_OFF, true),
-    ]);
-    const ratio = bare!.seconds / flow!.seconds;
-    const peakMiB = flow!.peak.unique / 1024 / 1024;
-    return [
-      { ...base, mode: 'bare', ...runFigures(bare!, total) },
-      { ...base, mode: 'bare-flow-switches', ...runFigures(same!, total) },
-      { ...base, mode: 'flow', ...runFigures(flow!, total) },
-      { ...base, mode: 'ratio', ...ratioFigures(flow!, bare!, same!), goal: 0.8, ok: ratio >= 0.8 },
-      { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow!.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
-      ...behaviorRecords(base, total, flow!, flowBx!, bareBx!),
-      {
-        ...base,
-        mode: 'qa-cost',
-        cpuPerPageOff: fixed(flow!.cpuSeconds / total, 3),
-        cpuPerPageQa: fixed(flowQa!.cpuSeconds / total, 3),
-        cpuQaOverOff: fixed(flowQa!.cpuSeconds / flow!.cpuSeconds, 3),
-        secondsQaOverOff: fixed(flowQa!.seconds / flow!.seconds, 3),
-        load1: fixed(flowQa!.load1, 2),
-      },
-    ];
-  } finally {
-    await site.close();
-  }
+export function run(pages = 200): Promise<CaptureBenchResult[]> {
+  return runOnCaptureSite(
+    'capture-costs',
+    pages,
+    [BARE.playwright, BARE.flowSwitches, { ...BARE.flowSwitches, behaviors: true }],
+    async (urls) => [await flowRun(urls, BEHAVIORS_OFF), await flowRun(urls, BEHAVIORS_ON), await flowRun(urls, BEHAVIORS_OFF, true)],
+    ({ base, total, bare: [bare, same, bareBx], flows: [flow, flowBx, flowQa] }): CaptureBenchResult[] => {
+      const ratio = bare!.seconds / flow!.seconds;
+      const peakMiB = flow!.peak.unique / 1024 / 1024;
+      return [
+        ...bareRecords(base, total, bare!, same!),
+        { ...base, mode: 'flow', ...runFigures(flow!, total) },
+        { ...base, mode: 'ratio', ...ratioFigures(flow!, bare!, same!), goal: 0.8, ok: ratio >= 0.8 },
+        { ...base, mode: 'memory', peakMiB: Math.round(peakMiB), peakRssSumMiB: Math.round(flow!.peak.rss / 1024 / 1024), goal: 1024, ok: peakMiB < 1024 },
+        ...behaviorRecords(base, total, flow!, flowBx!, bareBx!),
+        {
+          ...base,
+          mode: 'qa-cost',
+          cpuPerPageOff: fixed(flow!.cpuSeconds / total, 3),
+          cpuPerPageQa: fixed(flowQa!.cpuSeconds / total, 3),
+          cpuQaOverOff: fixed(flowQa!.cpuSeconds / flow!.cpuSeconds, 3),
+          secondsQaOverOff: fixed(flowQa!.seconds / flow!.seconds, 3),
+          load1: fixed(flowQa!.load1, 2),
+        },
+      ];
+    },
+  );
 }
 
 if (isMain(import.meta.url)) printAndExit(run(capturePagesArg()));

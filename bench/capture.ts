@@ -25,17 +25,8 @@ import { fileURLToPath } from 'node:url';
 import { memoryStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, printAndExit } from './support-main.ts';
-import {
-  BARE,
-  capturePagesArg,
-  memoryOf,
-  ratioFigures,
-  runFigures,
-  startBenchFlow,
-  startCaptureSite,
-  type CaptureRecord,
-  type ModeRun,
-} from './support-capture.ts';
+import { BARE, bareRecords, capturePagesArg, memoryOf, ratioFigures, runFigures, runOnCaptureSite, startBenchFlow } from './support-capture.ts';
+import type { CaptureRecord, ModeRun } from './support-capture.ts';
 import { descendants } from '../test/support/processes.ts';
 
 export interface CaptureBenchResult extends CaptureRecord {
@@ -188,23 +179,17 @@ function flowRecords(base: Omit<CaptureBenchResult, 'mode'>, flow: FlowRun, bare
   ];
 }
 
-export async function run(pages = 200): Promise<CaptureBenchResult[]> {
-  const site = await startCaptureSite(pages);
-  try {
-    const total = site.interleaved.length;
-    const base = site.base('capture');
-    const {
-      bare: [bare, same],
-      between: flows,
-    } = await site.aroundBare([BARE.playwright, BARE.flowSwitches], async () => [await flowRun(site.interleaved, 1), await flowRun(site.interleaved, 2)]);
-    return [
-      { ...base, mode: 'bare', ...runFigures(bare!, total) },
-      { ...base, mode: 'bare-flow-switches', ...runFigures(same!, total) },
+export function run(pages = 200): Promise<CaptureBenchResult[]> {
+  return runOnCaptureSite(
+    'capture',
+    pages,
+    [BARE.playwright, BARE.flowSwitches],
+    async (urls) => [await flowRun(urls, 1), await flowRun(urls, 2)],
+    ({ base, total, bare: [bare, same], flows }): CaptureBenchResult[] => [
+      ...bareRecords(base, total, bare!, same!),
       ...flows.flatMap((flow) => flowRecords(base, flow, bare!, same!)),
-    ];
-  } finally {
-    await site.close();
-  }
+    ],
+  );
 }
 
 if (isMain(import.meta.url)) printAndExit(run(capturePagesArg()));

@@ -156,11 +156,19 @@ export const BARE = { playwright: { args: ARGS }, flowSwitches: { args: FLOW_SWI
 /** The bench's size from `--pages` (default 200), a multiple of the hosts. */
 export const capturePagesArg = (): number => pagesArg(200, HOSTS.length);
 
+/** What every record of a capture bench carries: its name and the run's size. */
+export interface BenchBase<B extends string> {
+  bench: B;
+  pages: number;
+  subresourcesPerPage: number;
+  hostParallelism: number;
+}
+
 export interface CaptureSite {
   /** every page, the hosts taking turns (what the flow is dispatched) */
   interleaved: string[];
   /** what every record of the bench carries: its name and the run's size */
-  base<B extends string>(bench: B): { bench: B; pages: number; subresourcesPerPage: number; hostParallelism: number };
+  base<B extends string>(bench: B): BenchBase<B>;
   /**
    * Each bare variant over the first half of each host's pages, then `between` (the flow's runs),
    * then each over the second half, the two halves of a variant summed: the machine's drift over
@@ -192,6 +200,42 @@ export async function startCaptureSite(pages: number): Promise<CaptureSite> {
     },
     close: () => site.close(),
   };
+}
+
+/** What a capture bench's records are made of: the base each carries, the page count, the bare runs (the variants' order) and what the flow's runs gave. */
+export interface CaptureBenchRun<B extends string, T> {
+  base: BenchBase<B>;
+  total: number;
+  bare: ModeRun[];
+  flows: T;
+}
+
+/**
+ * A capture bench from start to end: the site of about `pages` pages, the bare `variants` around
+ * `flows` (given every page, the hosts taking turns), the records made of them; the site closed after.
+ */
+export async function runOnCaptureSite<B extends string, T, R>(
+  bench: B,
+  pages: number,
+  variants: BareVariant[],
+  flows: (urls: string[]) => Promise<T>,
+  records: (run: CaptureBenchRun<B, T>) => R[],
+): Promise<R[]> {
+  const site = await startCaptureSite(pages);
+  try {
+    const { bare, between } = await site.aroundBare(variants, () => flows(site.interleaved));
+    return records({ base: site.base(bench), total: site.interleaved.length, bare, flows: between });
+  } finally {
+    await site.close();
+  }
+}
+
+/** The records of bare Playwright as it launches Chromium (`bare`) and with the flow's switches (`same`). */
+export function bareRecords<B extends string>(base: BenchBase<B>, total: number, bare: ModeRun, same: ModeRun) {
+  return [
+    { ...base, mode: 'bare' as const, ...runFigures(bare, total) },
+    { ...base, mode: 'bare-flow-switches' as const, ...runFigures(same, total) },
+  ];
 }
 
 export interface BenchFlow {
