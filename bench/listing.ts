@@ -9,7 +9,8 @@
 //              check-filtering every archive ("all"), bounded as the route bounds them
 //   phases     the route's steps timed one by one, in this process, warm: the reached crawls
 //              (ListObjects kept for the list cache's window), the shares (ListObjects, fresh),
-//              the first chunk's SQL, its BatchCheck; the route asks the shares beside the other
+//              the first chunk's SQL, its BatchCheck (the lean endpoint's, as the route asks it,
+//              and the SDK's, its fallback, in turn); the route asks the shares beside the other
 //              three, so its path is the longer of the two
 // Goals (issue 14, 10% of 10,000): p50 ≤ 50 ms warm, ≤ 150 ms cold; 1% of 100,000 must hold.
 // Goals (issue 28, 10% visible): warm p50 ≤ 2.5× bare at 10,000; ≤ 1.5× bare and ≤ 50 ms at 100,000.
@@ -18,12 +19,13 @@
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import { ConsistencyPreference } from '@openfga/sdk';
 import { sql } from 'kysely';
 import { listArchives, scanArchives } from '../src/api/services/archive-listing.ts';
 import type { Identity } from '../src/domain/identity.ts';
 import { viewableArchives } from '../src/fga/authorize.ts';
 import { membershipTuples } from '../src/fga/tuples.ts';
-import { reachableJobs, sharedArchives } from '../src/fga/reach.ts';
+import { listContext, reachableJobs, sharedArchives } from '../src/fga/reach.ts';
 import { archiveCandidates, type CandidateScope } from '../src/store/archives.ts';
 import { percentile, printLines, round } from './support-crawl.ts';
 import { startBenchApi, type ApiBench } from './support-api.ts';
@@ -82,32 +84,44 @@ async function timed(n: number, fn: (i: number) => Promise<void>): Promise<numbe
 
 const summary = (ms: number[]) => ({ p50Ms: round(percentile(ms, 50), 1), p99Ms: round(percentile(ms, 99), 1) });
 
-/** The route's steps one after another, each timed (warm: the same caller as the API's warm run). */
+/** The SDK's BatchCheck of these archives, as the listing asked before the lean endpoint (and still asks when the client authenticates). */
+async function sdkBatchCheck(api: ApiBench, identity: Identity, ids: string[]): Promise<void> {
+  const contextualTuples = { tuple_keys: membershipTuples(identity) };
+  const context = listContext();
+  await api.deps.fga.batchCheck(
+    {
+      checks: ids.map((id, i) => ({
+        user: `user:${identity.subject}`,
+        relation: 'can_view',
+        object: `archive:${id}`,
+        correlationId: String(i),
+        contextualTuples,
+        context,
+      })),
+    },
+    { maxBatchSize: 50, maxParallelRequests: 4, consistency: ConsistencyPreference.MinimizeLatency },
+  );
+}
+
+/** The route's steps one after another, each timed (warm: the same caller as the API's warm run); the SDK's BatchCheck beside the lean one, in turn. */
 async function routePhases(api: ApiBench, identity: Identity, samples: number) {
-  const jobsMs: number[] = [];
-  const sharesMs: number[] = [];
-  const candidates: number[] = [];
-  const check: number[] = [];
+  const ms = { jobs: [] as number[], shares: [] as number[], sql: [] as number[], batchCheck: [] as number[], batchCheckSdk: [] as number[] };
+  const step = async <T>(into: number[], work: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    const out = await work();
+    into.push(performance.now() - t);
+    return out;
+  };
   for (let i = 0; i < samples; i++) {
-    let t = performance.now();
-    const jobs = await reachableJobs(api.deps.fga, identity);
-    jobsMs.push(performance.now() - t);
-    t = performance.now();
-    const shared = await sharedArchives(api.deps.fga, identity);
-    sharesMs.push(performance.now() - t);
+    const jobs = await step(ms.jobs, () => reachableJobs(api.deps.fga, identity));
+    const shared = await step(ms.shares, () => sharedArchives(api.deps.fga, identity));
     const scope: CandidateScope = jobs === undefined || shared === undefined ? { kind: 'all' } : { kind: 'reachable', jobs, shared };
-    t = performance.now();
-    const rows = await archiveCandidates(api.deps.db, { limit: 51, scope });
-    candidates.push(performance.now() - t);
-    t = performance.now();
-    await viewableArchives(
-      api.deps.fga,
-      identity,
-      rows.slice(0, 50).map((a) => a.id),
-    );
-    check.push(performance.now() - t);
+    const rows = await step(ms.sql, () => archiveCandidates(api.deps.db, { limit: 51, scope }));
+    const ids = rows.slice(0, 50).map((a) => a.id);
+    await step(ms.batchCheck, () => viewableArchives(api.deps.fga, identity, ids));
+    await step(ms.batchCheckSdk, () => sdkBatchCheck(api, identity, ids));
   }
-  return { jobs: summary(jobsMs), shares: summary(sharesMs), sql: summary(candidates), batchCheck: summary(check) };
+  return Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, summary(v)]));
 }
 
 /** Issue 28's goal for this point (10% visible), or issue 14's where 28 names none. */

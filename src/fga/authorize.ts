@@ -5,12 +5,9 @@
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
 import { mapLimit } from '../domain/map-limit.ts';
-import { checkEndpointOf, MAX_BATCH_CHECKS, type CheckQuestion } from './check.ts';
+import { checkEndpointOf, MAX_BATCH_CHECKS, type CheckEndpoint, type CheckQuestion } from './check.ts';
 import { listContext } from './reach.ts';
 import { archiveRef, checkContext, membershipTuples, orgRef, userRef } from './tuples.ts';
-
-// the caller's reach (reach.ts) is asked through here by the listing, as it always was
-export { LIST_CACHE_MS, LIST_OBJECTS_MAX_RESULTS, listContext, reachableObjects, type ReachableObjects } from './reach.ts';
 
 export async function canView(fga: OpenFgaClient, identity: Identity, archiveId: string): Promise<boolean> {
   return strongCheck(fga, identity, 'can_view', archiveRef(archiveId));
@@ -41,53 +38,52 @@ export function checkQuestion(identity: Identity, relation: string, object: stri
   return { user: userRef(identity.subject), relation, object, contextualTuples: membershipTuples(identity), context: checkContext() };
 }
 
-/** Which of these archives the caller may view: one BatchCheck, not one Check per row. */
-export async function viewableArchives(fga: OpenFgaClient, identity: Identity, archiveIds: string[]): Promise<Set<string>> {
-  if (archiveIds.length === 0) return new Set();
-  // batchCheck takes contextual tuples wrapped, unlike check.
-  const contextualTuples = { tuple_keys: membershipTuples(identity) };
-  const context = listContext();
-  const res = await fga.batchCheck(
-    {
-      checks: archiveIds.map((id, i) => ({
-        user: userRef(identity.subject),
-        relation: 'can_view',
-        object: archiveRef(id),
-        correlationId: String(i),
-        contextualTuples,
-        context,
-      })),
-    },
-    { maxBatchSize: 50, maxParallelRequests: 4, consistency: ConsistencyPreference.MinimizeLatency },
-  );
-  const allowed = new Set<string>();
-  for (const r of res.result) {
-    if (r.error) throw new Error(`OpenFGA batch check failed: ${r.error.message ?? JSON.stringify(r.error)}`);
-    if (r.allowed) allowed.add(archiveIds[Number(r.correlationId)]!);
-  }
-  return allowed;
-}
-
+/** Checks one BatchCheck asks at most (OpenFGA's --max-checks-per-batch-check default). */
+const CHECKS_PER_BATCH = MAX_BATCH_CHECKS;
 /** BatchChecks one question of viewableArchives sends at once. */
 const BATCHES_AT_ONCE = 4;
 
 /**
- * The same answer as viewableArchives, for the search, which asks it on every query beside its
- * ledger read: over the lean endpoint (check.ts, at MINIMIZE_LATENCY as the SDK's is asked) when
- * the client allows it, which spares the SDK's request stack on the search's path.
+ * Which of these archives the caller may view (can_view at MINIMIZE_LATENCY, asked with the list
+ * cache's context, so OpenFGA's caches may answer): the listing's and the search's one question.
+ * BatchChecks of up to 50 over the lean endpoint (check.ts), which spares the SDK's request stack;
+ * through the SDK when the client authenticates or pins no model. An item OpenFGA answers with an
+ * error fails the whole question: a list never shows what it could not check.
  */
-export async function viewableAmong(fga: OpenFgaClient, identity: Identity, archiveIds: string[]): Promise<Set<string>> {
+export async function viewableArchives(fga: OpenFgaClient, identity: Identity, archiveIds: string[]): Promise<Set<string>> {
+  if (archiveIds.length === 0) return new Set();
   const lean = checkEndpointOf(fga);
-  if (lean === null || archiveIds.length === 0) return viewableArchives(fga, identity, archiveIds);
-  const context = listContext();
-  const questions = archiveIds.map((id) => ({ ...checkQuestion(identity, 'can_view', archiveRef(id)), context }));
-  const batches: CheckQuestion[][] = [];
-  for (let i = 0; i < questions.length; i += MAX_BATCH_CHECKS) batches.push(questions.slice(i, i + MAX_BATCH_CHECKS));
-  const answers = (await mapLimit(batches, BATCHES_AT_ONCE, (b) => lean.batchCheckCached(b))).flat();
+  const answers = lean === null ? await viewableThroughSdk(fga, identity, archiveIds) : await viewableThroughLean(lean, identity, archiveIds);
   const allowed = new Set<string>();
   answers.forEach((a, i) => {
     if (a === undefined) throw new Error(`OpenFGA batch check failed for archive ${archiveIds[i]}`);
     if (a) allowed.add(archiveIds[i]!);
   });
   return allowed;
+}
+
+async function viewableThroughLean(lean: CheckEndpoint, identity: Identity, archiveIds: string[]): Promise<(boolean | undefined)[]> {
+  const context = listContext();
+  const questions = archiveIds.map((id) => ({ ...checkQuestion(identity, 'can_view', archiveRef(id)), context }));
+  const batches: CheckQuestion[][] = [];
+  for (let i = 0; i < questions.length; i += CHECKS_PER_BATCH) batches.push(questions.slice(i, i + CHECKS_PER_BATCH));
+  return (await mapLimit(batches, BATCHES_AT_ONCE, (b) => lean.batchCheckCached(b))).flat();
+}
+
+/** Per archive its decision, or undefined where OpenFGA answered with an error or not at all. */
+async function viewableThroughSdk(fga: OpenFgaClient, identity: Identity, archiveIds: string[]): Promise<(boolean | undefined)[]> {
+  // batchCheck takes contextual tuples wrapped, unlike check.
+  const contextualTuples = { tuple_keys: membershipTuples(identity) };
+  const context = listContext();
+  const user = userRef(identity.subject);
+  const res = await fga.batchCheck(
+    { checks: archiveIds.map((id, i) => ({ user, relation: 'can_view', object: archiveRef(id), correlationId: String(i), contextualTuples, context })) },
+    { maxBatchSize: CHECKS_PER_BATCH, maxParallelRequests: BATCHES_AT_ONCE, consistency: ConsistencyPreference.MinimizeLatency },
+  );
+  const answers: (boolean | undefined)[] = archiveIds.map(() => undefined);
+  for (const r of res.result) {
+    if (r.error) throw new Error(`OpenFGA batch check failed: ${r.error.message ?? JSON.stringify(r.error)}`);
+    answers[Number(r.correlationId)] = r.allowed === true;
+  }
+  return answers;
 }

@@ -97,10 +97,3 @@ export async function sharedArchives(fga: OpenFgaClient, identity: Identity, now
 function trusted(answers: { objects: string[] }[], started: number): boolean {
   return answers.every((a) => a.objects.length < LIST_OBJECTS_MAX_RESULTS) && performance.now() - started < LIST_OBJECTS_TRUST_MS;
 }
-
-/** The caller's jobs (cached, reachableJobs) and shares (fresh), asked concurrently; undefined when either list may have been cut. */
-export async function reachableObjects(fga: OpenFgaClient, identity: Identity): Promise<ReachableObjects | undefined> {
-  const now = Date.now();
-  const [jobs, shared] = await Promise.all([reachableJobs(fga, identity, now), sharedArchives(fga, identity, now)]);
-  return jobs === undefined || shared === undefined ? undefined : { jobs, shared };
-}

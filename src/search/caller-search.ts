@@ -14,7 +14,7 @@ import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../db/connect.ts';
 import type { Identity } from '../domain/identity.ts';
 import { isUuid } from '../domain/uuid.ts';
-import { viewableAmong } from '../fga/authorize.ts';
+import { viewableArchives } from '../fga/authorize.ts';
 import { reachableJobs, sharedArchives, type ReachableObjects } from '../fga/reach.ts';
 import { archivesWithin } from '../store/archives.ts';
 import type { SearchIndex } from './client.ts';
@@ -188,7 +188,7 @@ async function learnViewable(s: Search, matches: readonly IndexMatch[], start: n
     if (candidate && !s.viewable.has(id)) ids.add(id);
   }
   if (ids.size === 0) return;
-  const allowed = await timed(s.deps, 'canView', () => viewableAmong(s.deps.fga, s.identity, [...ids]));
+  const allowed = await timed(s.deps, 'canView', () => viewableArchives(s.deps.fga, s.identity, [...ids]));
   for (const id of ids) s.viewable.set(id, allowed.has(id));
 }
 

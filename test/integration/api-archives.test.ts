@@ -234,8 +234,11 @@ describe('GET /api/archives', () => {
     });
   });
 
-  it('fills a page for a caller who may see only one row in eleven, using BatchCheck, not Check', async () => {
-    const batch = vi.spyOn(h.api.deps.fga, 'batchCheck');
+  it('fills a page for a caller who may see only one row in eleven, using BatchCheck at MINIMIZE_LATENCY, not Check', async () => {
+    const endpoint = checkEndpointOf(h.api.deps.fga)!;
+    const cached = vi.spyOn(endpoint, 'batchCheckCached');
+    const strong = vi.spyOn(endpoint, 'decide');
+    const sdkBatch = vi.spyOn(h.api.deps.fga, 'batchCheck');
     const check = vi.spyOn(h.api.deps.fga, 'check');
     try {
       const r = await list('?limit=25', devHeaders('tina', ['tiny']));
@@ -243,11 +246,14 @@ describe('GET /api/archives', () => {
       const rows = r.body as { taskId: string }[];
       expect(rows.map((x) => x.taskId)).toEqual(Array.from({ length: 25 }, (_, k) => `list-${k * 11}`));
       expect(check).not.toHaveBeenCalled();
-      expect(batch.mock.calls.length).toBeGreaterThan(0);
-      for (const [, opts] of batch.mock.calls) expect(opts?.consistency).not.toBe('HIGHER_CONSISTENCY');
+      expect(strong).not.toHaveBeenCalled();
+      expect(sdkBatch).not.toHaveBeenCalled();
+      expect(cached.mock.calls.length).toBeGreaterThan(0);
+      // every row shown was among the archives checked
+      const checked = new Set(cached.mock.calls.flatMap(([qs]) => qs.map((q) => q.object)));
+      for (const row of r.body as { id: string }[]) expect(checked).toContain(`archive:${row.id}`);
     } finally {
-      batch.mockRestore();
-      check.mockRestore();
+      for (const spy of [cached, strong, sdkBatch, check]) spy.mockRestore();
     }
   });
 
@@ -464,13 +470,13 @@ describe('GET /api/archives over 100,000 archives', () => {
   }, 120_000);
 
   it('a caller who sees nothing stops at its bound, says so, and continues where it stopped with a cursor that names no archive', async () => {
-    const batch = vi.spyOn(h.api.deps.fga, 'batchCheck');
+    const batch = vi.spyOn(checkEndpointOf(h.api.deps.fga)!, 'batchCheckCached');
     try {
       const first = await listPage('?limit=50', devHeaders('hoarder'));
       expect(first.status, JSON.stringify(first.rows)).toBe(200);
       expect(first.rows).toEqual([]);
       expect(first.stoppedEarly).toBe('true');
-      const checked = () => batch.mock.calls.reduce((n, [body]) => n + body.checks.length, 0);
+      const checked = () => batch.mock.calls.reduce((n, [questions]) => n + questions.length, 0);
       expect(checked()).toBe(MAX_EXAMINED);
       const next = new URLSearchParams(nextQuery(first.link)!.slice(1));
       expect(next.get('limit')).toBe('50');
@@ -497,7 +503,7 @@ describe('GET /api/archives over 100,000 archives', () => {
   });
 
   it('a caller who reaches no crawl and no share is answered from the authorization side: no candidate read', async () => {
-    const batch = vi.spyOn(h.api.deps.fga, 'batchCheck');
+    const batch = vi.spyOn(checkEndpointOf(h.api.deps.fga)!, 'batchCheckCached');
     try {
       const r = await listPage('?limit=50', devHeaders('stranger', ['nowhere']));
       expect(r).toEqual({ status: 200, rows: [], link: null, stoppedEarly: 'false' });

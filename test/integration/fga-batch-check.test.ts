@@ -5,12 +5,14 @@
 // a whole. A server that drops every connection fails every waiting question, and through the API
 // every waiting signing request gets the answer a failed single check gives. Signing under
 // concurrent load still refuses a revoked share at once.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { OpenFgaClient } from '@openfga/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { share, unshare } from '../../src/cli/fga-share.ts';
-import { batchable, createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
+import { viewableArchives } from '../../src/fga/authorize.ts';
+import { batchable, checkEndpointOf, createCheckEndpoint, FgaCheckError, type CheckQuestion } from '../../src/fga/check.ts';
 import { devHeaders, type TestApi } from '../support/api.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { checkQuestion, ownedArchiveTuples, type TestStore } from '../support/fga.ts';
@@ -34,6 +36,8 @@ const q = (user: string, orgs: string[], relation = 'can_view'): CheckQuestion =
 async function countingProxy(opts: { refuseBatches?: number } = {}) {
   const upstream = new URL(store.apiUrl);
   const seen: { path: string; checks: number }[] = [];
+  /** each batch check's consistency preference, in arrival order */
+  const consistencies: unknown[] = [];
   let refusals = opts.refuseBatches ?? 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -41,8 +45,9 @@ async function countingProxy(opts: { refuseBatches?: number } = {}) {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const path = req.url!.replace(/^\/stores\/[^/]+/, '');
-      const parsed = JSON.parse(body.toString('utf8')) as { checks?: unknown[] };
+      const parsed = JSON.parse(body.toString('utf8')) as { checks?: unknown[]; consistency?: unknown };
       seen.push({ path, checks: parsed.checks?.length ?? 1 });
+      if (path === '/batch-check') consistencies.push(parsed.consistency);
       if (path === '/batch-check' && refusals > 0) {
         refusals--;
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'validation_error', message: 'refused by the test' }));
@@ -56,7 +61,7 @@ async function countingProxy(opts: { refuseBatches?: number } = {}) {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, seen, close: () => new Promise((r) => server.close(r)) };
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, seen, consistencies, close: () => new Promise((r) => server.close(r)) };
 }
 
 /** A server that accepts connections and drops each at once, counting them. */
@@ -203,6 +208,78 @@ describe('checks asked together', () => {
     } finally {
       dropping.close();
     }
+  });
+});
+
+describe('can_view over a list of archives (viewableArchives, the listing and the search)', () => {
+  // 120 archives: 0–59 of olga's job (organization acme), 60–119 of a job of globex; 100 shared with
+  // vic for an hour, 110 with every member of acme
+  const ids = Array.from({ length: 120 }, () => randomUUID());
+  const jobA = `capture_job:${randomUUID()}`;
+  const jobB = `capture_job:${randomUUID()}`;
+  const range = (from: number, to: number) => new Set(ids.slice(from, to));
+
+  beforeAll(async () => {
+    const writes = [
+      ...ownedArchiveTuples(jobA, `archive:${ids[0]}`),
+      { user: 'organization:globex', relation: 'parent', object: jobB },
+      ...ids.slice(1).map((id, i) => ({ user: i + 1 < 60 ? jobA : jobB, relation: 'parent', object: `archive:${id}` })),
+      {
+        user: 'user:vic',
+        relation: 'viewer',
+        object: `archive:${ids[100]}`,
+        condition: { name: 'non_expired_grant', context: { grant_time: new Date().toISOString(), grant_duration: '1h' } },
+      },
+      { user: 'organization:acme#member', relation: 'viewer', object: `archive:${ids[110]}` },
+    ];
+    for (let i = 0; i < writes.length; i += 100) await store.client.write({ writes: writes.slice(i, i + 100) });
+  });
+
+  const callers: [string, { subject: string; organizations: string[] }, Set<string>][] = [
+    ['the owner of one job', { subject: 'olga', organizations: [] }, range(0, 60)],
+    ['a member of acme', { subject: 'bob', organizations: ['acme'] }, new Set([...range(0, 60), ids[110]!])],
+    ['a member of globex', { subject: 'bob', organizations: ['globex'] }, range(60, 120)],
+    ['a caller with one share', { subject: 'vic', organizations: [] }, new Set([ids[100]!])],
+    ['nobody', { subject: 'eve', organizations: [] }, new Set<string>()],
+  ];
+
+  it.each(callers)('%s: the lean BatchChecks (at most 50, MINIMIZE_LATENCY) and the SDK answer exactly what OpenFGA allows', async (_, identity, expected) => {
+    const proxy = await countingProxy();
+    try {
+      const lean = new OpenFgaClient({ apiUrl: proxy.url, storeId: store.storeId, authorizationModelId: store.modelId });
+      expect(checkEndpointOf(lean)).not.toBeNull();
+      expect(await viewableArchives(lean, identity, ids)).toEqual(expected);
+      // sent side by side, so they may arrive in any order
+      expect(proxy.seen.map((x) => `${x.path} ${x.checks}`).sort()).toEqual(['/batch-check 20', '/batch-check 50', '/batch-check 50']);
+      expect(proxy.consistencies).toEqual(['MINIMIZE_LATENCY', 'MINIMIZE_LATENCY', 'MINIMIZE_LATENCY']);
+      // no model pinned: the lean endpoint is not made and the SDK asks
+      const sdk = new OpenFgaClient({ apiUrl: proxy.url, storeId: store.storeId });
+      expect(checkEndpointOf(sdk)).toBeNull();
+      expect(await viewableArchives(sdk, identity, ids)).toEqual(expected);
+      expect(proxy.seen.filter((x) => x.path === '/batch-check')).toHaveLength(6);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('nothing to check asks nothing', async () => {
+    const proxy = await countingProxy();
+    try {
+      const lean = new OpenFgaClient({ apiUrl: proxy.url, storeId: store.storeId, authorizationModelId: store.modelId });
+      expect(await viewableArchives(lean, { subject: 'olga', organizations: [] }, [])).toEqual(new Set());
+      expect(proxy.seen).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a question OpenFGA refuses fails the whole list on both paths (nothing shown that was not checked)', async () => {
+    // 101 organizations: 101 contextual tuples, more than OpenFGA takes in one check
+    const identity = { subject: 'bob', organizations: Array.from({ length: 101 }, (_, i) => `org${i}`) };
+    const lean = new OpenFgaClient({ apiUrl: store.apiUrl, storeId: store.storeId, authorizationModelId: store.modelId });
+    await expect(viewableArchives(lean, identity, ids.slice(0, 3))).rejects.toThrow(/400|contextual/i);
+    const sdk = new OpenFgaClient({ apiUrl: store.apiUrl, storeId: store.storeId });
+    await expect(viewableArchives(sdk, identity, ids.slice(0, 3))).rejects.toThrow();
   });
 });
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LIST_CACHE_MS, listContext } from '../../src/fga/authorize.ts';
+import { LIST_CACHE_MS, listContext } from '../../src/fga/reach.ts';
 
 describe('listContext', () => {
   it('is the same for every moment of one cache window, and never later than now', () => {
