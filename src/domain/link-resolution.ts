@@ -4,7 +4,7 @@
 // serialisation (parsed once a level) followed by the href's path and query, fragment dropped:
 // exactly what `new URL(href, base)` gives, as the property test in link-resolution.test.ts holds
 // for arbitrary hrefs and bases. Everything else (`undefined` here) goes through the URL parser.
-import { keyOfUrl, parseHttpUrl, type UrlKey } from './rules/url-key.ts';
+import { keyOfUrl, parseHttpUrl, urlKey, type UrlKey } from './rules/url-key.ts';
 
 /** What every URL of one authority shares, parsed once: its serialisation, its root URL, its rule key. */
 export interface Authority {
@@ -82,4 +82,27 @@ export function plainLink(href: string): PlainLink | undefined {
   if (m === null) return undefined;
   const pathAndQuery = afterAuthority(body.slice(m[0].length));
   return pathAndQuery === undefined ? undefined : { authority: m[0], pathAndQuery };
+}
+
+/** The rule key of a URL of `a` whose path and query are `pathAndQuery`. */
+export function keyOn(a: Authority, pathAndQuery: string): UrlKey {
+  return { ...a.key, href: a.key.origin + pathAndQuery };
+}
+
+/** urlKey's answers, the authorities of plain URLs parsed once (seeds and pages share a few hosts). */
+export class UrlKeys {
+  private readonly authorities = new Map<string, Authority | null>();
+
+  /** The authority `text` (an absolute href's scheme://host[:port] as written) parses to, if any. */
+  authority(text: string): Authority | undefined {
+    let a = this.authorities.get(text);
+    if (a === undefined) this.authorities.set(text, (a = authorityOf(text) ?? null));
+    return a ?? undefined;
+  }
+
+  keyOf(url: string): UrlKey | null {
+    const plain = typeof url === 'string' ? plainLink(url) : undefined;
+    const a = plain?.authority === undefined ? undefined : this.authority(plain.authority);
+    return a === undefined ? urlKey(url) : keyOn(a, plain!.pathAndQuery);
+  }
 }

@@ -23,7 +23,7 @@
 //     A page's links past maxLinksPerPage are not read; their number is tallied as refused too.
 import { MAX_HOST_LENGTH, MAX_URL_LENGTH, type Refusal } from './address-policy.ts';
 import { DecisionTallies, RefusalTallies, type DecisionTally, type LinkDecision, type RefusalTally } from './decisions.ts';
-import { authorityOf, plainLink, prefixOf, type Authority } from './link-resolution.ts';
+import { authorityOf, keyOn, plainLink, prefixOf, type Authority } from './link-resolution.ts';
 import { compileRules, type Rule } from './rules/index.ts';
 import { keyOfUrl, parseHttpUrl, type UrlKey } from './rules/url-key.ts';
 
@@ -176,6 +176,9 @@ export class LinkSelector {
   }
 
   private pageAuthority(landed: string): KnownAuthority | undefined {
+    const plain = plainLink(landed)?.authority;
+    const k = plain === undefined ? undefined : this.known(plain);
+    if (k !== undefined) return k;
     const u = parseHttpUrl(landed);
     return u === null ? undefined : this.known(prefixOf(u));
   }
@@ -220,7 +223,7 @@ export class LinkSelector {
     if (url.length > MAX_URL_LENGTH) return false;
     k.decided.add(pathAndQuery);
     if (k.refusal !== undefined) this.refused.add(url, a.root.hostname, k.refusal.code);
-    else this.record(url, a.root.host, { ...a.key, href: a.key.origin + pathAndQuery });
+    else this.record(url, a.root.host, keyOn(a, pathAndQuery));
     return true;
   }
 
