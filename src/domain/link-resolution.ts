@@ -89,6 +89,8 @@ export function keyOn(a: Authority, pathAndQuery: string): UrlKey {
   return { ...a.key, href: a.key.origin + pathAndQuery };
 }
 
+const MAX_AUTHORITIES = 10_000;
+
 /** urlKey's answers, the authorities of plain URLs parsed once (seeds and pages share a few hosts). */
 export class UrlKeys {
   private readonly authorities = new Map<string, Authority | null>();
@@ -96,7 +98,11 @@ export class UrlKeys {
   /** The authority `text` (an absolute href's scheme://host[:port] as written) parses to, if any. */
   authority(text: string): Authority | undefined {
     let a = this.authorities.get(text);
-    if (a === undefined) this.authorities.set(text, (a = authorityOf(text) ?? null));
+    if (a === undefined) {
+      // a level's pages name few authorities; a caller keying anything at all stays bounded
+      if (this.authorities.size >= MAX_AUTHORITIES) this.authorities.clear();
+      this.authorities.set(text, (a = authorityOf(text) ?? null));
+    }
     return a ?? undefined;
   }
 
