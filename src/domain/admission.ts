@@ -7,6 +7,7 @@ import { QaAttemptSchema, type QaAttempt } from './qa.ts';
 import { Compile } from 'typebox/compile';
 import { ERROR_TYPE_CANCELLED, ManifestAsRead, type LinksArtifact, type Manifest, type ManifestArtifact, type PageReport } from './contract.ts';
 import { artifactPlacementProblem, expectedManifestKey, prefixOfManifestKey } from './level-dispatch.ts';
+import { validDate } from './iso-date.ts';
 import { nulPathInJson } from './nul.ts';
 import { truncationNote } from './page-text.ts';
 
@@ -33,6 +34,7 @@ export class ManifestShapeError extends Error {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optStr = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
+const isLink = (l: unknown): l is { href: string; rel?: string } => isObj(l) && typeof l.href === 'string' && optStr(l.rel);
 
 const manifestAsRead = Compile(ManifestAsRead);
 const qaAttempts = Compile(Type.Array(QaAttemptSchema, { minItems: 1, maxItems: 2 }));
@@ -96,7 +98,8 @@ export function parseLinksArtifact(text: string): LinksArtifact {
     throw new ManifestShapeError(`links artifact is not JSON: ${(err as Error).message}`);
   }
   if (!isObj(v) || !Array.isArray(v.links)) throw new ManifestShapeError('links artifact has no links array');
-  const links = v.links.filter((l): l is { href: string; rel?: string } => isObj(l) && typeof l.href === 'string' && optStr(l.rel));
+  // nearly every artifact's links are all well formed: then the parsed array is kept as it is
+  const links = v.links.every(isLink) ? v.links : v.links.filter(isLink);
   return { url: typeof v.url === 'string' ? v.url : '', ...(typeof v.finalUrl === 'string' ? { finalUrl: v.finalUrl } : {}), links };
 }
 
@@ -193,16 +196,6 @@ export function thumbnailFromProvenance(p: Record<string, unknown> | null | unde
 function requiresOf(m: Manifest, ownKey: string): { requires?: string[] } {
   const keys = [...new Set(m.requires ?? [])].filter((k) => k !== ownKey).sort();
   return keys.length > 0 ? { requires: keys } : {};
-}
-
-/** Years 1–9999: JavaScript dates reach ±275,760, which neither Postgres nor a reader of the ledger makes sense of. */
-const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z');
-const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
-
-function validDate(s: string | undefined): string | undefined {
-  if (s === undefined) return undefined;
-  const t = Date.parse(s);
-  return Number.isNaN(t) || t < EARLIEST || t > LATEST ? undefined : new Date(t).toISOString();
 }
 
 /** What one reported page becomes. */

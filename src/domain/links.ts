@@ -23,8 +23,9 @@
 //     A page's links past maxLinksPerPage are not read; their number is tallied as refused too.
 import { MAX_HOST_LENGTH, MAX_URL_LENGTH, type Refusal } from './address-policy.ts';
 import { DecisionTallies, RefusalTallies, type DecisionTally, type LinkDecision, type RefusalTally } from './decisions.ts';
+import { authorityOf, keyOn, plainLink, prefixOf, type Authority } from './link-resolution.ts';
 import { compileRules, type Rule } from './rules/index.ts';
-import { keyOfUrl, parseHttpUrl } from './rules/url-key.ts';
+import { keyOfUrl, parseHttpUrl, type UrlKey } from './rules/url-key.ts';
 
 export type { DecisionTally, LinkDecision } from './decisions.ts';
 
@@ -48,7 +49,11 @@ export interface SelectedLinks {
 export const MAX_LINKS_PER_PAGE = 10_000;
 
 export interface SelectOptions {
-  /** the address policy's verdict on a link's absolute URL (default: only the host and URL length limits) */
+  /**
+   * The address policy's verdict on a link's absolute URL (default: only the host and URL length
+   * limits). It must judge a URL by its scheme, host name, port and length alone, as the address
+   * policy does: a level asks it once an authority for the URLs within MAX_URL_LENGTH.
+   */
   refuse?: (url: URL) => Refusal | undefined;
   maxLinksPerPage?: number;
 }
@@ -104,8 +109,23 @@ const ABSOLUTE_HTTP = /^https?:\/\//i;
  * is not an http(s) URL (then no href resolves against it). */
 export function baseAuthority(base: string): string | undefined {
   const u = parseHttpUrl(base);
-  // an http(s) URL's serialisation is scheme://[userinfo@]host[:port] then path, query, fragment
-  return u === null ? undefined : u.href.slice(0, u.href.length - u.pathname.length - u.search.length - u.hash.length);
+  return u === null ? undefined : prefixOf(u);
+}
+
+/** Starts with '/' but not '//' or '/\\' (which are scheme-relative). */
+function isPathAbsolute(href: string): boolean {
+  if (href.charCodeAt(0) !== 0x2f) return false;
+  const c1 = href.charCodeAt(1);
+  return c1 !== 0x2f && c1 !== 0x5c;
+}
+
+/** An authority met this level: the policy's verdict on its URLs (within MAX_URL_LENGTH), what of
+ * them is decided (by what follows the prefix), and the hrefs the parser resolved on its pages. */
+interface KnownAuthority {
+  authority: Authority;
+  refusal: Refusal | undefined;
+  decided: Set<string>;
+  met: Set<string>;
 }
 
 /**
@@ -117,12 +137,15 @@ export class LinkSelector {
   private readonly cap: number;
   private readonly refused = new RefusalTallies();
   private readonly compiled: ReturnType<typeof compileRules>;
-  /** URLs decided (or refused) this level */
-  private readonly decided = new Set<string>();
-  /** hrefs met, by the baseAuthority they resolved against, and those that read nothing of it:
-   * each one's URL is decided already, or it did not resolve to an http(s) URL */
-  private readonly metByAuthority = new Map<string, Set<string>>();
+  /** URLs decided (or refused) this level, by their authority (its prefix, then what follows it) */
+  private readonly decidedOn = new Map<string, Set<string>>();
+  /** those whose authority's serialisation does not parse back (none known; kept exact all the same) */
+  private readonly decidedElsewhere = new Set<string>();
+  /** hrefs the parser resolved, met on an authority (by its prefix), and those that read nothing of
+   * it: each one's URL is decided already, or it did not resolve to an http(s) URL */
   private readonly metAnywhere = new Set<string>();
+  /** authorities met this level, by their text (a page's serialised one, or an absolute href's as written) */
+  private readonly authorities = new Map<string, KnownAuthority | null>();
   private readonly candidates: SelectedLinks['candidates'] = [];
   private readonly skipped: string[] = [];
   private readonly tallies = new DecisionTallies();
@@ -131,12 +154,6 @@ export class LinkSelector {
     this.refuse = opts.refuse ?? lengthLimits;
     this.cap = opts.maxLinksPerPage ?? MAX_LINKS_PER_PAGE;
     this.compiled = compileRules(rules, seeds);
-  }
-
-  private metOn(authority: string): Set<string> {
-    let set = this.metByAuthority.get(authority);
-    if (set === undefined) this.metByAuthority.set(authority, (set = new Set()));
-    return set;
   }
 
   private follows(url: string): boolean {
@@ -149,15 +166,65 @@ export class LinkSelector {
     const links = page.links ?? [];
     const cap = this.cap;
     if (links.length > cap) this.refused.add(page.url, new URL(page.url).hostname, 'too-many-links', links.length - cap);
-    const authority = baseAuthority(landed);
-    // hrefs met on this page's authority; none is skipped when the page's address is not http(s),
-    // as no href resolves against it
-    const metHere = authority === undefined ? undefined : this.metOn(authority);
+    // the page's own authority (landed is an http(s) URL: it is followed)
+    const here = this.pageAuthority(landed);
     for (const link of links.length > cap ? links.slice(0, cap) : links) {
-      if (isNofollow(link.rel) || this.metBefore(link.href, metHere)) continue;
+      if (isNofollow(link.rel) || this.decidedPlain(link.href, here) || this.metBefore(link.href, here?.met)) continue;
       const u = resolveLinkUrl(link.href, landed);
       if (u !== null) this.decide(u);
     }
+  }
+
+  private pageAuthority(landed: string): KnownAuthority | undefined {
+    const plain = plainLink(landed)?.authority;
+    const k = plain === undefined ? undefined : this.known(plain);
+    if (k !== undefined) return k;
+    const u = parseHttpUrl(landed);
+    return u === null ? undefined : this.known(prefixOf(u));
+  }
+
+  /** The authority `text` parses to, with its refusal, met once a level; undefined when it is none. */
+  private known(text: string): KnownAuthority | undefined {
+    let k = this.authorities.get(text);
+    if (k === undefined) {
+      const authority = authorityOf(text);
+      // authorities written alike (HTTP://X.com, http://x.com:80) share their decided URLs
+      const same = authority === undefined || authority.prefix === text ? undefined : this.known(authority.prefix);
+      k =
+        authority === undefined
+          ? null
+          : (same ?? { authority, refusal: this.refuse(authority.root), decided: this.decidedSetOf(authority.prefix), met: new Set() });
+      this.authorities.set(text, k);
+    }
+    return k ?? undefined;
+  }
+
+  private decidedSetOf(prefix: string): Set<string> {
+    let set = this.decidedOn.get(prefix);
+    if (set === undefined) this.decidedOn.set(prefix, (set = new Set()));
+    return set;
+  }
+
+  /** True when the href is a plain one (link-resolution.ts), now decided without a URL parse; false to leave it to the parser. */
+  private decidedPlain(href: unknown, here: KnownAuthority | undefined): boolean {
+    if (typeof href !== 'string') return false;
+    // a site's navigation, met again: a path-absolute href that is what follows a decided URL's
+    // prefix resolves to that URL (a serialised path and query re-resolve to themselves)
+    if (here !== undefined && isPathAbsolute(href) && here.decided.has(href)) return true;
+    const plain = plainLink(href);
+    if (plain === undefined) return false;
+    const k = plain.authority === undefined ? here : this.known(plain.authority);
+    if (k === undefined) return false;
+    const { pathAndQuery } = plain;
+    if (k.decided.has(pathAndQuery)) return true;
+    const a = k.authority;
+    const url = a.prefix + pathAndQuery;
+    // the policy's verdict on the authority holds for its URLs within the length limit
+    if (url.length > MAX_URL_LENGTH) return false;
+    k.decided.add(pathAndQuery);
+    if (k.refusal !== undefined) this.refused.add(url, a.root.hostname, k.refusal.code);
+    else this.record(url, a.root.host, keyOn(a, pathAndQuery));
+    return true;
   }
 
   /** True when the href resolved before to the same URL (decided then, or not an http(s) URL);
@@ -175,18 +242,32 @@ export class LinkSelector {
   /** A link's URL, decided once a level: refused, skipped, or a candidate. */
   private decide(u: URL): void {
     const url = u.href;
-    if (this.decided.has(url)) return;
-    this.decided.add(url);
+    if (!this.firstDecision(u, url)) return;
     const refusal = this.refuse(u);
     if (refusal !== undefined) {
       this.refused.add(url, u.hostname, refusal.code);
       return;
     }
-    const key = keyOfUrl(u);
+    this.record(url, u.host, keyOfUrl(u));
+  }
+
+  /** True, noting the URL as decided, when it was not decided before this level. */
+  private firstDecision(u: URL, url: string): boolean {
+    const prefix = prefixOf(u);
+    const k = this.known(prefix);
+    const decided = k?.authority.prefix === prefix ? k.decided : this.decidedElsewhere;
+    const key = decided === this.decidedElsewhere ? url : url.slice(prefix.length);
+    if (decided.has(key)) return false;
+    decided.add(key);
+    return true;
+  }
+
+  /** A URL the policy let through, decided by the rules: a candidate or skipped, and tallied. */
+  private record(url: string, host: string, key: UrlKey): void {
     const d = this.compiled.decideKey(key);
     const decision: LinkDecision = { url, hostname: key.hostname, rule: d.rule, action: d.action };
     this.tallies.add(decision);
-    if (d.action !== 'skip') this.candidates.push({ url, host: u.host, action: d.action });
+    if (d.action !== 'skip') this.candidates.push({ url, host, action: d.action });
     else this.skipped.push(url);
   }
 

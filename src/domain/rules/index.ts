@@ -18,6 +18,7 @@
 import { InvalidInputError } from '../invalid-input.ts';
 import { parsePattern, underDomain, type ParsedPattern, type PatternKind, type Scope } from './patterns.ts';
 import { hasSuffixRulesBelow, isIpLiteral, registrableDomain } from './psl.ts';
+import { UrlKeys } from '../link-resolution.ts';
 import { urlKey, type UrlKey } from './url-key.ts';
 
 export type RuleAction = 'follow' | 'capture' | 'skip';
@@ -125,10 +126,10 @@ interface SeedSet {
   sites: Set<string>;
 }
 
-function seedSet(seeds: readonly string[]): SeedSet {
+function seedSet(seeds: readonly string[], keys = new UrlKeys()): SeedSet {
   const set: SeedSet = { origins: new Set(), hosts: new Set(), sites: new Set() };
   for (const s of seeds) {
-    const k = urlKey(s);
+    const k = keys.keyOf(s);
     if (k === null) continue;
     set.origins.add(k.origin);
     set.hosts.add(k.host);
@@ -179,7 +180,8 @@ export interface CompiledRules {
 
 export function compileRules(rules: readonly Rule[], seeds: readonly string[]): CompiledRules {
   const parsed = rules.map((r) => ({ action: r.action, p: parsePattern(r.pattern) }));
-  const set = seedSet(seeds);
+  const keys = new UrlKeys();
+  const set = seedSet(seeds, keys);
   const decideKey = (key: UrlKey): Decision => {
     for (let i = 0; i < parsed.length; i += 1) {
       const r = parsed[i]!;
@@ -190,7 +192,7 @@ export function compileRules(rules: readonly Rule[], seeds: readonly string[]): 
   return {
     decideKey,
     decide(url: string): Decision {
-      const key = urlKey(url);
+      const key = keys.keyOf(url);
       return key === null ? NO_RULE : decideKey(key);
     },
   };
