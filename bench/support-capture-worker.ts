@@ -2,7 +2,8 @@
 // the real capture worker (Chromium, recorder, packaging) on the bench's capture queue, writing
 // to a store that only counts bytes. Prints {"ready":true} once it polls; on SIGTERM it finishes
 // the pages in hand, prints {"stored":<bytes>,"pages":<n>,"heap":{...}} and exits: heap is the peak
-// of each of node's own measures (process.memoryUsage, MiB), read every 250 ms.
+// of each of node's own measures (process.memoryUsage, MiB), read every 250 ms, and with
+// --expose-gc (the bench passes its own node flags on) what the heap holds after a full collection.
 //
 //   node bench/support-capture-worker.ts <captureQueue> <slots> <name>
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,8 @@ export interface NodeMemoryPeaks {
   heapTotal: number;
   heapUsed: number;
   external: number;
+  /** heapUsed after a full collection as the worker stops, when node runs with --expose-gc: what the heap still holds */
+  heapUsedAfterGc?: number;
 }
 
 /** The peaks of this process's own memory measures (MiB), sampled until stop(). */
@@ -23,14 +26,17 @@ function nodeMemoryPeaks(): { stop(): NodeMemoryPeaks } {
   const peaks: NodeMemoryPeaks = { rss: 0, heapTotal: 0, heapUsed: 0, external: 0 };
   const sample = (): void => {
     const m = process.memoryUsage();
-    for (const k of Object.keys(peaks) as (keyof NodeMemoryPeaks)[]) peaks[k] = Math.max(peaks[k], Math.round(m[k] / 1048576));
+    for (const k of ['rss', 'heapTotal', 'heapUsed', 'external'] as const) peaks[k] = Math.max(peaks[k], Math.round(m[k] / 1048576));
   };
   const timer = setInterval(sample, 250);
   return {
     stop() {
       clearInterval(timer);
       sample();
-      return peaks;
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (gc === undefined) return peaks;
+      gc();
+      return { ...peaks, heapUsedAfterGc: Math.round(process.memoryUsage().heapUsed / 1048576) };
     },
   };
 }
