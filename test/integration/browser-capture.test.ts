@@ -326,7 +326,7 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(v.artifacts.html!.length).toBeGreaterThan(1.9e6);
   });
 
-  it("no capture's window preloads Chromium's WebUI omnibox popup, and the flow's Chromium still disables every feature Playwright disables", async () => {
+  it("no capture's window preloads Chromium's WebUI omnibox popup, the flow's Chromium still disables every feature Playwright disables, and it keeps no spare renderer", async () => {
     const s = await site({ a: { pages: { '/': '<title>open</title><p>a page held open</p>' } } });
     const isWebUi = (p: ProcessInfo): boolean => p.args.includes('--top-chrome-webui');
     const isRenderer = (p: ProcessInfo): boolean => p.args.includes('--type=renderer');
@@ -352,7 +352,9 @@ describe('bounds', { timeout: 120_000 }, () => {
       // the one holding the capture open (the file's flow has its own browser, idle by now)
       const capturing = flowBrowsers.filter((b) => descendants(b).some(isRenderer));
       expect(capturing).toHaveLength(1);
-      expect(disabledFeatures(capturing[0]!)).toEqual(expect.arrayContaining([...playwrights, 'WebUIOmniboxPopup']));
+      expect(disabledFeatures(capturing[0]!)).toEqual(expect.arrayContaining([...playwrights, 'WebUIOmniboxPopup', 'SpareRendererForSitePerProcess']));
+      // one page open, one renderer: none is kept started ahead of the next capture
+      expect(descendants(capturing[0]!).filter(isRenderer)).toHaveLength(1);
     } finally {
       await context.close();
     }

@@ -111,13 +111,24 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
 ] as const;
 
 /**
+ * No spare renderer. Why: with site isolation Chromium keeps one renderer started ahead of the
+ * next navigation; a capture's every page is a fresh context on a new site, so it is one more
+ * process per worker at all times (bench/capture.ts, 40 pages: 14 processes at the peak with it,
+ * 12 without; some 80 MiB RSS, 15–20 MiB PSS), and its start-up is CPU the worker spends anyway.
+ *
  * No WebUI omnibox popup. Why: every context's window gets one preloaded, in headless mode too,
  * where nobody can ever open it: chrome://omnibox-popup.top-chrome, some 360 script modules run in
  * a WebUI renderer. Measured with Playwright loading the bench pages (40 per run, 2 cores): 0.68–0.74
  * CPU-s a page with it, 0.44–0.46 without; and a page left open a second after load cost 1.04 CPU-s
  * with it (that renderer's work runs on), 0.47–0.51 without.
  */
-const FLOW_DISABLED_FEATURES = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup', 'PreloadTopChromeWebUI'] as const;
+const FLOW_DISABLED_FEATURES = [
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'WebUIOmniboxFullPopup',
+  'PreloadTopChromeWebUI',
+  'SpareRendererForSitePerProcess',
+] as const;
 
 /**
  * Playwright's launch() adds a fresh temporary --user-data-dir of its own (and refuses one in args).
