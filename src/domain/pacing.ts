@@ -149,7 +149,33 @@ export class Pacer<T> {
    */
   take(now: number, leadMs = 0): Started<T>[] {
     if (this.inFlight >= this.parallelism) return [];
-    const horizon = now + Math.max(0, leadMs);
+    return this.choose(now, now, now + Math.max(0, leadMs), this.parallelism - this.inFlight);
+  }
+
+  /**
+   * Slot lead: when every slot is in use, hosts to hand over behind `count` captures in flight,
+   * each to start the moment the capture ahead of it ends its host's part (the caller's worker
+   * holds it until then) and no sooner than its host's ready time. They are chosen as take()
+   * would choose for slots freeing when the first capture in flight is expected to end, among
+   * hosts ready by then plus the lead, and marked in flight: once the captures ahead finish, the
+   * hosts at once are hostParallelism again. At most hostParallelism go behind at a time.
+   */
+  takeBehind(now: number, count: number, leadMs = 0): Started<T>[] {
+    const room = Math.min(count, 2 * this.parallelism - this.inFlight);
+    if (this.inFlight < this.parallelism || room <= 0) return [];
+    let freeAt = Infinity;
+    for (const s of this.hosts.values()) if (s.inFlight) freeAt = Math.min(freeAt, s.startedAt + this.estimateMs(s));
+    const from = Math.max(now, freeAt);
+    return this.choose(now, from, from + Math.max(0, leadMs), room);
+  }
+
+  /** Put an item back at the head of its host's queue (a hand-over that never reached a worker). */
+  putBack(host: string, item: T): void {
+    this.state(host).queue.unshift(item);
+  }
+
+  /** `at` of each chosen host is its ready time or `now`; it is expected to start at `from` at the earliest. */
+  private choose(now: number, from: number, horizon: number, free: number): Started<T>[] {
     const waiting: WaitingHost[] = [];
     const busyUntil: number[] = [];
     for (const s of this.hosts.values()) {
@@ -164,13 +190,13 @@ export class Pacer<T> {
           delayMs: this.delayFor(s.host),
         });
     }
-    const chosen = chooseHosts(waiting, { now, horizon, free: this.parallelism - this.inFlight, parallelism: this.parallelism, busyUntil }, this.rule);
+    const chosen = chooseHosts(waiting, { now: from, horizon, free, parallelism: this.parallelism, busyUntil }, this.rule);
     return chosen.map((w) => {
       const s = this.hosts.get(w.host)!;
       const item = s.queue.shift() as T;
       const at = Math.max(now, w.readyAt);
       s.inFlight = true;
-      s.startedAt = at;
+      s.startedAt = Math.max(from, at);
       this.inFlight++;
       return { host: s.host, item, at };
     });
@@ -264,23 +290,33 @@ export interface SimResult extends Capture {
 /** Runs the Pacer in virtual time from `t0` over pages with known durations; with `leadMs`, a
  * capture is handed over that early and starts at its host's ready time (as the flow's are); with
  * `handoverMs`, no capture starts sooner than that after it was taken (the flow's timer, workflow
- * task and worker poll). */
-export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, leadMs = 0, handoverMs = 0): SimResult[] {
+ * task and worker poll); with `slotLead`, a capture that has started gets one to follow it when
+ * every slot is in use (takeBehind), which starts the moment it ends (as on the flow's workers). */
+export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, leadMs = 0, handoverMs = 0, slotLead = false): SimResult[] {
   const pacer = new Pacer<number>(opts);
   pages.forEach((p, i) => pacer.add(p.host, i));
   const results: SimResult[] = [];
-  const running: { host: string; index: number; start: number; finish: number }[] = [];
+  const running: { host: string; index: number; start: number; finish: number; followed: boolean }[] = [];
   let now = t0;
   for (;;) {
     for (const s of pacer.take(now, leadMs)) {
-      const page = pages[s.item]!;
       const start = Math.max(s.at, now + handoverMs);
-      running.push({ host: s.host, index: s.item, start, finish: start + page.durationMs });
+      running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
     }
+    // slot lead: behind a capture in flight, started where it ends, with no hand-over
+    const ahead = slotLead ? running.filter((r) => !r.followed && r.start <= now) : [];
+    pacer.takeBehind(now, ahead.length, leadMs).forEach((s, i) => {
+      const a = ahead[i]!;
+      a.followed = true;
+      const start = Math.max(s.at, a.finish, now + handoverMs);
+      running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
+    });
     if (pacer.done) break;
     const nextFinish = running.length > 0 ? Math.min(...running.map((r) => r.finish)) : Infinity;
+    // with the slot lead, a start is an event too: a capture may go behind one once it has started
+    const nextStart = Math.min(...running.filter((r) => slotLead && !r.followed && r.start > now).map((r) => r.start));
     const wake = pacer.nextWakeAt();
-    const next = Math.min(nextFinish, wake === undefined ? Infinity : Math.max(wake - leadMs, now));
+    const next = Math.min(nextFinish, nextStart, wake === undefined ? Infinity : Math.max(wake - leadMs, now));
     if (!Number.isFinite(next)) throw new Error('pacing simulation stalled');
     now = next;
     // finish everything due at `now`, in start order (deterministic)

@@ -13,6 +13,8 @@ export interface HostCapture {
   /** ms since the epoch */
   submittedAt: number;
   finishedAt: number;
+  /** handed over behind another capture on this worker (slot lead), started as that one ended */
+  behind?: true;
 }
 
 /** What the flow has done to each host (host with port), kept in memory for pacing and tests. */

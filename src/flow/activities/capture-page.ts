@@ -20,7 +20,8 @@ import type { HostLog } from '../level.ts';
 import { pageTaskId } from '../resume.ts';
 import type { RobotsCache } from '../robots-cache.ts';
 import type { ArtifactStore } from '../store.ts';
-import { hostDoneSignal } from '../workflows/messages.ts';
+import type { CaptureKey, CaptureLanes } from '../capture-worker/lanes.ts';
+import { captureStartedSignal, hostDoneSignal } from '../workflows/messages.ts';
 import type { CaptureActivities, CapturePageInput, CapturePageResult } from './types.ts';
 
 /** How often a capture tells Temporal it is alive (the slice gives up after 15 s of silence). */
@@ -40,6 +41,9 @@ export interface CaptureDeps {
   log: (line: string) => void;
   /** true once the worker is killed (tests): nothing more is visited or written */
   stopped?: () => boolean;
+  /** the worker's own task queue, where a slice hands over captures behind the worker's, and
+   * what holds them until the one ahead is done (absent: none are handed over) */
+  lanes?: { queue: string; gates: CaptureLanes };
 }
 
 async function waitUntil(at: number): Promise<void> {
@@ -59,9 +63,12 @@ export function createCaptureActivities(deps: CaptureDeps): CaptureActivities {
     async capturePage(input) {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), CAPTURE_HEARTBEAT_INTERVAL_MS);
+      const key = captureKey(ctx, input);
+      deps.lanes?.gates.begin(key, input.after === undefined);
       try {
         return await capture(deps, input, ctx);
       } finally {
+        deps.lanes?.gates.end(key);
         clearInterval(beat);
       }
     },
@@ -74,8 +81,11 @@ type VisitedTimes = { kind: 'visited'; crawlDelayMs?: number; submittedAt: numbe
 /** robots.txt → the host's ready time → the visit (with its quality check) → packaging → upload. */
 async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context): Promise<CapturePageResult> {
   const { url } = input;
+  const lanes = deps.lanes;
+  if (input.after !== undefined) await lanes?.gates.after({ workflowId: ctx.info.workflowExecution!.workflowId, ...input.after });
   // handed over ahead of the host's ready time: not even robots.txt is asked for before it
   await waitUntil(input.startAt ?? 0);
+  if (lanes !== undefined) started(deps, input, ctx, lanes.queue);
   const rules = await deps.robots.get(url);
   const delay = rules.crawlDelayMs !== undefined ? { crawlDelayMs: rules.crawlDelayMs } : {};
   if (!rules.isAllowed(url)) {
@@ -90,8 +100,17 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
 
   // derived, not random: another attempt (another worker) writes the same keys
   const taskId = pageTaskId(input.crawlId, input.depth, url);
-  const submittedAt = Date.now();
-  const checked = await checkedVisit(deps.browser, url, visitOptions(deps, input), input.qa === true, { delayMs: hostDelay, finishBy: input.finishBy });
+  await lanes?.gates.acquire();
+  let checked: CheckedVisit;
+  let submittedAt: number;
+  try {
+    submittedAt = Date.now();
+    checked = await checkedVisit(deps.browser, url, visitOptions(deps, input), input.qa === true, { delayMs: hostDelay, finishBy: input.finishBy });
+  } finally {
+    lanes?.gates.release();
+  }
+  // what waits behind this capture on this worker may start now
+  lanes?.gates.end(captureKey(ctx, input));
   throwIfStopped(deps);
   const visited: VisitedTimes = { kind: 'visited', ...delay, submittedAt, finishedAt: checked.hostDoneAt };
   await hostDone(deps, input, ctx, taskId, visited);
@@ -112,11 +131,32 @@ function visitOptions(deps: CaptureDeps, input: CapturePageInput): VisitOptions 
   };
 }
 
+function captureKey(ctx: Context, input: CapturePageInput): CaptureKey {
+  return { workflowId: ctx.info.workflowExecution!.workflowId, index: input.index, attempt: input.attempt };
+}
+
+/** The slice may hand over the capture to follow this one to this worker's own queue. Not waited
+ * for: a slice that hears it late only hands the next capture over later. */
+function started(deps: CaptureDeps, input: CapturePageInput, ctx: Context, workerQueue: string): void {
+  const slice = ctx.client.workflow.getHandle(ctx.info.workflowExecution!.workflowId);
+  slice
+    .signal(captureStartedSignal, { index: input.index, attempt: input.attempt, workerQueue })
+    .catch((err: unknown) => deps.log(`captureStarted for ${input.url}: ${(err as Error).message}`));
+}
+
 /** The host's part is over: logged, and the slice told at once, so its spacing never waits for an upload. */
 async function hostDone(deps: CaptureDeps, input: CapturePageInput, ctx: Context, taskId: string, visited: VisitedTimes): Promise<void> {
   const { url } = input;
   const { submittedAt, finishedAt } = visited;
-  deps.hostLog?.record(new URL(url).host, { crawlId: input.crawlId, depth: input.depth, url, taskId, submittedAt, finishedAt });
+  deps.hostLog?.record(new URL(url).host, {
+    crawlId: input.crawlId,
+    depth: input.depth,
+    url,
+    taskId,
+    submittedAt,
+    finishedAt,
+    ...(input.after !== undefined ? { behind: true as const } : {}),
+  });
   const slice = ctx.client.workflow.getHandle(ctx.info.workflowExecution!.workflowId);
   await slice
     .signal(hostDoneSignal, { index: input.index, attempt: input.attempt, submittedAt, finishedAt })

@@ -28,6 +28,9 @@ export interface CapturePageInput {
   delayMs: number;
   /** no submit before this (ms): the slice hands a capture over ahead of its host's ready time */
   startAt?: number;
+  /** handed over behind this capture of the slice (on the worker that runs it): no submit
+   * before its host's part is over */
+  after?: { index: number; attempt: number };
   /** no visit starts after this (ms); a visit still running at finishBy is torn down */
   startBy: number;
   finishBy: number;

@@ -1,14 +1,15 @@
 // A capture worker: a Temporal worker on the capture task queue running capturePage, with one
 // Chromium (sandboxed), the guarded fetcher behind the address policy, a robots.txt cache, a
 // WACZ signing key of its own and a write-only S3 identity. Any number may run, on any machine.
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type ActivitySlotInfo, type SlotSupplier } from '@temporalio/worker';
 import { createAddressPolicy } from '../../domain/address-policy.ts';
 import { createCaptureActivities } from '../activities/capture-page.ts';
 import type { CapturePageInput } from '../activities/types.ts';
 import { CaptureBrowser } from '../browser/launch.ts';
 import type { CaptureWorkerConfig } from '../config.ts';
+import { CaptureLanes } from './lanes.ts';
 import { createGuardedFetcher, type Resolver } from '../fetch.ts';
 import { HostLog } from '../level.ts';
 import { RobotsCache, fetchRobotsTxt } from '../robots-cache.ts';
@@ -56,6 +57,9 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
   const hostLog = new HostLog();
   let stopped = false;
   let busy = 0;
+  // this process's own queue: a slice hands over here the capture to follow one of this worker's
+  // (a new name each start, so nothing meant for a dead process waits for a new one)
+  const lanes = { queue: `${config.temporal.captureQueue}@${config.name}#${randomBytes(4).toString('hex')}`, gates: new CaptureLanes(config.slots) };
   const activities = createCaptureActivities({
     browser,
     fetcher,
@@ -67,32 +71,32 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
     hostLog,
     log,
     stopped: () => stopped,
+    lanes,
   });
   const own = opts.connection === undefined ? await NativeConnection.connect({ address: config.temporal.address }) : undefined;
-  const worker = await Worker.create({
-    connection: opts.connection ?? own!,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.captureQueue,
-    activities: {
-      async capturePage(input: CapturePageInput) {
-        busy += 1;
-        try {
-          return await activities.capturePage(input);
-        } finally {
-          busy -= 1;
-        }
-      },
-    },
-    maxConcurrentActivityTaskExecutions: config.slots,
-    shutdownGraceTime: '30 seconds',
-  });
-  const running = worker.run().finally(async () => {
+  const capturePage = async (input: CapturePageInput) => {
+    busy += 1;
+    try {
+      return await activities.capturePage(input);
+    } finally {
+      busy -= 1;
+    }
+  };
+  // the shared queue is polled while the slots have room (lanes.ts); captures handed over behind
+  // this worker's mostly wait for the one ahead, each capture in hand having at most one behind it
+  const queues = await serveQueues(opts.connection ?? own!, config.temporal.namespace, { capturePage }, [
+    [config.temporal.captureQueue, lanes.gates.sharedQueueSlots()],
+    [lanes.queue, { type: 'fixed-size', numSlots: 4 * config.slots }],
+  ]);
+  const running = Promise.allSettled(queues.runs).then(async (settled) => {
     await browser.close();
     s3?.destroy();
     await own?.close();
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   });
   const stop = async (): Promise<void> => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
+    queues.shutdown();
     await running.catch(() => undefined);
   };
   return {
@@ -107,4 +111,31 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
       await stop();
     },
   };
+}
+
+/** One Temporal worker per queue, each with its activity slots. One stopping stops the others:
+ * the process serves all its queues or none. */
+async function serveQueues(
+  connection: NativeConnection,
+  namespace: string,
+  activities: Record<string, (input: CapturePageInput) => Promise<unknown>>,
+  queues: [string, SlotSupplier<ActivitySlotInfo>][],
+): Promise<{ runs: Promise<void>[]; shutdown: () => void }> {
+  const fixed = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
+  const workers: Worker[] = [];
+  for (const [taskQueue, activityTaskSlotSupplier] of queues)
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace,
+        taskQueue,
+        activities,
+        tuner: { activityTaskSlotSupplier, workflowTaskSlotSupplier: fixed(1), localActivityTaskSlotSupplier: fixed(1), nexusTaskSlotSupplier: fixed(1) },
+        shutdownGraceTime: '30 seconds',
+      }),
+    );
+  const shutdown = (): void => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  return { runs: workers.map((w) => w.run().finally(shutdown)), shutdown };
 }

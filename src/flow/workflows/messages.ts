@@ -117,7 +117,16 @@ export interface HostDone {
   finishedAt: number;
 }
 
+/** What a capture worker tells the slice as a capture starts: the task queue of that worker
+ * alone, where the slice may hand over the capture to follow it (slot lead). */
+export interface CaptureStarted {
+  index: number;
+  attempt: number;
+  workerQueue: string;
+}
+
 export const redispatchSignal = defineSignal<[LevelInput]>('redispatch');
 export const levelStateQuery = defineQuery<LevelState>('levelState');
 export const hostDoneSignal = defineSignal<[HostDone]>('hostDone');
+export const captureStartedSignal = defineSignal<[CaptureStarted]>('captureStarted');
 export const sliceProgressQuery = defineQuery<SliceProgress>('sliceProgress');

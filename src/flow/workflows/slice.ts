@@ -4,11 +4,20 @@
 // the capture worker the moment the host's part is over, signal hostDone) plus the host's delay,
 // and no more hosts at once than the slice's slots. A capture whose worker died (no heartbeat) is
 // tried again, paced from the moment it was given up, on whichever worker takes it.
-import { ActivityFailure, condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, TimeoutFailure, condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import { Pacer, type Started } from '../../domain/pacing.ts';
 import { DEDUP_LIMITS, PayloadIndex } from '../../domain/wacz/payload-index.ts';
 import type { CaptureActivities, CapturePageResult } from '../activities/types.ts';
-import { hostDoneSignal, sliceProgressQuery, type HostDone, type PageOutcome, type SliceInput, type SliceResult } from './messages.ts';
+import {
+  captureStartedSignal,
+  hostDoneSignal,
+  sliceProgressQuery,
+  type CaptureStarted,
+  type HostDone,
+  type PageOutcome,
+  type SliceInput,
+  type SliceResult,
+} from './messages.ts';
 
 /** A page is given to at most this many workers before it is reported failed. */
 export const MAX_CAPTURE_ATTEMPTS = 3;
@@ -27,6 +36,19 @@ const CAPTURE_LEAD_PATCH = 'capture-lead';
 /** Slices that started before the least-bound choice of hosts replay with the earliest-start one
  * (src/domain/host-choice.ts): the choice decides which capturePage is scheduled next. */
 const LEAST_BOUND_PATCH = 'pacing-least-bound';
+/** Slices that started before the slot lead replay without it (a slot's next capture was handed
+ * over only once its host's part was over). */
+const SLOT_LEAD_PATCH = 'slot-lead';
+/** A capture handed over behind another goes to that worker's own queue; one not taken from it
+ * within this long (the worker died) goes back in line, no attempt counted. */
+export const BEHIND_START_TIMEOUT_MS = 10_000;
+
+/** The capture a page was handed over behind, and the queue of the worker that holds it. */
+interface Ahead {
+  index: number;
+  attempt: number;
+  queue: string;
+}
 
 const hostOf = (url: string): string => new URL(url).host;
 
@@ -34,6 +56,11 @@ export class SliceRun {
   private readonly input: SliceInput;
   private readonly pacer: Pacer<number>;
   private leadMs = 0;
+  private slotLead = false;
+  /** captures in flight that said where they run, by page: a capture may be handed over behind them */
+  private readonly startedOn = new Map<number, CaptureStarted>();
+  /** pages with a capture handed over behind theirs */
+  private readonly followed = new Set<number>();
   private readonly results = new Map<number, PageOutcome>();
   private readonly attempts = new Map<number, number>();
   /** pages whose host slot is held, by the attempt holding it */
@@ -59,16 +86,17 @@ export class SliceRun {
 
   async run(): Promise<void> {
     if (patched(CAPTURE_LEAD_PATCH)) this.leadMs = Math.min(MAX_CAPTURE_LEAD_MS, Math.max(0, this.input.perHostDelayMs));
+    this.slotLead = patched(SLOT_LEAD_PATCH);
     const running = new Set<Promise<void>>();
     for (;;) {
       const now = Date.now();
-      for (const s of this.pacer.take(now, this.leadMs)) {
+      for (const [s, ahead] of [...this.pacer.take(now, this.leadMs).map((t) => [t, undefined] as const), ...this.takeBehind(now)]) {
         // taken ahead of its host's ready time, which falls past the deadline
         if (s.at > now && s.at > this.input.startBy) {
           this.tooLate(s, s.at);
           continue;
         }
-        const p: Promise<void> = this.capture(s).finally(() => running.delete(p));
+        const p: Promise<void> = this.capture(s, ahead).finally(() => running.delete(p));
         running.add(p);
       }
       if (this.finished()) break;
@@ -90,6 +118,26 @@ export class SliceRun {
   /** every page settled: nothing queued, no host held, no capture still packaging */
   private finished(): boolean {
     return this.pacer.done && this.active === 0;
+  }
+
+  /** Every slot in use: captures to hand over behind those that said where they run, so each
+   * starts on that worker the moment the one ahead ends its host's part, not a round trip later. */
+  private takeBehind(now: number): (readonly [Started<number>, Ahead])[] {
+    if (!this.slotLead) return [];
+    const ahead = [...this.startedOn.values()].filter((c) => this.holding.get(c.index) === c.attempt && !this.followed.has(c.index));
+    if (ahead.length === 0) return [];
+    return this.pacer.takeBehind(now, ahead.length, this.leadMs).map((s, i) => {
+      const a = ahead[i]!;
+      this.followed.add(a.index);
+      return [s, { index: a.index, attempt: a.attempt, queue: a.workerQueue }] as const;
+    });
+  }
+
+  /** the capture worker's word that a capture started, and where */
+  captureStarted(d: CaptureStarted): void {
+    if (this.holding.get(d.index) !== d.attempt) return;
+    this.startedOn.set(d.index, d);
+    this.changed = true;
   }
 
   /** the capture worker's word that the host's part of a capture ended */
@@ -120,14 +168,14 @@ export class SliceRun {
     };
   }
 
-  private async capture({ host, item, at }: Started<number>): Promise<void> {
+  private async capture({ host, item, at }: Started<number>, ahead?: Ahead): Promise<void> {
     const page = this.input.pages[item]!;
     const attempt = (this.attempts.get(item) ?? 0) + 1;
     this.attempts.set(item, attempt);
     this.holding.set(item, attempt);
     this.active += 1;
     try {
-      const out = await this.activities().capturePage({
+      const out = await this.activities(ahead?.queue).capturePage({
         crawlId: this.input.crawlId,
         depth: this.input.depth,
         index: item,
@@ -142,6 +190,7 @@ export class SliceRun {
         knobs: this.input.knobs,
         delayMs: this.pacer.delayFor(host),
         startAt: at,
+        ...(ahead !== undefined ? { after: { index: ahead.index, attempt: ahead.attempt } } : {}),
         ...(this.lastFinish.has(host) ? { lastFinishedAt: this.lastFinish.get(host)! } : {}),
         startBy: this.input.startBy,
         finishBy: this.input.finishBy,
@@ -149,7 +198,8 @@ export class SliceRun {
       });
       this.settle(item, host, out);
     } catch (err) {
-      this.retryOrFail(item, host, attempt, err);
+      if (ahead !== undefined && neverStarted(err)) this.backInLine(item, host, attempt);
+      else this.retryOrFail(item, host, attempt, err);
     }
     this.active -= 1;
     this.changed = true;
@@ -197,9 +247,22 @@ export class SliceRun {
     });
   }
 
+  /** Handed over behind a capture on a worker that never took it: nothing reached the host. */
+  private backInLine(item: number, host: string, attempt: number): void {
+    this.attempts.set(item, attempt - 1);
+    this.releaseHost(item);
+    this.pacer.putBack(host, item);
+  }
+
+  private letGo(item: number): void {
+    this.holding.delete(item);
+    this.startedOn.delete(item);
+    this.followed.delete(item);
+  }
+
   private finishHost(item: number, finishedAt: number, durationMs?: number): void {
     const host = hostOf(this.input.pages[item]!.url);
-    this.holding.delete(item);
+    this.letGo(item);
     this.pacer.finish(host, finishedAt, durationMs);
     this.lastFinish.set(host, Math.max(this.lastFinish.get(host) ?? 0, finishedAt));
     this.changed = true;
@@ -207,7 +270,7 @@ export class SliceRun {
 
   private releaseHost(item: number): void {
     if (!this.holding.has(item)) return;
-    this.holding.delete(item);
+    this.letGo(item);
     this.pacer.release(hostOf(this.input.pages[item]!.url));
     this.changed = true;
   }
@@ -218,16 +281,22 @@ export class SliceRun {
     this.results.set(s.item, { index: page.index, url: page.url, status: 'failed', manifestError: tooLateMessage(s.host, readyAt, this.input.startBy) });
   }
 
-  private activities(): CaptureActivities {
+  /** on the capture queue, or on one worker's own queue for a capture handed over behind another */
+  private activities(workerQueue?: string): CaptureActivities {
     const left = Math.max(1000, this.input.finishBy - Date.now()) + PACKAGING_MS;
     return proxyActivities<CaptureActivities>({
-      taskQueue: this.input.captureQueue,
+      taskQueue: workerQueue ?? this.input.captureQueue,
+      ...(workerQueue !== undefined ? { scheduleToStartTimeout: BEHIND_START_TIMEOUT_MS } : {}),
       scheduleToCloseTimeout: left,
       heartbeatTimeout: CAPTURE_HEARTBEAT_TIMEOUT_MS,
       // a retry is the slice's: it must be paced like any other capture on the host
       retry: { maximumAttempts: 1 },
     });
   }
+}
+
+function neverStarted(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
 }
 
 export function tooLateMessage(host: string, readyAt: number, startBy: number): string {
@@ -237,6 +306,7 @@ export function tooLateMessage(host: string, readyAt: number, startBy: number): 
 export async function captureSlice(input: SliceInput): Promise<SliceResult> {
   const slice = new SliceRun(input);
   setHandler(hostDoneSignal, (d) => slice.hostDone(d));
+  setHandler(captureStartedSignal, (d) => slice.captureStarted(d));
   setHandler(sliceProgressQuery, () => slice.progress());
   await slice.run();
   return slice.result();
