@@ -633,7 +633,7 @@ describe('slot lead: a capture handed over behind one in flight (takeBehind)', (
     addPages(p, [['a', 2]]);
     expect(p.take(0).map((s) => s.host)).toEqual(['a']);
     p.add('b', 'b0');
-    expect(p.takeBehind(0, 1)).toEqual([]);
+    expect(p.takeBehind(0, ['a'])).toEqual([]);
   });
   it('with every slot in use, hands over a host that is not in flight, at its ready time', () => {
     const p = new Pacer<string>({ perHostDelayMs: 300, hostParallelism: 1, lastFinish: { b: 0 } });
@@ -643,10 +643,10 @@ describe('slot lead: a capture handed over behind one in flight (takeBehind)', (
     ]);
     expect(p.take(0, 300).map((s) => s.host)).toEqual(['a']);
     // b is ready at 300, within the lead; a's second page cannot go behind a itself
-    expect(p.takeBehind(10, 1, 300)).toEqual([{ host: 'b', item: 'b0', at: 300 }]);
+    expect(p.takeBehind(10, ['a'], 300)).toEqual([{ host: 'b', item: 'b0', at: 300, behind: 'a' }]);
     expect(p.running).toBe(2);
     // nothing more behind: one per slot
-    expect(p.takeBehind(20, 1, 300)).toEqual([]);
+    expect(p.takeBehind(20, ['a'], 300)).toEqual([]);
     p.finish('a', 100, 100);
     // b now holds the one slot: no take until it finishes
     expect(p.take(150, 300)).toEqual([]);
@@ -660,7 +660,28 @@ describe('slot lead: a capture handed over behind one in flight (takeBehind)', (
       ['b', 1],
     ]);
     expect(p.take(0, 100).map((s) => s.host)).toEqual(['a']);
-    expect(p.takeBehind(0, 1, 100)).toEqual([]);
+    expect(p.takeBehind(0, ['a'], 100)).toEqual([]);
+  });
+  it('pairs each hand-over with the capture whose end it was chosen for, the one ending first first', () => {
+    const p = new Pacer<string>({ perHostDelayMs: 0, hostParallelism: 2 });
+    addPages(p, [
+      ['a', 2],
+      ['b', 2],
+    ]);
+    expect(p.take(0).map((s) => s.host)).toEqual(['a', 'b']);
+    // a's captures take 1,000 ms, b's 100 ms
+    p.finish('a', 1000, 1000);
+    p.finish('b', 1000, 100);
+    expect(p.take(1000).map((s) => s.host)).toEqual(['a', 'b']);
+    addPages(p, [
+      ['c', 1],
+      ['d', 1],
+    ]);
+    // b frees its slot first: the first hand-over goes behind b, whichever order they are named in
+    const behind = p.takeBehind(1010, ['a', 'b']);
+    expect(behind.map((s) => s.behind)).toEqual(['b', 'a']);
+    expect(behind.map((s) => s.host).sort()).toEqual(['c', 'd']);
+    expect(p.running).toBe(4);
   });
   it('puts a hand-over that never reached a worker back at the head of its host', () => {
     const p = new Pacer<string>({ perHostDelayMs: 0, hostParallelism: 1 });
@@ -669,8 +690,8 @@ describe('slot lead: a capture handed over behind one in flight (takeBehind)', (
       ['b', 2],
     ]);
     p.take(0);
-    const [behind] = p.takeBehind(0, 1);
-    expect(behind).toEqual({ host: 'b', item: 'b0', at: 0 });
+    const [behind] = p.takeBehind(0, ['a']);
+    expect(behind).toEqual({ host: 'b', item: 'b0', at: 0, behind: 'a' });
     p.release('b');
     p.putBack('b', 'b0');
     p.finish('a', 50, 50);

@@ -153,20 +153,31 @@ export class Pacer<T> {
   }
 
   /**
-   * Slot lead: when every slot is in use, hosts to hand over behind `count` captures in flight,
-   * each to start the moment the capture ahead of it ends its host's part (the caller's worker
-   * holds it until then) and no sooner than its host's ready time. They are chosen as take()
-   * would choose for slots freeing when the first capture in flight is expected to end, among
-   * hosts ready by then plus the lead, and marked in flight: once the captures ahead finish, the
-   * hosts at once are hostParallelism again. At most hostParallelism go behind at a time.
+   * Slot lead: when every slot is in use, hosts to hand over behind captures in flight (those on
+   * the `ahead` hosts), each to start the moment the capture ahead of it ends its host's part (the
+   * caller's worker holds it until then) and no sooner than its host's ready time. One behind each,
+   * in the order the captures ahead are expected to end, each chosen as take() would choose for the
+   * slot that capture frees, among hosts ready by then plus the lead, and marked in flight: once
+   * the captures ahead finish, the hosts at once are hostParallelism again. Pairing each with the
+   * capture whose end it was chosen for matters: one bound behind a capture that ends later than
+   * another slot frees would wait for nothing.
    */
-  takeBehind(now: number, count: number, leadMs = 0): Started<T>[] {
-    const room = Math.min(count, 2 * this.parallelism - this.inFlight);
-    if (this.inFlight < this.parallelism || room <= 0) return [];
-    let freeAt = Infinity;
-    for (const s of this.hosts.values()) if (s.inFlight) freeAt = Math.min(freeAt, s.startedAt + this.estimateMs(s));
-    const from = Math.max(now, freeAt);
-    return this.choose(now, from, from + Math.max(0, leadMs), room);
+  takeBehind(now: number, ahead: readonly string[], leadMs = 0): (Started<T> & { behind: string })[] {
+    if (this.inFlight < this.parallelism) return [];
+    const endOf = (host: string): number => {
+      const s = this.hosts.get(host);
+      return s?.inFlight === true ? s.startedAt + this.estimateMs(s) : Infinity;
+    };
+    const order = [...new Set(ahead)].filter((h) => Number.isFinite(endOf(h))).sort((x, y) => endOf(x) - endOf(y));
+    const out: (Started<T> & { behind: string })[] = [];
+    for (const behind of order) {
+      if (this.inFlight >= 2 * this.parallelism) break;
+      const from = Math.max(now, endOf(behind));
+      const [s] = this.choose(now, from, from + Math.max(0, leadMs), 1);
+      if (s === undefined) break;
+      out.push({ ...s, behind });
+    }
+    return out;
   }
 
   /** Put an item back at the head of its host's queue (a hand-over that never reached a worker). */
@@ -304,13 +315,19 @@ export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, le
       running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
     }
     // slot lead: behind a capture in flight, started where it ends, with no hand-over
-    const ahead = slotLead ? running.filter((r) => !r.followed && r.start <= now) : [];
-    pacer.takeBehind(now, ahead.length, leadMs).forEach((s, i) => {
-      const a = ahead[i]!;
-      a.followed = true;
-      const start = Math.max(s.at, a.finish, now + handoverMs);
-      running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
-    });
+    const ahead = slotLead ? running.filter((r) => !r.followed && r.start <= now && r.finish > now) : [];
+    pacer
+      .takeBehind(
+        now,
+        ahead.map((r) => r.host),
+        leadMs,
+      )
+      .forEach((s) => {
+        const a = ahead.find((r) => r.host === s.behind)!;
+        a.followed = true;
+        const start = Math.max(s.at, a.finish, now + handoverMs);
+        running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
+      });
     if (pacer.done) break;
     const nextFinish = running.length > 0 ? Math.min(...running.map((r) => r.finish)) : Infinity;
     // with the slot lead, a start is an event too: a capture may go behind one once it has started

@@ -9,6 +9,7 @@ import { archivedUrls, archiveSoftwares, postCrawl } from '../support/crawl-rows
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
 import { testCaptureWorkerConfig } from '../support/flow.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
+import { linkedPagesSite } from '../support/site.ts';
 
 const ORG = 'acme';
 const HOSTS = ['a', 'b', 'c', 'd'];
@@ -17,17 +18,7 @@ const paths = Array.from({ length: PAGES }, (_, i) => `/p${i + 1}`);
 
 const s = useLiveCrawlStack({
   org: ORG,
-  hosts: Object.fromEntries(
-    HOSTS.map((h) => [
-      h,
-      {
-        pages: {
-          '/': `<title>${h}</title>${paths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
-          ...Object.fromEntries(paths.map((p) => [p, `<title>${h} ${p}</title><p>page ${p} of ${h}</p>`])),
-        },
-      },
-    ]),
-  ),
+  hosts: linkedPagesSite(HOSTS, paths),
   env: { CAPTURE_LEDGER_LEVEL_LIVENESS_SECONDS: '600' },
 });
 

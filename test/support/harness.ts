@@ -49,7 +49,11 @@ export type { ReplayServer } from './harness-parts.ts';
 
 export type Grant = [subject: string, relation: 'submitter' | 'admin', orgId: string];
 
-type FlowPick = Partial<Pick<FlowOptions, 'heartbeatIntervalMs' | 'knobs' | 'log' | 'reportRetry'>> & { resolve?: Resolver };
+type FlowPick = Partial<Pick<FlowOptions, 'heartbeatIntervalMs' | 'knobs' | 'log' | 'reportRetry'>> & {
+  resolve?: Resolver;
+  /** false: no capture worker in the flow's process (the test starts the ones it wants) */
+  captureWorker?: false;
+};
 
 export interface HarnessOptions {
   /** a dev issuer whose JWTs the API trusts (default: the dev identity headers) */
@@ -212,9 +216,9 @@ function flowStarter({ opts, h, token, identity }: Ctx): NewFlow {
   const queues = newFlowQueues();
   h.flowQueues = queues;
   return (port, options = {}, own = false) => {
-    const { resolve, ...rest } = { ...opts.flow, ...options };
-    const base = testFlowOptions(flowConfig, { webhookToken: token, ...(own ? {} : { queues }), ...(resolve ? { resolve } : {}) });
-    return startFlow({ ...base, port, host: '127.0.0.1', ...rest });
+    const { resolve, captureWorker, ...rest } = { ...opts.flow, ...options };
+    const { capture, ...base } = testFlowOptions(flowConfig, { webhookToken: token, ...(own ? {} : { queues }), ...(resolve ? { resolve } : {}) });
+    return startFlow({ ...base, ...(captureWorker === false ? {} : { capture }), port, host: '127.0.0.1', ...rest });
   };
 }
 

@@ -368,3 +368,19 @@ export function realisticPage(o: RealisticPageOptions): string {
   const statics = (o.staticLinks ?? []).map((h) => `<a href="${h}">${h}</a>`).join(' ');
   return `<!doctype html><html><head><meta charset="utf-8"><title>${o.title}</title><link rel="stylesheet" href="${a}/site.css"></head><body><header><img id="logo" src="${a}/logo.png" alt="logo"><nav id="nav"></nav></header><main id="main"><h1>${o.title}</h1><p>${statics}</p><p id="xhr"></p></main><script>window.__site=${JSON.stringify({ links: o.scriptLinks, text: o.scriptText })};</script><script src="${a}/app.js"></script></body></html>`;
 }
+
+/** Hosts each with a front page linking `paths`, each a small page of its own: a crawl of one
+ * level after the seeds visits every host the same way. */
+export function linkedPagesSite(hosts: readonly string[], paths: readonly string[]): Record<string, SiteHostSpec> {
+  return Object.fromEntries(
+    hosts.map((h) => [
+      h,
+      {
+        pages: {
+          '/': `<title>${h}</title>${paths.map((p) => `<a href="${p}">${p}</a>`).join(' ')}`,
+          ...Object.fromEntries(paths.map((p) => [p, `<title>${h} ${p}</title><p>page ${p} of ${h}</p>`])),
+        },
+      },
+    ]),
+  );
+}

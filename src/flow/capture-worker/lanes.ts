@@ -97,7 +97,8 @@ export class CaptureLanes {
           abort.addEventListener('abort', () => {
             const i = this.pollers.indexOf(poller);
             if (i >= 0) this.pollers.splice(i, 1);
-            reject(abort.reason instanceof Error ? abort.reason : Object.assign(new Error('slot reservation aborted'), { name: 'AbortError' }));
+            // the signal's own reason: Temporal takes it as a shutdown, anything else as a fault
+            reject(abort.reason);
           });
         }),
       tryReserveSlot: () => (free() ? reserve() : null),
