@@ -149,8 +149,13 @@ describe('the capture tier through outages', () => {
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     try {
-      await eventually(async () => (out.includes('polling') ? true : undefined), 60_000, `the capture worker polling (it said: ${out})`);
-      const pid = Number(/\(pid (\d+),/.exec(out)?.[1] ?? child.pid);
+      // its own line, not the SDK's "not polling for workflow tasks", which may come first
+      const said = await eventually(
+        async () => /\(pid (\d+), uid \d+\) polling/.exec(out) ?? undefined,
+        60_000,
+        `the capture worker polling (it said: ${out})`,
+      );
+      const pid = Number(said[1]);
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       expect(Number(/^Uid:\s+(\d+)/m.exec(status)?.[1])).not.toBe(0);
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8')
