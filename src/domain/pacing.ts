@@ -315,19 +315,13 @@ export function simulatePacing(pages: SimPage[], opts: PacingOptions, t0 = 0, le
       running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
     }
     // slot lead: behind a capture in flight, started where it ends, with no hand-over
-    const ahead = slotLead ? running.filter((r) => !r.followed && r.start <= now && r.finish > now) : [];
-    pacer
-      .takeBehind(
-        now,
-        ahead.map((r) => r.host),
-        leadMs,
-      )
-      .forEach((s) => {
-        const a = ahead.find((r) => r.host === s.behind)!;
-        a.followed = true;
-        const start = Math.max(s.at, a.finish, now + handoverMs);
-        running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
-      });
+    const ahead = new Map(slotLead ? running.filter((r) => !r.followed && r.start <= now && r.finish > now).map((r) => [r.host, r]) : []);
+    pacer.takeBehind(now, [...ahead.keys()], leadMs).forEach((s) => {
+      const a = ahead.get(s.behind)!;
+      a.followed = true;
+      const start = Math.max(s.at, a.finish, now + handoverMs);
+      running.push({ host: s.host, index: s.item, start, finish: start + pages[s.item]!.durationMs, followed: false });
+    });
     if (pacer.done) break;
     const nextFinish = running.length > 0 ? Math.min(...running.map((r) => r.finish)) : Infinity;
     // with the slot lead, a start is an event too: a capture may go behind one once it has started

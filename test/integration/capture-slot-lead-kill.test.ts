@@ -5,11 +5,11 @@
 // within BEHIND_START_TIMEOUT_MS and goes back in line; the one it ran is tried again.
 import { describe, expect, it } from 'vitest';
 import { startCaptureWorker, type CaptureWorker } from '../../src/flow/capture-worker/worker.ts';
-import { archivedUrls } from '../support/crawl-rows.ts';
+import { archivedUrls, capturesOf } from '../support/crawl-rows.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
 import { testCaptureWorkerConfig } from '../support/flow.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
-import { auditViolations, capturesOf, slotLeadPages, slotLeadStack, startSlotLeadCrawl } from '../support/slot-lead-site.ts';
+import { auditViolations, slotLeadPages, slotLeadStack, startSlotLeadCrawl } from '../support/slot-lead-site.ts';
 
 const s = useLiveCrawlStack(slotLeadStack({ captureWorker: false }));
 

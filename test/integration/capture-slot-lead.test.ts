@@ -6,10 +6,10 @@
 // nothing.
 // A worker that dies with captures handed over behind its own: capture-slot-lead-kill.test.ts.
 import { describe, expect, it } from 'vitest';
-import { archivedUrls } from '../support/crawl-rows.ts';
+import { archivedUrls, capturesOf } from '../support/crawl-rows.ts';
 import { waitForCrawlEnd } from '../support/crawls.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
-import { auditViolations, capturesOf, slotLeadPages, slotLeadStack, startSlotLeadCrawl } from '../support/slot-lead-site.ts';
+import { auditViolations, slotLeadPages, slotLeadStack, startSlotLeadCrawl } from '../support/slot-lead-site.ts';
 
 const s = useLiveCrawlStack(slotLeadStack());
 const allPages = (): string[] => slotLeadPages(s);

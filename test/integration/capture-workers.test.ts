@@ -5,7 +5,7 @@
 // worker captured it again; the dead one's half-done attempt is never reported).
 import { describe, expect, it } from 'vitest';
 import { startCaptureWorker, type CaptureWorker } from '../../src/flow/capture-worker/worker.ts';
-import { archivedUrls, archiveSoftwares, postCrawl } from '../support/crawl-rows.ts';
+import { archivedUrls, archiveSoftwares, capturesOf, pacingFaults, postCrawl } from '../support/crawl-rows.ts';
 import { eventually, waitForCrawlEnd } from '../support/crawls.ts';
 import { testCaptureWorkerConfig } from '../support/flow.ts';
 import { useLiveCrawlStack } from '../support/live-crawl.ts';
@@ -31,12 +31,7 @@ const startCrawl = async (): Promise<string> =>
     hostParallelism: 4,
   });
 
-async function pacingViolations(crawlId: string): Promise<number> {
-  const res = await fetch(`${s.api.url}/api/crawls/${crawlId}/pacing`, { headers: await s.as('alice', [ORG]) });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { violations: number; hosts: { overlaps: number }[] };
-  return body.violations + body.hosts.reduce((n, h) => n + h.overlaps, 0);
-}
+const pacingViolations = async (crawlId: string): Promise<number> => pacingFaults(s.api.url, await s.as('alice', [ORG]), crawlId);
 
 const allPages = (): string[] => HOSTS.flatMap((h) => ['/', ...paths].map((p) => s.site.url(h, p))).sort();
 
@@ -48,12 +43,8 @@ describe('two capture workers on one capture queue', () => {
       const crawlId = await startCrawl();
       const row = await waitForCrawlEnd(s.tdb.db, crawlId, 150_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
-      const byFirst = Object.values(s.flow.hostLog.all())
-        .flat()
-        .filter((c) => c.crawlId === crawlId);
-      const bySecond = Object.values(second.hostLog.all())
-        .flat()
-        .filter((c) => c.crawlId === crawlId);
+      const byFirst = capturesOf(crawlId, s.flow);
+      const bySecond = capturesOf(crawlId, second);
       expect(byFirst.length).toBeGreaterThan(0);
       expect(bySecond.length).toBeGreaterThan(0);
       expect(byFirst.length + bySecond.length).toBe(allPages().length);

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/connect.ts';
 import type { Crawl } from '../../src/db/types.ts';
+import type { HostCapture } from '../../src/flow/level.ts';
 import { insertCrawl, type NewCrawlInput } from '../../src/store/crawls.ts';
 
 export type TestCrawl = Partial<Omit<NewCrawlInput, 'seedLevel'>> & {
@@ -78,3 +79,19 @@ export async function archivedUrls(db: Db, crawlId: string): Promise<string[]> {
 export async function archiveSoftwares(db: Db, crawlId: string): Promise<string[]> {
   return (await crawlArchives(db, crawlId)).map((r) => String((r.provenance as { software?: string }).software));
 }
+
+/** The pacing audit of a crawl (GET /api/crawls/:id/pacing, 200): its violations and overlaps together. */
+export async function pacingFaults(apiUrl: string, headers: Record<string, string>, crawlId: string): Promise<number> {
+  const res = await fetch(`${apiUrl}/api/crawls/${crawlId}/pacing`, { headers });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { violations: number; hosts: { overlaps: number }[] };
+  return body.violations + body.hosts.reduce((n, h) => n + h.overlaps, 0);
+}
+
+/** What the capture workers' host logs say they captured for the crawl. */
+export const capturesOf = (crawlId: string, ...workers: { hostLog: { all(): Record<string, HostCapture[]> } }[]): HostCapture[] =>
+  workers.flatMap((w) =>
+    Object.values(w.hostLog.all())
+      .flat()
+      .filter((c) => c.crawlId === crawlId),
+  );

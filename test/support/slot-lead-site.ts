@@ -1,9 +1,7 @@
 // The site and crawl of the slot-lead tests (capture-slot-lead*.test.ts): three hosts of a front
 // page linking three pages each, so one or two slots are fewer than the hosts and captures are
 // handed over behind others.
-import { expect } from 'vitest';
-import type { HostCapture } from '../../src/flow/level.ts';
-import { postCrawl } from './crawl-rows.ts';
+import { pacingFaults, postCrawl } from './crawl-rows.ts';
 import type { LiveCrawlOptions, LiveCrawlStack } from './live-crawl.ts';
 import { linkedPagesSite } from './site.ts';
 
@@ -31,19 +29,7 @@ export const startSlotLeadCrawl = async (s: LiveCrawlStack, hostParallelism: num
   });
 
 /** the pacing audit's violations and overlaps together */
-export async function auditViolations(s: LiveCrawlStack, crawlId: string): Promise<number> {
-  const res = await fetch(`${s.api.url}/api/crawls/${crawlId}/pacing`, { headers: await s.as('alice', [SLOT_LEAD_ORG]) });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { violations: number; hosts: { overlaps: number }[] };
-  return body.violations + body.hosts.reduce((n, h) => n + h.overlaps, 0);
-}
+export const auditViolations = async (s: LiveCrawlStack, crawlId: string): Promise<number> =>
+  pacingFaults(s.api.url, await s.as('alice', [SLOT_LEAD_ORG]), crawlId);
 
 export const slotLeadPages = (s: LiveCrawlStack): string[] => HOSTS.flatMap((h) => ['/', ...paths].map((p) => s.site.url(h, p))).sort();
-
-/** what the workers' host logs say they captured for the crawl */
-export const capturesOf = (crawlId: string, ...workers: { hostLog: { all(): Record<string, HostCapture[]> } }[]): HostCapture[] =>
-  workers.flatMap((w) =>
-    Object.values(w.hostLog.all())
-      .flat()
-      .filter((c) => c.crawlId === crawlId),
-  );

@@ -66,7 +66,7 @@ export function createCaptureActivities(deps: CaptureDeps): CaptureActivities {
       const key = captureKey(ctx, input);
       deps.lanes?.gates.begin(key, input.after === undefined);
       try {
-        return await capture(deps, input, ctx);
+        return await capture(deps, input, ctx, key);
       } finally {
         deps.lanes?.gates.end(key);
         clearInterval(beat);
@@ -79,10 +79,10 @@ export function createCaptureActivities(deps: CaptureDeps): CaptureActivities {
 type VisitedTimes = { kind: 'visited'; crawlDelayMs?: number; submittedAt: number; finishedAt: number };
 
 /** robots.txt → the host's ready time → the visit (with its quality check) → packaging → upload. */
-async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context): Promise<CapturePageResult> {
+async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context, key: CaptureKey): Promise<CapturePageResult> {
   const { url } = input;
   const lanes = deps.lanes;
-  if (input.after !== undefined) await lanes?.gates.after({ workflowId: ctx.info.workflowExecution!.workflowId, ...input.after });
+  if (input.after !== undefined) await lanes?.gates.after({ workflowId: key.workflowId, ...input.after });
   // handed over ahead of the host's ready time: not even robots.txt is asked for before it
   await waitUntil(input.startAt ?? 0);
   if (lanes !== undefined) started(deps, input, ctx, lanes.queue);
@@ -110,7 +110,7 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context)
     lanes?.gates.release();
   }
   // what waits behind this capture on this worker may start now
-  lanes?.gates.end(captureKey(ctx, input));
+  lanes?.gates.end(key);
   throwIfStopped(deps);
   const visited: VisitedTimes = { kind: 'visited', ...delay, submittedAt, finishedAt: checked.hostDoneAt };
   await hostDone(deps, input, ctx, taskId, visited);

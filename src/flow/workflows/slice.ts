@@ -129,10 +129,10 @@ export class SliceRun {
     if (!this.slotLead) return [];
     const ahead = [...this.startedOn.values()].filter((c) => this.holding.get(c.index) === c.attempt && !this.followed.has(c.index));
     if (ahead.length === 0) return [];
-    const hostOfCapture = (c: CaptureStarted): string => hostOf(this.input.pages[c.index]!.url);
-    return this.pacer.takeBehind(now, ahead.map(hostOfCapture), this.leadMs).map((s) => {
-      // a host has one capture in flight at most: the host names the capture ahead
-      const a = ahead.find((c) => hostOfCapture(c) === s.behind)!;
+    // a host has one capture in flight at most: the host names the capture ahead
+    const byHost = new Map(ahead.map((c) => [hostOf(this.input.pages[c.index]!.url), c]));
+    return this.pacer.takeBehind(now, [...byHost.keys()], this.leadMs).map((s) => {
+      const a = byHost.get(s.behind)!;
       this.followed.add(a.index);
       return [s, { index: a.index, attempt: a.attempt, queue: a.workerQueue }] as const;
     });
