@@ -122,7 +122,8 @@ async function budgetedBehaviors(page: Page, recorder: Recorder, run: CaptureRun
   const budgetMs = behaviors === undefined ? 0 : behaviorBudgetMs(behaviors.seconds, run.opts.deadlineMs - (Date.now() - run.startedAt));
   let ran: BehaviorRun | undefined;
   if (budgetMs > 0) {
-    ran = await runBehaviors(page, budgetMs, behaviors!, run.ac.signal);
+    const settle = (): Promise<void> => recorder.quiet(QUIET_MS, QUIET_MAX_MS, run.ac.signal);
+    ran = await runBehaviors(page, budgetMs, behaviors!, run.ac.signal, settle);
     await recorder.quiet(QUIET_MS, QUIET_MAX_MS, run.ac.signal);
   }
   return { budgetMs, ...(ran ? { run: ran } : {}) };
