@@ -48,6 +48,8 @@ export interface VisitOptions {
   liveShot?: boolean;
   /** in-page behaviors after load (absent: none) */
   behaviors?: PageCaptureOptions['behaviors'];
+  /** told the moment the host's part is over, before rendering and teardown */
+  onHostDone?: (hostDoneAt: number) => void;
 }
 
 /** The document the browser loaded, judged as the plain fetch used to: an HTTP error or a non-HTML body fails the page. */
@@ -91,6 +93,7 @@ export async function visitPage(browser: CaptureBrowser, url: string, opts: Visi
       ...(opts.limits ? { limits: opts.limits } : {}),
       ...(opts.behaviors ? { behaviors: opts.behaviors } : {}),
       ...(opts.liveShot === true ? { liveShot: true } : {}),
+      ...(opts.onHostDone ? { onHostDone: opts.onHostDone } : {}),
     },
     (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure),
   );

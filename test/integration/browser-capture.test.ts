@@ -5,7 +5,7 @@
 // every format is produced and decodes, and the bounds hold (deadline, budget, cookies, pop-ups).
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseAllowlist } from '../../src/domain/address-policy.ts';
 import { ERROR_TYPE_CANCELLED } from '../../src/domain/contract.ts';
@@ -307,6 +307,31 @@ describe('bounds', { timeout: 120_000 }, () => {
     const took = Date.parse(p.finishedAt!) - Date.parse(p.submittedAt!);
     expect(took).toBeGreaterThanOrEqual(1500);
     expect(took).toBeLessThan(10_000);
+  });
+
+  it("the host's part ends when the page has been read: onHostDone is told once, with the visit's hostDoneAt, while its page is still open to be rendered", async () => {
+    const s = await site({ a: { pages: { '/': '<title>read</title><p>read, then rendered</p>' } } });
+    const contexts: BrowserContext[] = [];
+    const newContext = browser.newContext.bind(browser);
+    browser.newContext = async (o) => {
+      const c = await newContext(o);
+      contexts.push(c);
+      return c;
+    };
+    const told: { at: number; openPages: number }[] = [];
+    try {
+      const v = await visit(s.url('a', '/'), {
+        formats: ['wacz', 'png', 'mhtml'],
+        onHostDone: (at) => told.push({ at, openPages: contexts[0]!.pages().length }),
+      });
+      expect(v.kind).toBe('rendered');
+      // told before the png and mhtml were made and the context closed, which the visit did after
+      expect(told).toEqual([{ at: v.hostDoneAt, openPages: 1 }]);
+      expect(contexts[0]!.pages()).toHaveLength(0);
+      if (v.kind === 'rendered') expect(v.artifacts.png!.length).toBeGreaterThan(0);
+    } finally {
+      browser.newContext = newContext;
+    }
   });
 
   it('a 2 MB page with 50,000 elements is captured well within the deadline', async () => {

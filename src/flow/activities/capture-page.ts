@@ -100,22 +100,54 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context,
 
   // derived, not random: another attempt (another worker) writes the same keys
   const taskId = pageTaskId(input.crawlId, input.depth, url);
-  await lanes?.gates.acquire();
-  let checked: CheckedVisit;
-  let submittedAt: number;
-  try {
-    submittedAt = Date.now();
-    checked = await checkedVisit(deps.browser, url, visitOptions(deps, input), input.qa === true, { delayMs: hostDelay, finishBy: input.finishBy });
-  } finally {
-    lanes?.gates.release();
-  }
-  // what waits behind this capture on this worker may start now
-  lanes?.gates.end(key);
-  throwIfStopped(deps);
-  const visited: VisitedTimes = { kind: 'visited', ...delay, submittedAt, finishedAt: checked.hostDoneAt };
-  await hostDone(deps, input, ctx, taskId, visited);
+  const { checked, visited } = await heldVisit(deps, input, ctx, key, { taskId, hostDelay, delay });
   const packaged = await packageVisit(deps, input, rules, checked, { taskId, ...visited });
   return await storeCapture(deps, input, packaged, visited);
+}
+
+/**
+ * The visit, holding one of the worker's slots while the host's part lasts. The moment the page
+ * has been read, not after its rendering and teardown (measured: ~15 ms of every hand-over at one
+ * slot was the context closing), the slot is freed, what waits behind this capture on this worker
+ * may start, and the slice hears hostDone; a visit that ends another way frees them as it ends.
+ */
+async function heldVisit(
+  deps: CaptureDeps,
+  input: CapturePageInput,
+  ctx: Context,
+  key: CaptureKey,
+  at: { taskId: string; hostDelay: number; delay: { crawlDelayMs?: number } },
+): Promise<{ checked: CheckedVisit; visited: VisitedTimes }> {
+  const gates = deps.lanes?.gates;
+  await gates?.acquire();
+  const submittedAt = Date.now();
+  let freed = false;
+  const free = (): void => {
+    if (freed) return;
+    freed = true;
+    gates?.release();
+    gates?.end(key);
+  };
+  let told: Promise<void> | undefined;
+  const tell = (finishedAt: number): Promise<void> =>
+    (told ??= hostDone(deps, input, ctx, at.taskId, { kind: 'visited', ...at.delay, submittedAt, finishedAt }));
+  const onHostDone = (finishedAt: number): void => {
+    free();
+    // a worker being stopped tells nobody, as if it had died there (tests)
+    if (!deps.stopped?.()) void tell(finishedAt);
+  };
+  let checked: CheckedVisit;
+  try {
+    checked = await checkedVisit(deps.browser, input.url, { ...visitOptions(deps, input), onHostDone }, input.qa === true, {
+      delayMs: at.hostDelay,
+      finishBy: input.finishBy,
+    });
+  } finally {
+    free();
+  }
+  throwIfStopped(deps);
+  await tell(checked.hostDoneAt);
+  return { checked, visited: { kind: 'visited', ...at.delay, submittedAt, finishedAt: checked.hostDoneAt } };
 }
 
 function visitOptions(deps: CaptureDeps, input: CapturePageInput): VisitOptions {

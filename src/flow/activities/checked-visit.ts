@@ -40,7 +40,9 @@ async function score(browser: CaptureBrowser, visit: Visit & { kind: 'rendered' 
 }
 
 export async function checkedVisit(browser: CaptureBrowser, url: string, opts: VisitOptions, qa: boolean, window: CheckWindow): Promise<CheckedVisit> {
-  const first = await visitPage(browser, url, qa ? { ...opts, liveShot: true } : opts);
+  // with the check on, the first attempt's end is not yet the host's: a second may follow (the caller is told when this returns)
+  const { onHostDone: _last, ...firstOpts } = opts;
+  const first = await visitPage(browser, url, qa ? { ...firstOpts, liveShot: true } : opts);
   if (!qa || first.kind !== 'rendered') return { visit: first, hostDoneAt: first.hostDoneAt };
   const attempts = [await score(browser, first, opts.userAgent, 1)];
   const readyAt = first.hostDoneAt + window.delayMs;

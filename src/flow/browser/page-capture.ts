@@ -35,6 +35,8 @@ export interface PageCaptureOptions {
   liveShot?: boolean;
   /** in-page behaviors after load, for up to `seconds` (0 or absent: none, and the library is not injected) */
   behaviors?: BehaviorSettings & { seconds: number };
+  /** told the moment the page has been read (the host's part is over), before rendering and teardown */
+  onHostDone?: (hostDoneAt: number) => void;
 }
 
 export interface PageCapture {
@@ -140,6 +142,7 @@ async function readAndRender(
   recorder.stop();
   const hostDoneAt = Date.now();
   run.hostDoneAt = hostDoneAt;
+  opts.onHostDone?.(hostDoneAt);
   const liveShot = opts.liveShot === true ? await page.screenshot({ type: 'png' }) : undefined;
   const artifacts = await renderArtifacts(context, page, opts.formats);
   if (run.ac.signal.aborted) return failed({ ...cancelledFailure(opts.deadlineMs), finalUrl: got.finalUrl }, hostDoneAt);
