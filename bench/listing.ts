@@ -9,9 +9,11 @@
 //              check-filtering every archive ("all"), bounded as the route bounds them
 //   phases     the route's steps timed one by one, in this process, warm: the reached crawls
 //              (ListObjects kept for the list cache's window), the shares (ListObjects, fresh),
-//              the first chunk's SQL, its BatchCheck (the lean endpoint's, as the route asks it,
-//              and the SDK's, its fallback, in turn); the route asks the shares beside the other
-//              three, so its path is the longer of the two
+//              the first chunk's SQL; the route asks the shares beside the other two, so its path
+//              is the longer of the two. batchCheck and batchCheckSdk are what checking the page's
+//              rows once more would add (the lean endpoint's BatchCheck, and the SDK's): a caller
+//              answered from their reach is not checked row by row since issue 28's last step;
+//              a caller whose reach is cut ('all', checkFilter below) still is, chunk by chunk
 // Goals (issue 14, 10% of 10,000): p50 ≤ 50 ms warm, ≤ 150 ms cold; 1% of 100,000 must hold.
 // Goals (issue 28, 10% visible): warm p50 ≤ 2.5× bare at 10,000; ≤ 1.5× bare and ≤ 50 ms at 100,000.
 //

@@ -4,8 +4,9 @@
 // Jobs are asked at MINIMIZE_LATENCY, which OpenFGA may answer from its caches for LIST_CACHE_MS;
 // this keeps that answer for the same window (listContext's), so a caller's searches and listings
 // within it ask once, and concurrent ones share the question. Shares are asked fresh every time:
-// a share written or revoked a moment ago is found (or not) as signing would decide. A reach only
-// decides what is read: every archive shown still passes can_view, and a list grants nothing.
+// a share written or revoked a moment ago is found (or not) as signing would decide. The search
+// reads by it and checks each hit (can_view); the listing takes it as OpenFGA's answer, for the
+// archives whose parent tuple OpenFGA holds (store/archives.ts). Either way a list grants nothing.
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
 import { isUuid } from '../domain/uuid.ts';

@@ -25,9 +25,11 @@ export async function archiveLocations(db: Db, ids: readonly string[]): Promise<
 
 /**
  * Which archives a candidate query reads: all of them (each filtered by a check afterwards), or
- * only those reachable from the authorization side — archives reported for one of these crawls
- * (capture_submissions.crawl_id, the crawl behind each archive's capture_job parent) and archives
- * shared directly.
+ * only those reachable from the authorization side — archives shared directly, and archives
+ * reported for one of these crawls (capture_submissions.crawl_id, the crawl behind each archive's
+ * capture_job parent) whose parent tuple OpenFGA has accepted: none of it is still in the outbox.
+ * Such an archive is one OpenFGA lets the caller view through its job, as surely as a check of it
+ * would say; one whose tuple is yet to be delivered is one a check would refuse.
  */
 export type CandidateScope = { kind: 'all' } | { kind: 'reachable'; jobs: readonly string[]; shared: readonly string[] };
 
@@ -60,10 +62,13 @@ export const PROBE_FROM_JOBS = 100;
 function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) {
   const jobs = [...scope.jobs];
   const shared = [...scope.shared];
-  const ofReachedCrawl =
+  const ofCrawl =
     jobs.length >= PROBE_FROM_JOBS
       ? sql<boolean>`(SELECT s.crawl_id FROM capture_submissions s WHERE s.task_id = archives.task_id) = ANY(${jobs}::uuid[])`
       : sql<boolean>`task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[]))`;
+  // fga_outbox_tuple_idx (object, relation, …): one index probe per candidate
+  const delivered = sql<boolean>`NOT EXISTS (SELECT 1 FROM fga_outbox o WHERE o.object = 'archive:' || archives.id::text AND o.relation = 'parent')`;
+  const ofReachedCrawl = sql<boolean>`(${ofCrawl} AND ${delivered})`;
   const isShared = sql<boolean>`id = ANY(${shared}::uuid[])`;
   // an empty side is left out rather than OR-ed in empty: the query and its plan are then those of the other side alone
   if (shared.length === 0) return ofReachedCrawl;

@@ -1,9 +1,11 @@
 // GET /api/archives as a service: the archives the caller may see, newest first, one bounded scan.
-// Callers whose reach in OpenFGA is complete get candidates from it (the capture jobs they reach,
-// ListObjects kept for the list cache's window, and the archives shared with them, asked fresh),
-// intersected in SQL; otherwise every archive is a candidate. Either way each chunk is checked
-// (can_view, one BatchCheck at MINIMIZE_LATENCY, so OpenFGA's caches may answer): the list shows
-// exactly what OpenFGA allows, and grants nothing — signing checks again.
+// Callers whose reach in OpenFGA is complete are answered from it: the capture jobs they reach
+// (ListObjects, kept for the list cache's window) intersected in SQL with the archives whose parent
+// tuple OpenFGA has accepted, and the archives shared with them (ListObjects, asked fresh). That is
+// what can_view says of each (viewer, or owner or member from parent), so no chunk is checked
+// again. Otherwise every archive is a candidate and each chunk is checked (can_view, one BatchCheck
+// at MINIMIZE_LATENCY, so OpenFGA's caches may answer). Either way the list shows what OpenFGA
+// allows, and grants nothing — signing checks again.
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../../db/connect.ts';
 import type { Archive } from '../../db/types.ts';
@@ -49,18 +51,22 @@ const firstChunkOf = (scope: CandidateScope, limit: number): number | undefined 
 const readCandidates = (db: Db, scope: CandidateScope, at: PageCursor | undefined, size: number) =>
   archiveCandidates(db, { ...(at ? { cursor: at } : {}), limit: size, scope });
 
+/** Which of a chunk the caller may view: all of a reached scope (OpenFGA's answer already), each of any other as can_view says. */
+function allowedOf(deps: ListingDeps, identity: Identity, scope: CandidateScope, chunk: Archive[]): Promise<Set<string>> {
+  if (scope.kind === 'reachable') return Promise.resolve(new Set(chunk.map((a) => a.id)));
+  return viewableArchives(
+    deps.fga,
+    identity,
+    chunk.map((a) => a.id),
+  );
+}
+
 /** Reads and checks the first chunk of `scope` now, ahead of the scan that will use it. */
 export function readAhead(deps: ListingDeps, identity: Identity, scope: CandidateScope, page: PageRequest): ChunkAhead | undefined {
   const size = firstChunkOf(scope, page.limit);
   if (size === undefined) return undefined;
   const rows = readCandidates(deps.db, scope, page.cursor, size + 1);
-  const allowed = rows.then((got) =>
-    viewableArchives(
-      deps.fga,
-      identity,
-      got.slice(0, size).map((a) => a.id),
-    ),
-  );
+  const allowed = rows.then((got) => allowedOf(deps, identity, scope, got.slice(0, size)));
   // awaited by the scan when it is used; this only keeps a read nobody needed from counting as unhandled
   allowed.catch(() => undefined);
   return { size, rows, allowed };
@@ -87,11 +93,7 @@ export function scanArchives(
       const first = head;
       head = undefined;
       if (first !== undefined && headRows !== undefined && chunk.length === Math.min(first.size, headRows.length)) return first.allowed;
-      return viewableArchives(
-        deps.fga,
-        identity,
-        chunk.map((a) => a.id),
-      );
+      return allowedOf(deps, identity, scope, chunk);
     },
     (a) => ({ at: a.captured_at, id: a.id }),
     {
