@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Manifest, PageReport } from './contract.ts';
 import { planAdmission, type PageRead, type PlanInput } from './admission-plan.ts';
-import { AdmissionPlanner, type ReadyRows } from './admission-planner.ts';
+import { AdmissionPlanner, LAST_CHUNK_SHARE, PAGE_ROWS_CHUNK, type ReadyRows } from './admission-planner.ts';
 import { rulesFromFixed } from './rules/index.ts';
 
 const now = new Date('2025-03-01T00:00:00.000Z');
@@ -107,6 +107,27 @@ describe('AdmissionPlanner', () => {
     expect(planner.ready().pages?.indexes).toEqual([0]);
     planner.add(2, input.reads[2]!);
     expect(planner.finish().rest.pages?.indexes).toEqual([1, 2]);
+  });
+
+  it('near the end the chunks shrink with what is unread: what is left to write after the last read is a sliver of a chunk', () => {
+    // 1,000 pages, each its own task, read in order
+    const input = levelOf(
+      Array.from({ length: 1000 }, (_, i) => ({ task: i, read: 'ok', links: [] })),
+      null,
+    );
+    const planner = new AdmissionPlanner(input);
+    const sizes: number[] = [];
+    for (let i = 0; i < 1000; i++) {
+      planner.add(i, input.reads[i]!);
+      const pages = planner.ready().pages;
+      if (pages !== null) sizes.push(pages.indexes.length);
+    }
+    const rest = planner.finish().rest.pages?.indexes.length ?? 0;
+    // whole chunks while more than one is unread, then smaller ones
+    expect(sizes.slice(0, 3)).toEqual([PAGE_ROWS_CHUNK, PAGE_ROWS_CHUNK, PAGE_ROWS_CHUNK]);
+    expect(sizes.slice(3).every((n) => n < PAGE_ROWS_CHUNK)).toBe(true);
+    expect(rest).toBeLessThanOrEqual(Math.ceil(PAGE_ROWS_CHUNK * LAST_CHUNK_SHARE));
+    expect(sizes.reduce((a, b) => a + b, 0) + rest).toBe(1000);
   });
 
   it('refuses a page added twice and a finish before every page', () => {
