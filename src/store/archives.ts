@@ -66,7 +66,8 @@ function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) 
     jobs.length >= PROBE_FROM_JOBS
       ? sql<boolean>`(SELECT s.crawl_id FROM capture_submissions s WHERE s.task_id = archives.task_id) = ANY(${jobs}::uuid[])`
       : sql<boolean>`task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[]))`;
-  // fga_outbox_tuple_idx (object, relation, …): one index probe per candidate
+  // fga_outbox_tuple_idx (object, relation, …): one index probe per candidate; 'archive:' || id is
+  // archiveRef (src/fga/tuples.ts) spelled in SQL
   const delivered = sql<boolean>`NOT EXISTS (SELECT 1 FROM fga_outbox o WHERE o.object = 'archive:' || archives.id::text AND o.relation = 'parent')`;
   const ofReachedCrawl = sql<boolean>`(${ofCrawl} AND ${delivered})`;
   const isShared = sql<boolean>`id = ANY(${shared}::uuid[])`;

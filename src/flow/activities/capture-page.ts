@@ -128,9 +128,9 @@ async function heldVisit(
     gates?.release();
     gates?.end(key);
   };
+  const visitedAt = (finishedAt: number): VisitedTimes => ({ kind: 'visited', ...at.delay, submittedAt, finishedAt });
   let told: Promise<void> | undefined;
-  const tell = (finishedAt: number): Promise<void> =>
-    (told ??= hostDone(deps, input, ctx, at.taskId, { kind: 'visited', ...at.delay, submittedAt, finishedAt }));
+  const tell = (finishedAt: number): Promise<void> => (told ??= hostDone(deps, input, ctx, at.taskId, visitedAt(finishedAt)));
   const onHostDone = (finishedAt: number): void => {
     free();
     // a worker being stopped tells nobody, as if it had died there (tests)
@@ -147,7 +147,7 @@ async function heldVisit(
   }
   throwIfStopped(deps);
   await tell(checked.hostDoneAt);
-  return { checked, visited: { kind: 'visited', ...at.delay, submittedAt, finishedAt: checked.hostDoneAt } };
+  return { checked, visited: visitedAt(checked.hostDoneAt) };
 }
 
 function visitOptions(deps: CaptureDeps, input: CapturePageInput): VisitOptions {

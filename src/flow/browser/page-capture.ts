@@ -126,7 +126,7 @@ async function budgetedBehaviors(page: Page, recorder: Recorder, run: CaptureRun
   if (budgetMs > 0) {
     const settle = (): Promise<void> => recorder.quiet(QUIET_MS, QUIET_MAX_MS, run.ac.signal);
     ran = await runBehaviors(page, budgetMs, behaviors!, run.ac.signal, settle);
-    await recorder.quiet(QUIET_MS, QUIET_MAX_MS, run.ac.signal);
+    await settle();
   }
   return { budgetMs, ...(ran ? { run: ran } : {}) };
 }
