@@ -31,13 +31,12 @@ type ListingDeps = { db: Db; fga: OpenFgaClient };
 type PageRequest = { cursor: PageCursor | undefined; limit: number };
 
 /**
- * The scan's first chunk read and checked ahead: its candidates (one more than are examined, as
- * scanPage reads) and which of the examined ones the caller may view.
+ * The scan's first chunk of a reached scope, read ahead: its candidates (one more than are
+ * examined, as scanPage reads). Nothing is checked ahead: a reached scope's rows are all allowed.
  */
 export interface ChunkAhead {
   size: number;
   rows: Promise<Archive[]>;
-  allowed: Promise<Set<string>>;
 }
 
 /** rel="next" for a page of `limit` continuing at `next`. */
@@ -61,18 +60,17 @@ function allowedOf(deps: ListingDeps, identity: Identity, scope: CandidateScope,
   );
 }
 
-/** Reads and checks the first chunk of `scope` now, ahead of the scan that will use it. */
-export function readAhead(deps: ListingDeps, identity: Identity, scope: CandidateScope, page: PageRequest): ChunkAhead | undefined {
+/** Reads the first chunk of `scope` now, ahead of the scan that will use it. */
+export function readAhead(deps: ListingDeps, scope: CandidateScope, page: PageRequest): ChunkAhead | undefined {
   const size = firstChunkOf(scope, page.limit);
   if (size === undefined) return undefined;
   const rows = readCandidates(deps.db, scope, page.cursor, size + 1);
-  const allowed = rows.then((got) => allowedOf(deps, identity, scope, got.slice(0, size)));
   // awaited by the scan when it is used; this only keeps a read nobody needed from counting as unhandled
-  allowed.catch(() => undefined);
-  return { size, rows, allowed };
+  rows.catch(() => undefined);
+  return { size, rows };
 }
 
-/** One bounded scan of candidates in `scope`, each chunk filtered by can_view; `ahead`, when given, is its first chunk. */
+/** One bounded scan of candidates in `scope`, each chunk filtered by what the caller may view; `ahead`, when given, is its first read. */
 export function scanArchives(
   deps: ListingDeps,
   identity: Identity,
@@ -81,20 +79,15 @@ export function scanArchives(
   ahead?: ChunkAhead,
 ): Promise<ScanResult<Archive>> {
   const firstChunk = firstChunkOf(scope, page.limit);
+  // the read ahead is the scan's first read, at the page's cursor, when its size is the first chunk's
   let head = ahead !== undefined && ahead.size === firstChunk ? ahead : undefined;
-  let headRows: Archive[] | undefined;
   return scanPage(
-    async (at, size) => {
-      if (head === undefined || size !== head.size + 1) return readCandidates(deps.db, scope, at, size);
-      headRows = await head.rows;
-      return headRows;
-    },
-    (chunk) => {
+    (at, size) => {
       const first = head;
       head = undefined;
-      if (first !== undefined && headRows !== undefined && chunk.length === Math.min(first.size, headRows.length)) return first.allowed;
-      return allowedOf(deps, identity, scope, chunk);
+      return first !== undefined && size === first.size + 1 ? first.rows : readCandidates(deps.db, scope, at, size);
     },
+    (chunk) => allowedOf(deps, identity, scope, chunk),
     (a) => ({ at: a.captured_at, id: a.id }),
     {
       ...(page.cursor ? { cursor: page.cursor } : {}),
@@ -118,7 +111,7 @@ async function candidatesOf(deps: ListingDeps, identity: Identity, page: PageReq
     return { scope: { kind: 'all' } };
   }
   const guess: CandidateScope = { kind: 'reachable', jobs, shared: [] };
-  const ahead = readAhead(deps, identity, guess, page);
+  const ahead = readAhead(deps, guess, page);
   const shared = await sharing;
   if (shared === undefined) return { scope: { kind: 'all' } };
   if (shared.length === 0) return { scope: guess, ...(ahead ? { ahead } : {}) };
