@@ -20,9 +20,9 @@ import {
 } from './messages.ts';
 
 /** A page is given to at most this many workers before it is reported failed. */
-export const MAX_CAPTURE_ATTEMPTS = 3;
+const MAX_CAPTURE_ATTEMPTS = 3;
 /** A worker that has not heartbeated for this long is taken for dead and its page tried again. */
-export const CAPTURE_HEARTBEAT_TIMEOUT_MS = 15_000;
+const CAPTURE_HEARTBEAT_TIMEOUT_MS = 15_000;
 /** Packaging and upload after the visit: the activity's own time beyond the visit's deadline. */
 const PACKAGING_MS = 60_000;
 /** A capture goes to the capture queue up to this long before its host may start (the timer, the
