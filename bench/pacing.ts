@@ -189,6 +189,10 @@ export async function run(flowParallelism: readonly number[] = [4, 2, 1]): Promi
     [300, 100, 1],
     // captures longer than the delay with fewer slots than hosts: where the choice of host matters
     [500, 300, 2],
+    // the flow's own captures take 580–700 ms (Chromium and the 100 ms hold, more under load): from
+    // about 650 ms at two slots the choice itself ends above the bound, before any hand-over
+    [650, 300, 2],
+    [800, 300, 2],
     [1300, 300, 2],
   ] as const)
     emit(simulatedRun(c, d, p));
