@@ -6,6 +6,7 @@
 //           prose and code; shared stylesheets, scripts and woff2 fonts (already compressed)
 import { deflateSync } from 'node:zlib';
 import { pngChunk, ttfFont, type SitePage } from '../test/support/site.ts';
+import { lcg } from './support-random.ts';
 
 export type SiteProfile = 'assets' | 'docs';
 
@@ -15,13 +16,7 @@ export interface BenchSite {
   page(j: number, host: number): string;
 }
 
-/** A deterministic pseudo-random sequence (an LCG): noise that does not compress away. */
-function lcg(seed: number): () => number {
-  let x = seed * 2654435761 + 1;
-  return () => (x = (x * 1103515245 + 12345) >>> 0);
-}
-
-/** Base-36 text that compresses about as little as minified scripts do. */
+/** Base-36 text from a pseudo-random sequence: it compresses about as little as minified scripts do. */
 function noise(seed: number, bytes: number): string {
   const next = lcg(seed);
   let out = '';

@@ -23,6 +23,7 @@ import { startFlow } from '../src/flow/server.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { startSite } from '../test/support/site.ts';
+import { uniform } from './support-random.ts';
 
 export interface PacingBenchResult {
   bench: 'pacing';
@@ -198,13 +199,12 @@ function simulatedRun(
  * draws the same), no hand-over cost. The Pacer estimates each host's duration from its finished
  * captures, as in the flow, so this is what the choice of host alone costs when durations vary.
  */
-function spreadRun(captureMs: number, spread: number, hostParallelism: number, draws = 200): PacingBenchResult {
-  let seed = 7;
-  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+function spreadRun(captureMs: number, perHostDelayMs: number, spread: number, hostParallelism: number, draws = 200): PacingBenchResult {
+  const next = uniform(7);
   const runs = Array.from({ length: draws }, () =>
     simulatedRun(
       captureMs,
-      300,
+      perHostDelayMs,
       hostParallelism,
       0,
       false,
@@ -244,11 +244,11 @@ export async function run(flowParallelism: readonly number[] = [4, 2, 1]): Promi
     [1300, 300, 2],
   ] as const)
     emit(simulatedRun(c, d, p));
+  // durations that vary, at what the flow's captures take at two slots on a quiet machine
+  for (const spread of [0.1, 0.2]) emit(spreadRun(600, 300, spread, 2));
   // what the slot lead is for: with an 80 ms hand-over through Temporal (signal, workflow task,
   // activity dispatch, as measured on a loaded machine), one slot over four hosts (the flow leads
-  // only a slice of one slot: durations that vary, which this does not simulate, made it worse at two)
-  // durations that vary, at what the flow's captures take at two slots on a quiet machine
-  for (const spread of [0.1, 0.2]) emit(spreadRun(600, spread, 2));
+  // only a slice of one slot: with durations that vary it made two slots worse)
   for (const lead of [false, true]) emit(simulatedRun(100, 300, 1, 80, lead));
   emit(simulatedRun(100, 300, 2, 80, false));
   for (const p of flowParallelism) emit(await flowRun(100, 300, p));

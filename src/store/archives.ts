@@ -5,6 +5,7 @@ import type { Db } from '../db/connect.ts';
 import type { Archive } from '../db/types.ts';
 import type { PageCursor } from '../domain/cursor.ts';
 import { qaFromProvenance, thumbnailFromProvenance, type QaNote, type ThumbnailRef } from '../domain/admission.ts';
+import { archiveRef } from '../fga/tuples.ts';
 
 export async function findArchive(db: Db, id: string): Promise<Archive | undefined> {
   return db.selectFrom('archives').selectAll().where('id', '=', id).executeTakeFirst();
@@ -66,9 +67,8 @@ function reachableClause(scope: Extract<CandidateScope, { kind: 'reachable' }>) 
     jobs.length >= PROBE_FROM_JOBS
       ? sql<boolean>`(SELECT s.crawl_id FROM capture_submissions s WHERE s.task_id = archives.task_id) = ANY(${jobs}::uuid[])`
       : sql<boolean>`task_id IN (SELECT s.task_id FROM capture_submissions s WHERE s.crawl_id = ANY(${jobs}::uuid[]))`;
-  // fga_outbox_tuple_idx (object, relation, …): one index probe per candidate; 'archive:' || id is
-  // archiveRef (src/fga/tuples.ts) spelled in SQL
-  const delivered = sql<boolean>`NOT EXISTS (SELECT 1 FROM fga_outbox o WHERE o.object = 'archive:' || archives.id::text AND o.relation = 'parent')`;
+  // fga_outbox_tuple_idx (object, relation, …): one index probe per candidate, on the archive's ref
+  const delivered = sql<boolean>`NOT EXISTS (SELECT 1 FROM fga_outbox o WHERE o.object = ${archiveRef('')} || archives.id::text AND o.relation = 'parent')`;
   const ofReachedCrawl = sql<boolean>`(${ofCrawl} AND ${delivered})`;
   const isShared = sql<boolean>`id = ANY(${shared}::uuid[])`;
   // an empty side is left out rather than OR-ed in empty: the query and its plan are then those of the other side alone

@@ -30,15 +30,6 @@ export interface ArchivePage {
 type ListingDeps = { db: Db; fga: OpenFgaClient };
 type PageRequest = { cursor: PageCursor | undefined; limit: number };
 
-/**
- * The scan's first chunk of a reached scope, read ahead: its candidates (one more than are
- * examined, as scanPage reads). Nothing is checked ahead: a reached scope's rows are all allowed.
- */
-export interface ChunkAhead {
-  size: number;
-  rows: Promise<Archive[]>;
-}
-
 /** rel="next" for a page of `limit` continuing at `next`. */
 export function nextLink(next: PageCursor, limit: number): string {
   return `</api/archives?${new URLSearchParams({ ...cursorQuery(next), limit: String(limit) })}>; rel="next"`;
@@ -60,32 +51,35 @@ function allowedOf(deps: ListingDeps, identity: Identity, scope: CandidateScope,
   );
 }
 
-/** Reads the first chunk of `scope` now, ahead of the scan that will use it. */
-export function readAhead(deps: ListingDeps, scope: CandidateScope, page: PageRequest): ChunkAhead | undefined {
+/**
+ * The first read a scan of `scope` will make, made now: at the page's cursor, the first chunk and
+ * one more candidate (as scanPage reads). Only a reached scope has a first chunk of its own, so only
+ * it is read ahead; nothing is checked ahead, since a reached scope's rows are all allowed.
+ */
+export function readAhead(deps: ListingDeps, scope: CandidateScope, page: PageRequest): Promise<Archive[]> | undefined {
   const size = firstChunkOf(scope, page.limit);
   if (size === undefined) return undefined;
   const rows = readCandidates(deps.db, scope, page.cursor, size + 1);
   // awaited by the scan when it is used; this only keeps a read nobody needed from counting as unhandled
   rows.catch(() => undefined);
-  return { size, rows };
+  return rows;
 }
 
-/** One bounded scan of candidates in `scope`, each chunk filtered by what the caller may view; `ahead`, when given, is its first read. */
+/** One bounded scan of candidates in `scope`, each chunk filtered by what the caller may view; `ahead`, when given, is its first read (readAhead of the same scope and page). */
 export function scanArchives(
   deps: ListingDeps,
   identity: Identity,
   scope: CandidateScope,
   page: PageRequest,
-  ahead?: ChunkAhead,
+  ahead?: Promise<Archive[]>,
 ): Promise<ScanResult<Archive>> {
   const firstChunk = firstChunkOf(scope, page.limit);
-  // the read ahead is the scan's first read, at the page's cursor, when its size is the first chunk's
-  let head = ahead !== undefined && ahead.size === firstChunk ? ahead : undefined;
+  let head = ahead;
   return scanPage(
     (at, size) => {
       const first = head;
       head = undefined;
-      return first !== undefined && size === first.size + 1 ? first.rows : readCandidates(deps.db, scope, at, size);
+      return first ?? readCandidates(deps.db, scope, at, size);
     },
     (chunk) => allowedOf(deps, identity, scope, chunk),
     (a) => ({ at: a.captured_at, id: a.id }),
@@ -102,7 +96,7 @@ export function scanArchives(
  * Where candidates come from and the scan's first chunk. The crawls' chunk is read and checked
  * while the shares are asked: most callers have none, and their page is then that chunk.
  */
-async function candidatesOf(deps: ListingDeps, identity: Identity, page: PageRequest): Promise<{ scope: CandidateScope; ahead?: ChunkAhead }> {
+async function candidatesOf(deps: ListingDeps, identity: Identity, page: PageRequest): Promise<{ scope: CandidateScope; ahead?: Promise<Archive[]> }> {
   const sharing = sharedArchives(deps.fga, identity);
   sharing.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled
   const jobs = await reachableJobs(deps.fga, identity);
