@@ -3,7 +3,7 @@
 //   assets  issue 26's site: small pages (about 5 KB of HTML) that each load the same 20 assets
 //   docs    documentation-sized pages like the Rust book's (mdBook): 30–60 KB of HTML per page,
 //           most of it the book's table of contents, which every page repeats, then the chapter's
-//           prose and code; shared stylesheets, scripts and woff2 fonts (already compressed)
+//           prose and code; 20 shared files: stylesheets, scripts and woff2 fonts (already compressed)
 import { deflateSync } from 'node:zlib';
 import { pngChunk, ttfFont, type SitePage } from '../test/support/site.ts';
 import { lcg } from './support-random.ts';
@@ -128,12 +128,15 @@ function docsAssets(): Record<string, SitePage> {
         'body{font-family:Doc0}h1{font-family:Doc1}code{font-family:Doc2}em{font-family:Doc3}',
     },
     '/highlight.css': css(5, 3),
+    '/tomorrow-night.css': css(6, 2),
+    '/ayu-highlight.css': css(7, 2),
     '/book.js': js(0, 25),
     '/clipboard.min.js': js(1, 10),
     '/highlight.js': js(2, 50),
     '/elasticlunr.min.js': js(3, 30),
     '/mark.min.js': js(4, 15),
     '/searcher.js': js(5, 16),
+    '/toc.js': js(6, 12),
     '/fonts/f0.woff2': woff2(0, 40),
     '/fonts/f1.woff2': woff2(1, 38),
     '/fonts/f2.woff2': woff2(2, 36),
@@ -150,17 +153,19 @@ function toc(): string {
   return `<nav class="sidebar"><ol class="chapter">${items.join('')}</ol></nav>`;
 }
 
-/** Documentation pages of 30–60 KB: the contents, then prose and code whose length varies by page. */
+/** Documentation pages of 30–60 KB: the contents, then prose and code whose length varies by page.
+ * Each host is its own book: its chapters' prose is its own, only the shared files repeat. */
 function docsSite(): BenchSite {
   const assets = docsAssets();
   const head = Object.keys(assets).map(tagFor).join('');
   const nav = toc();
-  const page = (j: number): string => {
+  const page = (j: number, host: number): string => {
     const body = (8 + ((j * 7) % 30)) * 1024;
+    const seed = 20_000 + host * 1_000_000 + j * 100;
     const parts: string[] = [];
     for (let n = 0; parts.join('').length < body; n++)
-      parts.push(`<p>${prose(20_000 + j * 100 + n, 700)}</p><pre><code class="language-rust">${CODE(j * 100 + n)}</code></pre>`);
-    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Chapter ${j} - The Book</title>${head}</head><body>${nav}<main><h1>Chapter ${j}</h1>${parts.join('')}</main></body></html>`;
+      parts.push(`<p>${prose(seed + n, 700)}</p><pre><code class="language-rust">${CODE(j * 100 + n)}</code></pre>`);
+    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Chapter ${j} - Book ${host + 1}</title>${head}</head><body>${nav}<main><h1>Chapter ${j}</h1>${parts.join('')}</main></body></html>`;
   };
   return { assets, page };
 }
