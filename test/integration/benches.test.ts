@@ -5,6 +5,7 @@
 // answers it checked — never a speed: figures are read in `npm run bench`, not in tests.
 import { describe, expect, it } from 'vitest';
 import { run as admission } from '../../bench/admission.ts';
+import { run as coordination } from '../../bench/coordination.ts';
 import { run as listing } from '../../bench/listing.ts';
 import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
@@ -50,6 +51,19 @@ describe('benches at a small size', () => {
       expect(finite(r.ratio)).toBe(true);
       expect(typeof r.met).toBe('boolean');
     }
+  });
+
+  it('coordination: a level through a private in-memory Temporal, fed by simulated workers in their own process', { timeout: 120_000 }, async () => {
+    const [r, ...rest] = await coordination([40], ['memory']);
+    expect(rest).toEqual([]);
+    expect(r).toMatchObject({ bench: 'coordination', temporal: 'a private dev server, history in memory', pages: 40 });
+    for (const k of ['pagesPerS', 'cpuMsPerPageFlowProcess', 'ratio']) expect(finite(r![k]), k).toBe(true);
+    // every capture ran in the simulated workers' process, and the server counted is the private one
+    expect(r!.cpuMsPerPageSimulatedWorkers).toBeGreaterThan(0);
+    expect(r!.cpuMsPerPageTemporal).toBeGreaterThan(0);
+    // a page is at least its activity's scheduled, started and completed events
+    expect(r!.historyEventsPerPage).toBeGreaterThanOrEqual(3);
+    expect(typeof r!.met).toBe('boolean');
   });
 
   it('search: every page indexed, and every query page holds every visible hit there is, up to the limit', { timeout: 180_000 }, async () => {
