@@ -13,7 +13,7 @@
 // delay leaves part of a gap idle, so at least 11 − (18 − 11) = 4 gaps idle (the simulated rows at
 // one slot and 200 or 280 ms show the Pacer at exactly that loss). Longer than about 600 ms, two
 // slots cannot keep the 12-page host busy and fit the rest (the simulated rows at 650–1300 ms).
-// Chromium's own part of a capture moves 2–3× between machines (175–310 ms here, 480–560 ms on
+// Chromium's own part of a capture moves 2–3× between machines (175–335 ms here, 480–560 ms on
 // another) and with the captures at once, so a fixed hold lands one machine or parallelism or
 // another outside that window. Before each measured level, a level without a hold at the same
 // parallelism (`calibration`) measures it, and the measured level holds each capture for what
@@ -291,8 +291,8 @@ export async function run(flowParallelism: readonly number[] = [4, 2, 1]): Promi
   // only a slice of one slot: with durations that vary it made two slots worse)
   for (const lead of [false, true]) emit(simulatedRun(100, 300, 1, 80, lead));
   emit(simulatedRun(100, 300, 2, 80, false));
-  // a process's first level runs cold (Chromium's first renderers, code not yet compiled): 308 ms a
-  // capture where the next took 190, so one is run first and not counted
+  // a process's first level runs cold (Chromium's first renderers, code not yet compiled): its first
+  // captures took 700–750 ms where later ones took 300–450, so one is run first and not counted
   await flowRun(0, DELAY_MS, 4);
   for (const p of flowParallelism) {
     const calibration = await calibrate(p);
@@ -303,8 +303,8 @@ export async function run(flowParallelism: readonly number[] = [4, 2, 1]): Promi
 }
 
 /** What the flow's captures take on this machine without a hold, at the parallelism to be measured
- * (captures at once share the cores: 310 ms a capture at four, 175 at one, on this 2-core
- * machine), and so the hold that brings them to CAPTURE_TARGET_MS. */
+ * (captures at once share the cores: 320–335 ms a capture at four, 185–195 at one, on this
+ * 2-core machine), and so the hold that brings them to CAPTURE_TARGET_MS. */
 async function calibrate(hostParallelism: number): Promise<PacingCalibration> {
   const probe = await flowRun(0, DELAY_MS, hostParallelism);
   const chromiumMs = probe.medianCaptureMs!;
