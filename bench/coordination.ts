@@ -84,12 +84,7 @@ async function memoryTemporal(): Promise<TemporalServer> {
   for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
   const child = spawn(bin, args, { stdio: 'ignore' });
   const address = `127.0.0.1:${port}`;
-  const close = async (): Promise<void> => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  };
+  const close = (): Promise<void> => stopChild(child);
   for (const deadline = Date.now() + 60_000; ;) {
     if (child.exitCode !== null) throw new Error(`the private Temporal server exited ${child.exitCode} before it was ready`);
     try {
