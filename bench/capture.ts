@@ -25,12 +25,12 @@
 //   node bench/capture.ts               200 pages (npm run bench runs this size)
 //   node bench/capture.ts --pages 2000  10× size
 //   node bench/capture.ts --pages 40    a quick run
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { memoryStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, printAndExit } from './support-main.ts';
+import { spawnReady, stopProcess, type ReadyProcess } from './support-process.ts';
 import { BARE, bareRecords, capturePagesArg, memoryOf, ratioFigures, runFigures, runOnCaptureSite, startBenchFlow } from './support-capture.ts';
 import type { CaptureRecord, ModeRun } from './support-capture.ts';
 import type { NodeMemoryPeaks } from './support-capture-worker.ts';
@@ -88,28 +88,9 @@ function pssOf(pids: number[]): number {
 }
 const PSS_EVERY_MS = 3000;
 
-interface WorkerProcess {
-  child: ChildProcess;
-  lines: string[];
-}
-
 /** A capture worker in a process of its own (bench/support-capture-worker.ts), once it polls. */
-async function spawnWorker(queue: string, name: string): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [...process.execArgv, WORKER_SCRIPT, queue, String(WORKER_SLOTS), name], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-        lines.push(buf.slice(0, i));
-        buf = buf.slice(i + 1);
-        if (lines.at(-1)!.includes('"ready"')) resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`capture worker ${name} exited ${code} before it was ready`)));
-  });
-  return { child, lines };
+function spawnWorker(queue: string, name: string): Promise<ReadyProcess> {
+  return spawnReady(WORKER_SCRIPT, [queue, String(WORKER_SLOTS), name], `capture worker ${name}`);
 }
 
 /** What a worker process says as it stops: bytes stored, pages captured, its node's memory peaks. */
@@ -120,10 +101,8 @@ interface WorkerStop {
 }
 
 /** Stops a worker process (it finishes what it holds) and reads what it stored. */
-async function stopWorker(w: WorkerProcess): Promise<WorkerStop> {
-  const exited = new Promise<void>((r) => w.child.once('exit', () => r()));
-  w.child.kill('SIGTERM');
-  await exited;
+async function stopWorker(w: ReadyProcess): Promise<WorkerStop> {
+  await stopProcess(w.child);
   const last = w.lines.map((l) => JSON.parse(l) as Partial<WorkerStop>).find((l) => l.stored !== undefined);
   return { stored: last?.stored ?? 0, pages: last?.pages ?? 0, ...(last?.heap !== undefined ? { heap: last.heap } : {}) };
 }
@@ -141,7 +120,7 @@ async function flowRun(urls: string[], workers: number): Promise<FlowRun> {
     queue = capture!.config.temporal.captureQueue;
     return opts;
   });
-  const procs: WorkerProcess[] = [];
+  const procs: ReadyProcess[] = [];
   const peaks = Array.from({ length: workers }, () => ({ rss: 0, unique: 0, pss: 0, pssAt: 0 }));
   let sampler: NodeJS.Timeout | undefined;
   try {

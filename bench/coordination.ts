@@ -21,7 +21,7 @@
 // worker's, on its own machine); history events per page; and the bare floor: the same number of
 // no-op activities through the same Temporal with no pacing, slicing or report (ratio =
 // coordinated / bare time).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,8 +32,10 @@ import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { SEARCH_ATTRIBUTES } from '../scripts/lib/services.mjs';
+import { freePort } from '../test/support/private.ts';
 import { cpuSecondsOf } from '../test/support/processes.ts';
 import { benchFlowOptions, benchTemporal } from './support-flow.ts';
+import { spawnReady, stopProcess, type ReadyProcess } from './support-process.ts';
 
 const SIM_WORKERS = 100;
 const CAPTURE_MS = 50;
@@ -67,14 +69,6 @@ function stackTemporal(): TemporalServer {
   return { name: 'stack', ...benchTemporal(), pid, close: async () => {} };
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 /** A private dev server from the stack's binary, its history in memory, ready once its namespace answers. */
 async function memoryTemporal(): Promise<TemporalServer> {
   const { namespace } = benchTemporal();
@@ -84,7 +78,7 @@ async function memoryTemporal(): Promise<TemporalServer> {
   for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
   const child = spawn(bin, args, { stdio: 'ignore' });
   const address = `127.0.0.1:${port}`;
-  const close = (): Promise<void> => stopChild(child);
+  const close = (): Promise<void> => stopProcess(child);
   for (const deadline = Date.now() + 60_000; ;) {
     if (child.exitCode !== null) throw new Error(`the private Temporal server exited ${child.exitCode} before it was ready`);
     try {
@@ -130,23 +124,9 @@ async function measure(server: TemporalServer, fn: () => Promise<void>, simPid?:
 }
 
 /** The simulated capture workers in their own process, once they poll. */
-async function spawnSimWorkers(server: TemporalServer, captureQueue: string): Promise<ChildProcess> {
-  const args = [SIM_SCRIPT, server.address, server.namespace, captureQueue, String(SIM_WORKERS), String(CAPTURE_MS)];
-  const child = spawn(process.execPath, [...process.execArgv, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('"ready"')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the simulated capture workers exited ${code} before they were ready`)));
-  });
-  return child;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
+function spawnSimWorkers(server: TemporalServer, captureQueue: string): Promise<ReadyProcess> {
+  const args = [server.address, server.namespace, captureQueue, String(SIM_WORKERS), String(CAPTURE_MS)];
+  return spawnReady(SIM_SCRIPT, args, 'the simulated capture workers');
 }
 
 /** A receiver for the level's report: resolves `reported` when it arrives. */
@@ -202,14 +182,14 @@ export async function coordinated(pages: number, server: TemporalServer = stackT
         if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
         await receiver.reported;
       },
-      sim.pid,
+      sim.child.pid,
     );
     const connection = await Connection.connect({ address: server.address });
     const events = await historyEvents(new Client({ connection, namespace: server.namespace }), `capture-level-${body.crawlId}-0`);
     await connection.close();
     return { ...m, events };
   } finally {
-    await stopChild(sim);
+    await stopProcess(sim.child);
     await flow.close();
     receiver.close();
   }
