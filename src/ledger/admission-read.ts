@@ -25,6 +25,8 @@ export interface LevelFacts {
   /** the reported pages admitted: those the level dispatched, the last report of a URL */
   pages: PageReport[];
   actionOf: ReadonlyMap<string, 'follow' | 'capture'>;
+  /** the level's rows by URL (dispatched, not cut): where each page's admission is written */
+  pageIds: ReadonlyMap<string, number>;
   levelHosts: ReadonlySet<string>;
   /** where the level's manifests and artifacts must lie; absent for a level stored without a
    * dispatch record (none is taken by the API): then each key is held to its own prefix */
@@ -63,6 +65,7 @@ export async function readLevelFacts(db: Db, input: { crawlId: string; depth: nu
     report,
     pages,
     actionOf,
+    pageIds: new Map(dispatched.map((p) => [p.url, p.id])),
     levelHosts: new Set(dispatched.map((p) => p.host)),
     ...(prefix !== undefined ? { prefix } : {}),
     foreign,

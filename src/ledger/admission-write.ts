@@ -36,7 +36,8 @@ export interface AdmissionSink {
   candidates(rows: NextLevelPlan['candidates'], slots: number): void;
 }
 
-type Level = { crawlId: string; depth: number; reportId: string };
+/** the level admitted; `pageIds`: its rows by URL (LevelFacts.pageIds) */
+type Level = { crawlId: string; depth: number; reportId: string; pageIds: ReadonlyMap<string, number> };
 /** the next level's rows landed so far, and whether it had rows before this admission */
 type Landed = { kept: number; cut: number; hadPages: boolean };
 
@@ -58,7 +59,7 @@ export async function writeAdmission(db: Db, level: Level, produce: (sink: Admis
       await markDepthReached(trx, crawlId, depth);
     });
     const sink: AdmissionSink = {
-      pages: (rows) => queue.push(async () => writePageRows(trx, crawlId, depth, rows, pages)),
+      pages: (rows) => queue.push(async () => writePageRows(trx, crawlId, level.pageIds, rows, pages)),
       candidates: (rows, slots) => queue.push(async () => insertLanded(trx, crawlId, depth + 1, { rows, slots }, landed)),
     };
     const plan = await produce(sink);
@@ -72,15 +73,6 @@ export async function writeAdmission(db: Db, level: Level, produce: (sink: Admis
     await replaceLevelRefusals(trx, crawlId, depth, plan.refusals);
     const admissions = plan.admissions.map((a, i) => pages.written.get(i) ?? a);
     return { admissions, registrations: pages.registrations, unreported, ...next, cutSoFar: await pagesCut(trx, crawlId) };
-  });
-}
-
-/** A plan already whole, written in one transaction. */
-export function writePlan(db: Db, level: Level, plan: AdmissionPlan): Promise<WrittenLevel> {
-  return writeAdmission(db, level, async (sink) => {
-    sink.pages({ indexes: plan.admissions.map((_, i) => i), admissions: plan.admissions, submissions: plan.submissions });
-    if (plan.next !== null) sink.candidates(plan.next.candidates, plan.next.slots);
-    return plan;
   });
 }
 
@@ -101,7 +93,7 @@ class WriteQueue {
 async function writePageRows(
   trx: Trx,
   crawlId: string,
-  depth: number,
+  pageIds: ReadonlyMap<string, number>,
   rows: PageRows,
   into: { written: Map<number, PageAdmission>; registrations: Registration[] },
 ): Promise<void> {
@@ -110,7 +102,7 @@ async function writePageRows(
   const taken = new Set(rows.submissions.filter((s) => !written.has(s.taskId)).map((s) => s.taskId));
   const admissions = taken.size === 0 ? rows.admissions : rows.admissions.map((a) => withoutForeignTask(a, taken));
   into.registrations.push(...(await registerCaptures(trx, capturesOf(admissions, crawlId))));
-  await applyPageAdmissions(trx, crawlId, depth, admissions);
+  await applyPageAdmissions(trx, admissions, pageIds);
   if (taken.size > 0) admissions.forEach((a, k) => into.written.set(rows.indexes[k]!, a));
 }
 

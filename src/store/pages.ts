@@ -54,28 +54,27 @@ export async function lastFinishByHost(db: Queryable, crawlId: string, hosts: st
 
 /**
  * Writes what the level's report (corrected by the manifests) says about each page, in one
- * statement. Pages are matched by URL within the level; a URL the level never dispatched changes
- * nothing. Returns how many rows changed.
+ * statement. `idOf` names the level's rows by URL (levelPages: the pages it dispatched, not the
+ * ones the cap cut); a URL it does not name changes nothing. Returns how many rows changed.
  */
-export async function applyPageAdmissions(db: Queryable, crawlId: string, depth: number, pages: PageAdmission[]): Promise<number> {
-  if (pages.length === 0) return 0;
-  const rows = pages.map((p) => ({
-    url: p.url,
-    state: p.state,
-    skip_reason: p.skipReason,
-    task_id: p.taskId,
-    final_url: p.finalUrl,
-    submitted_at: p.submittedAt,
-    finished_at: p.finishedAt,
-  }));
+export async function applyPageAdmissions(db: Queryable, pages: PageAdmission[], idOf: ReadonlyMap<string, number>): Promise<number> {
+  const rows = pages.flatMap((p) => {
+    const id = idOf.get(p.url);
+    if (id === undefined) return [];
+    return [
+      { id, state: p.state, skip_reason: p.skipReason, task_id: p.taskId, final_url: p.finalUrl, submitted_at: p.submittedAt, finished_at: p.finishedAt },
+    ];
+  });
+  if (rows.length === 0) return 0;
+  // By primary key each chunk reads only its own rows. Matched by URL within the level, every
+  // chunk hashed all of the level's rows (EXPLAIN: 10,000 rows hashed for a chunk of 250).
   const res = await sql`
     UPDATE crawl_pages p SET
       state = x.state, skip_reason = x.skip_reason, task_id = x.task_id, final_url = x.final_url,
       submitted_at = x.submitted_at, finished_at = x.finished_at
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      AS x(url text, state text, skip_reason text, task_id text, final_url text, submitted_at timestamptz, finished_at timestamptz)
-    WHERE p.crawl_id = ${crawlId} AND p.depth = ${depth}
-      AND p.url_hash = digest(x.url, 'sha256') AND p.url = x.url
+      AS x(id bigint, state text, skip_reason text, task_id text, final_url text, submitted_at timestamptz, finished_at timestamptz)
+    WHERE p.id = ANY(${rows.map((r) => r.id)}::bigint[]) AND p.id = x.id
       AND (p.skip_reason IS NULL OR p.skip_reason <> ${MAX_PAGES_SKIP})
   `.execute(db);
   return Number(res.numAffectedRows ?? 0);
@@ -120,7 +119,7 @@ export interface LevelBudget {
  *
  * Without a budget every row lands pending and the level is cut afterwards (cutLevel). With one
  * (the level had no rows before this admission, so the rows that land are the whole level, in
- * order) the rows past `slots` land already cut, as cutLevel would leave them: a URL already a
+ * order) the rows past `slots` are cut at once, as cutLevel would leave them: a URL already a
  * page of the crawl takes no place, the same test the unique index makes.
  */
 export async function insertCandidates(
@@ -132,34 +131,23 @@ export async function insertCandidates(
 ): Promise<{ kept: number; cut: number }> {
   if (candidates.length === 0) return { kept: 0, cut: 0 };
   const rows = JSON.stringify(candidates.map((c, i) => ({ ...c, ord: i })));
-  if (budget === undefined) {
-    const res = await sql`
-      INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
-      SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action
-      FROM jsonb_to_recordset(${rows}::jsonb) AS x(url text, host text, action text, ord int)
-      ORDER BY x.ord
-      ON CONFLICT (crawl_id, url_hash) DO NOTHING
-    `.execute(db);
-    return { kept: Number(res.numAffectedRows ?? 0), cut: 0 };
-  }
-  const res = await sql<{ kept: number; cut: number }>`
-    WITH landed AS (
-      INSERT INTO crawl_pages (crawl_id, url, depth, host, action, state, skip_reason)
-      SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action,
-             CASE WHEN x.place > ${budget.slots} THEN 'skipped' ELSE 'pending' END,
-             CASE WHEN x.place > ${budget.slots} THEN ${MAX_PAGES_SKIP} END
-      FROM (
-        SELECT x.*, ${budget.placed}::int + row_number() OVER (ORDER BY x.ord) AS place
-        FROM jsonb_to_recordset(${rows}::jsonb) AS x(url text, host text, action text, ord int)
-        WHERE NOT EXISTS (SELECT 1 FROM crawl_pages p WHERE p.crawl_id = ${crawlId} AND p.url_hash = digest(x.url, 'sha256'))
-      ) x
-      ORDER BY x.ord
-      ON CONFLICT (crawl_id, url_hash) DO NOTHING
-      RETURNING state
-    )
-    SELECT count(*) FILTER (WHERE state = 'pending')::int AS kept, count(*) FILTER (WHERE state = 'skipped')::int AS cut FROM landed
+  // A URL already a page of the crawl is found once, by the insert's own probe of the unique
+  // index (ON CONFLICT), not a second time by an anti-join before it.
+  const res = await sql<{ id: number }>`
+    INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
+    SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action
+    FROM jsonb_to_recordset(${rows}::jsonb) AS x(url text, host text, action text, ord int)
+    ORDER BY x.ord
+    ON CONFLICT (crawl_id, url_hash) DO NOTHING
+    RETURNING id
   `.execute(db);
-  return { kept: res.rows[0]?.kept ?? 0, cut: res.rows[0]?.cut ?? 0 };
+  if (budget === undefined) return { kept: res.rows.length, cut: 0 };
+  // ids follow the order given; the first that fit in the level's slots stay pending
+  const ids = res.rows.map((r) => r.id).sort((a, b) => a - b);
+  const kept = Math.min(ids.length, Math.max(0, budget.slots - budget.placed));
+  const cut = ids.slice(kept);
+  if (cut.length > 0) await sql`UPDATE crawl_pages SET state = 'skipped', skip_reason = ${MAX_PAGES_SKIP} WHERE id = ANY(${cut}::bigint[])`.execute(db);
+  return { kept, cut: cut.length };
 }
 
 /**
