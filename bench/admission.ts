@@ -5,7 +5,8 @@
 // capture_submissions, archives with their outbox tuples, page rows, the next level and the
 // decisions in one transaction. Beside it, the bare backend: the same reads alone,
 // through the same reader at the same concurrency (ratio), and the Node CPU admission spent beyond
-// those reads, per page. Goals: admission within 1.15× of its bare reads (issue 28: `ratio`,
+// those reads, per page, and by phase (the reads, parsing, planning, the facts and writes: each a
+// pass of its own over the level) beside Postgres's CPU per page. Goals: admission within 1.15× of its bare reads (issue 28: `ratio`,
 // `met`; about 60 µs of Node CPU a page beyond the reads); ≥ 1,500 pages/s for a 1,000-page level
 // (issue 14: pagesPerSecondMet). Every line starts with the load average when it began.
 //
@@ -23,10 +24,13 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { Db } from '../src/db/connect.ts';
 import type { Manifest } from '../src/domain/contract.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
-import { admitLevel, DEFAULT_READ_CONCURRENCY } from '../src/ledger/admit-level.ts';
-import { createObjectReader } from '../src/s3/object-reader.ts';
+import { AdmissionPlanner } from '../src/domain/admission-planner.ts';
+import { admitLevel, DEFAULT_READ_CONCURRENCY, planInputOf } from '../src/ledger/admit-level.ts';
+import { readLevelFacts, readLevelObjects } from '../src/ledger/admission-read.ts';
+import { createObjectReader, type ObjectReader } from '../src/s3/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { insertCrawl, upsertLevelReport } from '../src/store/crawls.ts';
 import { cpuSecondsOf, processesWhere } from '../test/support/processes.ts';
@@ -85,6 +89,41 @@ export const RATIO_GOAL = 1.15;
 /** Node CPU per page admission spent beyond what its bare reads cost, in µs. */
 function cpuBeyondReadsUsPerPage(x: { cpu: { node: number }; bareCpu: { node: number } }, pages: number): number {
   return Math.round(((x.cpu.node - x.bareCpu.node) * 1000) / pages);
+}
+
+/** This process's CPU in µs per page while `fn` runs. */
+async function nodeCpuUsPerPage(pages: number, fn: () => Promise<unknown>): Promise<number> {
+  const before = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(before);
+  return Math.round((used.user + used.system) / pages);
+}
+
+/**
+ * Where admission's Node CPU goes, per page, each phase a pass of its own over the same level's
+ * objects (issue 28): the bare reads, the reads parsed (manifests and links), the reads parsed and
+ * planned (admissions, link choice, rows handed over). What the admission measured spent beyond
+ * the last is the ledger's facts and the writes' side of the driver.
+ */
+async function phases(
+  db: Db,
+  level: { crawlId: string; bareReads: () => Promise<unknown> },
+  read: { reader: ObjectReader; bucket: string; inFlight: number },
+  admissionNodeMs: number,
+): Promise<Record<'reads' | 'parse' | 'plan' | 'factsAndWrites', number>> {
+  const facts = await readLevelFacts(db, { crawlId: level.crawlId, depth: 0, expand: true });
+  const n = facts.pages.length;
+  const reads = await nodeCpuUsPerPage(n, level.bareReads);
+  const parsed = await nodeCpuUsPerPage(n, () => readLevelObjects(read.reader, read.bucket, facts, read.inFlight));
+  const planned = await nodeCpuUsPerPage(n, async () => {
+    const planner = new AdmissionPlanner(planInputOf({}, facts));
+    await readLevelObjects(read.reader, read.bucket, facts, read.inFlight, (i, r) => {
+      planner.add(i, r);
+      planner.ready();
+    });
+    planner.finish();
+  });
+  return { reads, parse: parsed - reads, plan: planned - parsed, factsAndWrites: Math.round((admissionNodeMs * 1000) / n) - planned };
 }
 
 export async function measure(opts: AdmissionBenchOptions & { pages: number }): Promise<Record<string, unknown>[]> {
@@ -189,7 +228,13 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     const rounds = Math.max(1, opts.rounds ?? 1);
     const count = async (table: 'archives' | 'fga_outbox'): Promise<number> =>
       Number((await bench.db.selectFrom(table).select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    /** one level admitted, then the bare backend: every manifest and links read admission makes, and nothing else */
+    /** the bare backend: every manifest and links read admission makes, and nothing else */
+    const bareReads = (reported: { manifestKey: string }[]) =>
+      mapLimit(reported, inFlight, async (p) => {
+        await r0.read(bucket, p.manifestKey);
+        await r0.read(bucket, p.manifestKey.replace(/\.result\.json$/, '.links.json'));
+      });
+    /** one level admitted, then its bare reads */
     const sample = async (level: { crawlId: string; reported: { manifestKey: string }[] }, around: <T>(fn: () => Promise<T>) => Promise<T> = (fn) => fn()) => {
       const cpu0 = cpuReading();
       const t0 = performance.now();
@@ -198,11 +243,8 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       const cpu = cpuMsSince(cpu0);
       const bareCpu0 = cpuReading();
       const t1 = performance.now();
-      await mapLimit(level.reported, inFlight, async (p) => {
-        await r0.read(bucket, p.manifestKey);
-        await r0.read(bucket, p.manifestKey.replace(/\.result\.json$/, '.links.json'));
-      });
-      return { result, seconds, cpu, bareSeconds: (performance.now() - t1) / 1000, bareCpu: cpuMsSince(bareCpu0) };
+      await bareReads(level.reported);
+      return { level, result, seconds, cpu, bareSeconds: (performance.now() - t1) / 1000, bareCpu: cpuMsSince(bareCpu0) };
     };
     const archivesBefore = await count('archives');
     const outboxBefore = await count('fga_outbox');
@@ -229,6 +271,13 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     // the median level: its timings and CPU are printed
     const typical = samples.find((x) => x.seconds === seconds)!;
 
+    const level = typical.level;
+    const phaseCpu = await phases(
+      bench.db,
+      { crawlId: level.crawlId, bareReads: () => bareReads(level.reported) },
+      { reader: r0, bucket, inFlight },
+      typical.cpu.node,
+    );
     const pps = pages / seconds;
     const ratio = median(samples.map((x) => x.seconds / x.bareSeconds));
     return [
@@ -254,6 +303,10 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
         // admission's own Node CPU beyond the reads', per page (median level; about 60 µs fits the goal)
         nodeCpuUsPerPageBeyondReads: round(median(samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)))),
         samplesNodeCpuUsPerPageBeyondReads: samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)),
+        // the median level's Node CPU by phase (each phase a pass of its own over the level's
+        // reads), and Postgres's, per page: what the goal's ~60 µs would have to come out of
+        nodeCpuUsPerPageByPhase: phaseCpu,
+        postgresCpuUsPerPage: Math.round((typical.cpu.postgres * 1000) / pages),
         pagesPerSecondGoal: '≥ 1,500 pages/s (1,000-page level)',
         pagesPerSecondMet: pps >= 1500,
         archivesCreated: first.archivesCreated,

@@ -116,7 +116,8 @@ export async function admitLevel(deps: AdmitDeps, input: AdmitLevelInput): Promi
   return resultOf(facts, at.plan!, written, { readMs: Math.round(at.t1 - t0), selectMs: Math.round(at.t2 - at.t1), writeMs: Math.round(t3 - at.t2) });
 }
 
-function planInputOf(deps: AdmitDeps, facts: LevelFacts): Omit<PlanInput, 'reads'> {
+/** What the planner is given for the level (the bench's phases plan with it too). */
+export function planInputOf(deps: Pick<AdmitDeps, 'policy'>, facts: LevelFacts): Omit<PlanInput, 'reads'> {
   return {
     crawlId: facts.crawlId,
     depth: facts.depth,

@@ -25,6 +25,13 @@ describe('benches at a small size', () => {
       expect(r.nextLevelPages).toBeGreaterThan(0);
       for (const k of ['pagesPerSecond', 'bareReadSeconds', 'ratio']) expect(finite(r[k]), k).toBe(true);
       expect(typeof r.met).toBe('boolean');
+      // the Node CPU by phase, each a pass of its own, are parts of the measured admission's
+      const phases = r.nodeCpuUsPerPageByPhase as Record<string, number>;
+      expect(Object.keys(phases)).toEqual(['reads', 'parse', 'plan', 'factsAndWrites']);
+      expect(Object.values(phases).every(finite)).toBe(true);
+      expect(phases.reads).toBeGreaterThan(0);
+      expect(Object.values(phases).reduce((a, b) => a + b, 0)).toBe(Math.round(((r.cpuMs as { node: number }).node * 1000) / (r.pages as number)));
+      expect(finite(r.postgresCpuUsPerPage)).toBe(true);
       // five levels at the first size, the median of them the figure; one at 10×; three linked as real sites link
       const samples = r.samplesPagesPerSecond as number[];
       expect(samples).toHaveLength(r.navLinks !== 0 ? 3 : r.pages === 30 ? 5 : 1);
