@@ -28,12 +28,13 @@ import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { SEARCH_ATTRIBUTES } from '../scripts/lib/services.mjs';
 import { freePort } from '../test/support/private.ts';
 import { cpuSecondsOf } from '../test/support/processes.ts';
+import { quietRuntime } from '../test/support/quiet-runtime.ts';
 import { benchFlowOptions, benchTemporal } from './support-flow.ts';
 import { spawnReady, stopProcess, type ReadyProcess } from './support-process.ts';
 
@@ -269,11 +270,7 @@ export async function run(
   sizes: readonly number[] = [2_000, 20_000],
   servers: readonly ServerName[] = ['stack', 'memory'],
 ): Promise<Record<string, unknown>[]> {
-  try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
-  } catch {
-    // installed already
-  }
+  quietRuntime();
   const out: Record<string, unknown>[] = [];
   for (const name of servers) {
     const server = name === 'stack' ? stackTemporal() : await memoryTemporal();

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { OpenFgaClient } from '@openfga/sdk';
 import { transformer } from '@openfga/syntax-transformer';
 import { readFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ import { buildApp } from '../src/api/app.ts';
 import { createAppClients } from '../src/api/deps.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
 import { progressQuery } from '../src/workflows/messages.ts';
+import { quietRuntime } from '../test/support/quiet-runtime.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 
 export interface OrchestrationBenchOptions {
@@ -27,11 +28,7 @@ export interface OrchestrationBenchOptions {
 
 export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<string, unknown>[]> {
   const runs = opts.runs ?? 20;
-  try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
-  } catch {
-    // a runtime is already installed in this process
-  }
+  quietRuntime();
   // a webhook that accepts every dispatch and keeps only its capability, which the report carries
   const capabilities = new Map<string, string>();
   const hook = createServer((req, res) => {

@@ -7,9 +7,9 @@
 //
 //   node bench/support-capture-worker.ts <captureQueue> <slots> <name>
 import { fileURLToPath } from 'node:url';
-import { Runtime } from '@temporalio/worker';
 import { startCaptureWorker } from '../src/flow/capture-worker/worker.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
+import { quietRuntime } from '../test/support/quiet-runtime.ts';
 import { benchCaptureConfig } from './support-flow.ts';
 
 export interface NodeMemoryPeaks {
@@ -42,7 +42,7 @@ function nodeMemoryPeaks(): { stop(): NodeMemoryPeaks } {
 }
 
 async function main(queue: string, slots: number, name: string): Promise<void> {
-  Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+  quietRuntime();
   let stored = 0;
   let pages = 0;
   const store: ArtifactStore = {

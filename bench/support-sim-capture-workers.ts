@@ -7,9 +7,10 @@
 //   node bench/support-sim-capture-workers.ts <address> <namespace> <captureQueue> <slots> <captureMs>
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import type { CapturePageInput, CapturePageResult } from '../src/flow/activities/types.ts';
 import { hostDoneSignal } from '../src/flow/workflows/messages.ts';
+import { quietRuntime } from '../test/support/quiet-runtime.ts';
 
 function simulatedCapture(captureMs: number): (input: CapturePageInput) => Promise<CapturePageResult> {
   return async (input) => {
@@ -25,7 +26,7 @@ function simulatedCapture(captureMs: number): (input: CapturePageInput) => Promi
 }
 
 async function main(address: string, namespace: string, taskQueue: string, slots: number, captureMs: number): Promise<void> {
-  Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+  quietRuntime();
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { OpenFgaClient } from '@openfga/sdk';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
 import type { Db } from '../../src/db/connect.ts';
@@ -23,6 +23,7 @@ import { createSearchIndex } from '../../src/search/client.ts';
 import { createWorker } from '../../src/worker/create.ts';
 import { startOutboxWake, type OutboxWake } from '../../src/worker/outbox-wake.ts';
 import { loadProjectEnv } from './env.ts';
+import { quietRuntime } from './quiet-runtime.ts';
 import { endWorkflows } from './temporal-run.ts';
 
 /** This run's tag, provided by the integration global setup (runs side by side have their own). */
@@ -32,19 +33,6 @@ function runTag(): string {
 
 export function uniqueTaskQueue(prefix = 'test'): string {
   return `${prefix}-${runTag()}-${randomBytes(4).toString('hex')}`;
-}
-
-let runtimeInstalled = false;
-/** Quiet the worker's own logs unless CAPTURE_LEDGER_TEST_LOG is set. */
-function installRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  if (process.env.CAPTURE_LEDGER_TEST_LOG) return;
-  try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
-  } catch {
-    // already installed by someone else in this process
-  }
 }
 
 export interface TestWorker {
@@ -75,7 +63,7 @@ export interface TestWorkerOptions {
 
 export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWorker> {
   loadProjectEnv();
-  installRuntime();
+  quietRuntime();
   const { config } = opts;
   const s3 = opts.s3 ?? createS3(config.s3);
   const search = config.opensearch === undefined ? undefined : createSearchIndex(config.opensearch);

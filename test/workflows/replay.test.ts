@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { quietRuntime, workflowBundle } from './support.ts';
+import { quietRuntime } from '../support/quiet-runtime.ts';
+import { workflowBundle } from './support.ts';
 
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
 const files = readdirSync(DIR)

@@ -7,7 +7,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
-import { Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../../temporal.config.ts';
 import type { Activities } from '../../src/activities/index.ts';
@@ -15,22 +15,11 @@ import type { AdmitLevelResult } from '../../src/ledger/admit-level.ts';
 import type { CrawlProgress } from '../../src/domain/crawl.ts';
 import { crawl } from '../../src/workflows/crawl.ts';
 import { progressQuery } from '../../src/workflows/messages.ts';
+import { quietRuntime, SILENT_LOGGER } from '../support/quiet-runtime.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
 const SERVER_DIR = `${ROOT}.tools/temporal-test-server/`;
-
-const SILENT = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-let runtimeInstalled = false;
-export function quietRuntime(): void {
-  if (runtimeInstalled || process.env.CAPTURE_LEDGER_TEST_LOG) return;
-  runtimeInstalled = true;
-  try {
-    Runtime.install({ logger: SILENT as never, telemetryOptions: { logging: { filter: 'ERROR', forward: {} } } });
-  } catch {
-    // installed already in this process
-  }
-}
 
 /** The executable the SDK starts as `<path> <port>`: java on the jars `npm run tools` fetched. */
 function serverWrapper(): string {
@@ -128,7 +117,7 @@ export function useTimeSkippingEnv(): { env: TestWorkflowEnvironment } {
 /** Bundles the project's workflows once per test file. */
 let bundle: Promise<{ code: string }> | undefined;
 export function workflowBundle(): Promise<{ code: string }> {
-  bundle ??= import('@temporalio/worker').then(({ bundleWorkflowCode }) => bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: SILENT }));
+  bundle ??= import('@temporalio/worker').then(({ bundleWorkflowCode }) => bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: SILENT_LOGGER }));
   return bundle;
 }
 
