@@ -32,6 +32,9 @@ describe('benches at a small size', () => {
       expect(phases.reads).toBeGreaterThan(0);
       expect(Object.values(phases).reduce((a, b) => a + b, 0)).toBe(Math.round(((r.cpuMs as { node: number }).node * 1000) / (r.pages as number)));
       expect(finite(r.postgresCpuUsPerPage)).toBe(true);
+      // the write floor wrote what the admission wrote: every page's rows and the same next level
+      expect(r.bareWriteRows).toEqual({ pages: r.pages, submissions: r.pages, archives: r.pages, tuples: r.pages, nextRows: r.nextLevelRows });
+      expect(r.cpuFloorRatio).toBeGreaterThanOrEqual(1);
       // five levels at the first size, the median of them the figure; one at 10×; three linked as real sites link
       const samples = r.samplesPagesPerSecond as number[];
       expect(samples).toHaveLength(r.navLinks !== 0 ? 3 : r.pages === 30 ? 5 : 1);

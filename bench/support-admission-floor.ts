@@ -1,0 +1,99 @@
+// The admission bench's write floor (issue 28): the rows one admitted level leaves (its pages
+// captured, a capture_submissions row, an archive and its outbox tuple each, and the next level's
+// rows), written alone with the leanest SQL there is (rows from arrays, 1,000 a statement, one
+// transaction) into the same tables with the same indexes, constraints and triggers. What that
+// costs is a floor under any admission's writes, however lean its own work: beside the bare reads
+// it says how near 1.0 an admission can come on this machine.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db, Queryable } from '../src/db/connect.ts';
+import { archiveTuples } from '../src/fga/tuples.ts';
+import { insertCrawl } from '../src/store/crawls.ts';
+
+/** Rows a statement of the floor writes. */
+const FLOOR_CHUNK = 1000;
+
+export interface FloorLevel {
+  pages: number;
+  /** rows the admission measured inserted at depth 1 */
+  nextRows: number;
+  hosts: number;
+}
+
+type Row = { id: number; url: string; task: string };
+
+/** What the floor wrote: rows changed or added, by table */
+export type FloorRows = Record<'pages' | 'submissions' | 'archives' | 'tuples' | 'nextRows', number>;
+
+/** A crawl of its own whose level 0 is `pages` pending pages, as a level is before its report; its write() is the floor. */
+export async function floorLevel(db: Db, level: FloorLevel): Promise<{ write: () => Promise<FloorRows> }> {
+  // one crawl runs at a time
+  await db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() }).where('state', '=', 'running').execute();
+  const urls = Array.from({ length: level.pages }, (_, i) => `https://h${i % level.hosts}.floor.test/p/${i}`);
+  const { id: crawlId } = await insertCrawl(db, {
+    orgId: 'bench',
+    submittedBy: 'bench',
+    seeds: urls,
+    rules: [{ follow: 'same-origin' }],
+    maxDepth: 1,
+    maxPages: level.pages + level.nextRows,
+    perHostDelayMs: 0,
+    hostParallelism: 4,
+    formats: ['wacz'],
+    signing: false,
+    seedLevel: { take: urls, cut: [] },
+  });
+  const pages = await db.selectFrom('crawl_pages').select(['id', 'url']).where('crawl_id', '=', crawlId).orderBy('id').execute();
+  const rows = pages.map((p) => ({ ...p, task: randomUUID() }));
+  const next = Array.from({ length: level.nextRows }, (_, i) => `https://h${i % level.hosts}.floor.test/p/${level.pages + i}`);
+  return {
+    write: () =>
+      db.transaction().execute(async (trx) => {
+        const written = { pages: 0, submissions: 0, archives: 0, tuples: 0, nextRows: 0 };
+        for (let i = 0; i < rows.length; i += FLOOR_CHUNK) {
+          const w = await writePages(trx, crawlId, rows.slice(i, i + FLOOR_CHUNK));
+          for (const k of ['pages', 'submissions', 'archives', 'tuples'] as const) written[k] += w[k];
+        }
+        for (let i = 0; i < next.length; i += FLOOR_CHUNK) {
+          const res = await sql`
+            INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
+            SELECT ${crawlId}::uuid, u, 1, split_part(u, '/', 3), 'follow' FROM unnest(${next.slice(i, i + FLOOR_CHUNK)}::text[]) AS u
+            ON CONFLICT (crawl_id, url_hash) DO NOTHING
+          `.execute(trx);
+          written.nextRows += Number(res.numAffectedRows ?? 0);
+        }
+        return written;
+      }),
+  };
+}
+
+/** Some pages' own rows: captured, their submissions, archives and tuples. */
+async function writePages(trx: Queryable, crawlId: string, rows: Row[]): Promise<Omit<FloorRows, 'nextRows'>> {
+  const at = new Date().toISOString();
+  const [ids, tasks, urls] = [rows.map((r) => r.id), rows.map((r) => r.task), rows.map((r) => r.url)];
+  const pages = await sql`
+    UPDATE crawl_pages p SET state = 'captured', task_id = x.task, final_url = x.url, submitted_at = ${at}::timestamptz, finished_at = ${at}::timestamptz
+    FROM unnest(${ids}::bigint[], ${tasks}::text[], ${urls}::text[]) AS x(id, task, url) WHERE p.id = x.id
+  `.execute(trx);
+  const submissions = await sql`
+    INSERT INTO capture_submissions (task_id, org_id, submitted_by, crawl_id, url, manifest_key)
+    SELECT task, 'bench', 'bench', ${crawlId}::uuid, url, 'bench/' || task || '.result.json' FROM unnest(${tasks}::text[], ${urls}::text[]) AS x(task, url)
+  `.execute(trx);
+  // the provenance admission keeps for such a manifest
+  const provenance = rows.map((r) =>
+    JSON.stringify({ manifestKey: `bench/${r.task}.result.json`, formats: ['wacz', 'links'], software: 'bench', startedAt: at, finishedAt: at }),
+  );
+  const archives = await sql<{ id: string }>`
+    INSERT INTO archives (task_id, bucket, object_key, url, final_url, sha256, size, provenance, captured_at)
+    SELECT task, 'captures', 'bench/' || task || '.wacz', url, url, ${'a'.repeat(64)}, 4096, provenance::jsonb, ${at}::timestamptz
+    FROM unnest(${tasks}::text[], ${urls}::text[], ${provenance}::text[]) AS x(task, url, provenance)
+    RETURNING id
+  `.execute(trx);
+  const tuples = archives.rows.flatMap((a) => archiveTuples(a.id, crawlId));
+  const queued = await sql`
+    INSERT INTO fga_outbox (operation, tuple_user, relation, object)
+    SELECT 'write', u, r, o FROM unnest(${tuples.map((t) => t.user)}::text[], ${tuples.map((t) => t.relation)}::text[], ${tuples.map((t) => t.object)}::text[]) AS x(u, r, o)
+  `.execute(trx);
+  const n = (r: { numAffectedRows?: bigint }): number => Number(r.numAffectedRows ?? 0);
+  return { pages: n(pages), submissions: n(submissions), archives: archives.rows.length, tuples: n(queued) };
+}
