@@ -110,14 +110,15 @@ describe('AdmissionPlanner', () => {
   });
 
   it('near the end the chunks shrink with what is unread: what is left to write after the last read is a sliver of a chunk', () => {
-    // 1,000 pages, each its own task, read in order
+    // four chunks' worth of pages, each its own task, read in order
+    const n = 4 * PAGE_ROWS_CHUNK;
     const input = levelOf(
-      Array.from({ length: 1000 }, (_, i) => ({ task: i, read: 'ok', links: [] })),
+      Array.from({ length: n }, (_, i) => ({ task: i, read: 'ok', links: [] })),
       null,
     );
     const planner = new AdmissionPlanner(input);
     const sizes: number[] = [];
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < n; i++) {
       planner.add(i, input.reads[i]!);
       const pages = planner.ready().pages;
       if (pages !== null) sizes.push(pages.indexes.length);
@@ -125,9 +126,9 @@ describe('AdmissionPlanner', () => {
     const rest = planner.finish().rest.pages?.indexes.length ?? 0;
     // whole chunks while more than one is unread, then smaller ones
     expect(sizes.slice(0, 3)).toEqual([PAGE_ROWS_CHUNK, PAGE_ROWS_CHUNK, PAGE_ROWS_CHUNK]);
-    expect(sizes.slice(3).every((n) => n < PAGE_ROWS_CHUNK)).toBe(true);
+    expect(sizes.slice(3).every((k) => k < PAGE_ROWS_CHUNK)).toBe(true);
     expect(rest).toBeLessThanOrEqual(Math.ceil(PAGE_ROWS_CHUNK * LAST_CHUNK_SHARE));
-    expect(sizes.reduce((a, b) => a + b, 0) + rest).toBe(1000);
+    expect(sizes.reduce((a, b) => a + b, 0) + rest).toBe(n);
   });
 
   it('refuses a page added twice and a finish before every page', () => {

@@ -25,8 +25,13 @@ import {
 } from './admission-plan.ts';
 import type { LinkSelector } from './links.ts';
 
-/** Page rows handed to the write stage at a time while the level is read. */
-export const PAGE_ROWS_CHUNK = 250;
+/**
+ * Page rows handed to the write stage at a time while the level is read. Each chunk is a handful
+ * of statements (submissions, archives, tuples, page states) whose own cost is spread over its rows:
+ * at 10,000 pages the writes took 86 µs of Postgres CPU a page in chunks of 1,000, 97 in chunks of
+ * 250. Smaller levels are still written while read: the chunks shrink with what is unread.
+ */
+export const PAGE_ROWS_CHUNK = 1000;
 /** Next-level candidates handed to the write stage at a time while the level is read. */
 export const CANDIDATE_CHUNK = 500;
 /**

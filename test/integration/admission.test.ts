@@ -272,8 +272,9 @@ describe('admitLevel', () => {
   });
 });
 
-// Admission writes pages' own rows in chunks while the rest of the level is still being read: a
-// level of more pages than one chunk ends with exactly the rows one write at the end gave — every
+// Admission writes pages' own rows in chunks while the rest of the level is still being read (of
+// this level's 620 pages, half, then a quarter, …: the chunks shrink with what is unread). It
+// ends with exactly the rows one write at the end gave — every
 // page's state, one submission per task, an archive and a tuple per capture — with a task the
 // report names twice settled by its last report, and a repeated admission changing nothing.
 const PAGES = 620;
