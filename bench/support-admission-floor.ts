@@ -2,8 +2,8 @@
 // captured, a capture_submissions row, an archive and its outbox tuple each, and the next level's
 // rows), written alone with the leanest SQL there is (rows from arrays, 1,000 a statement, one
 // transaction) into the same tables with the same indexes, constraints and triggers. What that
-// costs is a floor under any admission's writes, however lean its own work: beside the bare reads
-// it says how near 1.0 an admission can come on this machine.
+// costs is about the least any admission's writes can cost: beside the bare reads it says how
+// near 1.0 an admission can come on this machine.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Queryable } from '../src/db/connect.ts';
