@@ -76,6 +76,9 @@ export async function applyPageAdmissions(db: Queryable, pages: PageAdmission[],
       AS x(id bigint, state text, skip_reason text, task_id text, final_url text, submitted_at timestamptz, finished_at timestamptz)
     WHERE p.id = ANY(${rows.map((r) => r.id)}::bigint[]) AND p.id = x.id
       AND (p.skip_reason IS NULL OR p.skip_reason <> ${MAX_PAGES_SKIP})
+      -- a repeated admission leaves a row it would write unchanged alone: no new row version
+      AND (p.state, p.skip_reason, p.task_id, p.final_url, p.submitted_at, p.finished_at)
+        IS DISTINCT FROM (x.state, x.skip_reason, x.task_id, x.final_url, x.submitted_at, x.finished_at)
   `.execute(db);
   return Number(res.numAffectedRows ?? 0);
 }

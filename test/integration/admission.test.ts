@@ -1,6 +1,7 @@
 // Level admission against the real Postgres and S3, without Temporal: idempotence, the page cap,
 // what a report may and may not change, and the decisions it records.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../src/config/env.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
@@ -125,10 +126,17 @@ describe('admitLevel', () => {
     expect(report.admitted_at).not.toBeNull();
     expect((await tdb.db.selectFrom('crawls').select('depth_reached').where('id', '=', crawlId).executeTakeFirstOrThrow()).depth_reached).toBe(0);
 
-    // retried (the activity's completion was lost): the same rows, archives, tuples, decisions
+    // retried (the activity's completion was lost): the same rows, archives, tuples, decisions,
+    // and the level's page rows not even rewritten (the same row version: transaction and place)
+    const rowVersions = async (): Promise<string[]> =>
+      (
+        await sql<{ v: string }>`SELECT xmin::text || ctid::text AS v FROM crawl_pages WHERE crawl_id = ${crawlId} AND depth = 0 ORDER BY id`.execute(tdb.db)
+      ).rows.map((r) => r.v);
+    const versions = await rowVersions();
     const again = await admitLevel(admission.deps, { crawlId, depth: 0, expand: true });
     expect(again).toMatchObject({ archivesCreated: 0, archives: 1, nextLevelPages: 3, cutPages: 2 });
     expect(await snapshot(crawlId)).toEqual(after);
+    expect(await rowVersions()).toEqual(versions);
   });
 
   it('pages the report does not mention end failed; re-reporting replaces their outcome', async () => {
