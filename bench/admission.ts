@@ -35,10 +35,10 @@ import { admitLevel, DEFAULT_READ_CONCURRENCY, planInputOf } from '../src/ledger
 import { readLevelFacts, readLevelObjects } from '../src/ledger/admission-read.ts';
 import { createObjectReader, type ObjectReader } from '../src/s3/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
-import { insertCrawl, upsertLevelReport } from '../src/store/crawls.ts';
+import { upsertLevelReport } from '../src/store/crawls.ts';
 import { cpuSecondsOf, processesWhere } from '../test/support/processes.ts';
 import { floorLevel } from './support-admission-floor.ts';
-import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
+import { benchConfig, createBenchDatabase, percentile, printLines, round, startBenchCrawl } from './support-crawl.ts';
 
 export interface AdmissionBenchOptions {
   pages?: number;
@@ -112,8 +112,8 @@ async function nodeCpuUsPerPage(pages: number, fn: () => Promise<unknown>): Prom
 }
 
 /**
- * Where admission's Node CPU goes, per page, each phase passes of its own over the same level's
- * objects (issue 28): the bare reads, the reads parsed (manifests and links), the reads parsed and
+ * Where admission's Node CPU goes, per page, each phase measured by passes of its own over the
+ * same level's objects (issue 28): the bare reads, the reads parsed (manifests and links), the reads parsed and
  * planned (admissions, link choice, rows handed over). What the admission measured spent beyond
  * the last is the ledger's facts and the writes' side of the driver.
  */
@@ -153,19 +153,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     // what the flow and capturer would have written for one reported level: manifests and links artifacts
     const seedLevel = async (size: number): Promise<{ crawlId: string; reported: { manifestKey: string }[] }> => {
       const urls = Array.from({ length: size }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);
-      const { id: crawlId } = await insertCrawl(bench.db, {
-        orgId: 'bench',
-        submittedBy: 'bench',
-        seeds: urls,
-        rules: [{ follow: 'same-origin' }],
-        maxDepth: 1,
-        maxPages: size * 3,
-        perHostDelayMs: 0,
-        hostParallelism: 4,
-        formats: ['wacz'],
-        signing: false,
-        seedLevel: { take: urls, cut: [] },
-      });
+      const crawlId = await startBenchCrawl(bench.db, urls, size * 3);
       const prefix = `bench/${crawlId}/0`;
       const now = Date.now();
       const reported = await mapLimit(urls, 32, async (url, i) => {
@@ -226,12 +214,6 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       const tw = performance.now();
       await admitLevel(deps, { crawlId: warm.crawlId, depth: 0, expand: true });
       if (cold) coldPagesPerSecond = round(warm.reported.length / ((performance.now() - tw) / 1000));
-      // one crawl runs at a time
-      await bench.db
-        .updateTable('crawls')
-        .set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() })
-        .where('id', '=', warm.crawlId)
-        .execute();
     }
     admittedInProcess = true;
     const { crawlId, reported } = await seedLevel(pages);
@@ -270,12 +252,6 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
 
     // further levels, each a fresh crawl admitted by the same warm worker
     for (let r = 1; r < rounds; r++) {
-      // one crawl runs at a time
-      await bench.db
-        .updateTable('crawls')
-        .set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() })
-        .where('state', '=', 'running')
-        .execute();
       samples.push(await sample(await seedLevel(pages)));
     }
     const median = (xs: number[]): number => percentile(xs, 50);
@@ -331,8 +307,8 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
         // admission's own Node CPU beyond the reads', per page (median level; about 60 µs fits the goal)
         nodeCpuUsPerPageBeyondReads: round(median(samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)))),
         samplesNodeCpuUsPerPageBeyondReads: samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)),
-        // the median level's Node CPU by phase (each phase a pass of its own over the level's
-        // reads), and Postgres's, per page: what the goal's ~60 µs would have to come out of
+        // the median level's Node CPU by phase (each phase the median of passes of its own over the
+        // level's reads), and Postgres's, per page: what the goal's ~60 µs would have to come out of
         nodeCpuUsPerPageByPhase: phaseCpu,
         postgresCpuUsPerPage: Math.round((typical.cpu.postgres * 1000) / pages),
         // the rows this admission left, written alone with the leanest SQL (support-admission-floor.ts)

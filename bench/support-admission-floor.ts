@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Queryable } from '../src/db/connect.ts';
 import { archiveTuples } from '../src/fga/tuples.ts';
-import { insertCrawl } from '../src/store/crawls.ts';
+import { startBenchCrawl } from './support-crawl.ts';
 
 /** Rows a statement of the floor writes. */
 const FLOOR_CHUNK = 1000;
@@ -27,22 +27,8 @@ export type FloorRows = Record<'pages' | 'submissions' | 'archives' | 'tuples' |
 
 /** A crawl of its own whose level 0 is `pages` pending pages, as a level is before its report; its write() is the floor. */
 export async function floorLevel(db: Db, level: FloorLevel): Promise<{ write: () => Promise<FloorRows> }> {
-  // one crawl runs at a time
-  await db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() }).where('state', '=', 'running').execute();
   const urls = Array.from({ length: level.pages }, (_, i) => `https://h${i % level.hosts}.floor.test/p/${i}`);
-  const { id: crawlId } = await insertCrawl(db, {
-    orgId: 'bench',
-    submittedBy: 'bench',
-    seeds: urls,
-    rules: [{ follow: 'same-origin' }],
-    maxDepth: 1,
-    maxPages: level.pages + level.nextRows,
-    perHostDelayMs: 0,
-    hostParallelism: 4,
-    formats: ['wacz'],
-    signing: false,
-    seedLevel: { take: urls, cut: [] },
-  });
+  const crawlId = await startBenchCrawl(db, urls, level.pages + level.nextRows);
   const pages = await db.selectFrom('crawl_pages').select(['id', 'url']).where('crawl_id', '=', crawlId).orderBy('id').execute();
   const rows = pages.map((p) => ({ ...p, task: randomUUID() }));
   const next = Array.from({ length: level.nextRows }, (_, i) => `https://h${i % level.hosts}.floor.test/p/${level.pages + i}`);

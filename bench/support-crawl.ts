@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createDb, type Db } from '../src/db/connect.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { insertCrawl } from '../src/store/crawls.ts';
 import { testConfig } from '../test/support/config.ts';
 
 /** The project's configuration as the tests read it (.env.example, .env, .env.local: the later wins), then overrides. */
@@ -47,6 +48,28 @@ export async function createBenchDatabase(baseUrl: string): Promise<BenchDatabas
       }
     },
   };
+}
+
+/**
+ * A crawl of `urls` whose level 0 is pending, as the admission benches start one (one level deep,
+ * same-origin links followed). A crawl still running is ended first: one runs at a time.
+ */
+export async function startBenchCrawl(db: Db, urls: string[], maxPages: number): Promise<string> {
+  await db.updateTable('crawls').set({ state: 'succeeded', stop_reason: 'max_depth', finished_at: new Date() }).where('state', '=', 'running').execute();
+  const { id } = await insertCrawl(db, {
+    orgId: 'bench',
+    submittedBy: 'bench',
+    seeds: urls,
+    rules: [{ follow: 'same-origin' }],
+    maxDepth: 1,
+    maxPages,
+    perHostDelayMs: 0,
+    hostParallelism: 4,
+    formats: ['wacz'],
+    signing: false,
+    seedLevel: { take: urls, cut: [] },
+  });
+  return id;
 }
 
 export function percentile(values: number[], p: number): number {
