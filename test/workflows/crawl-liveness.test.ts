@@ -5,6 +5,7 @@
 // replay test.
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
@@ -48,7 +49,9 @@ async function run(
   const worker = await mockWorker(t.env, taskQueue, {
     beginCrawl: async () => ({ running: true, orgId: 'acme', maxDepth: opts.maxDepth ?? 0 }),
     dispatchLevel: async ({ depth }) => {
-      calls.dispatch.push({ depth, at: await t.env.currentTimeMs() });
+      // When the workflow scheduled the dispatch, on the server's skipped clock: the activity's
+      // own clock reading lags its scheduling by however long the worker took to pick it up.
+      calls.dispatch.push({ depth, at: activityInfo().scheduledTimestampMs });
       if (opts.failRedispatch && calls.dispatch.length > 1) throw ApplicationFailure.nonRetryable('webhook unreachable', 'DispatchRejected');
       return { depth, pages: 14, follow: 0, hosts: 1 };
     },
