@@ -133,21 +133,68 @@ export async function insertCandidates(
   budget?: LevelBudget,
 ): Promise<{ kept: number; cut: number }> {
   if (candidates.length === 0) return { kept: 0, cut: 0 };
+  const level = { crawlId, depth };
+  if (budget === undefined) return { kept: await insertRows(db, level, candidates, 'pending'), cut: 0 };
+  // Rows past the slots land already cut: cutting them afterwards wrote each one twice (a new row
+  // version and an entry in every index per cut row). While the slots left may still take every
+  // row, rows land pending; the rest's fate waits on how many of those were pages already.
+  let room = Math.max(0, budget.slots - budget.placed);
+  let rest = candidates;
+  const landed = { kept: 0, cut: 0 };
+  for (let split = 0; rest.length > 0; split += 1) {
+    if (room === 0) {
+      landed.cut += await insertRows(db, level, rest, 'cut');
+      break;
+    }
+    if (rest.length <= room || split === CANDIDATE_SPLITS) {
+      const r = await insertThenCut(db, level, rest, room);
+      landed.kept += r.kept;
+      landed.cut += r.cut;
+      break;
+    }
+    const kept = await insertRows(db, level, rest.slice(0, room), 'pending');
+    rest = rest.slice(room);
+    room -= kept;
+    landed.kept += kept;
+  }
+  return landed;
+}
+
+/**
+ * Statements a chunk straddling the slots is split into before the rest lands pending and is cut
+ * after it (each split is one more statement; each leaves only the slots its URLs already taken
+ * left, so a handful is nearly always enough).
+ */
+export const CANDIDATE_SPLITS = 4;
+
+type LevelRef = { crawlId: string; depth: number };
+
+/** Inserts the candidates in order, pending or cut at the cap; returns how many landed. */
+async function insertRows(db: Queryable, level: LevelRef, candidates: Candidate[], as: 'pending' | 'cut'): Promise<number> {
+  return (await insertReturningIds(db, level, candidates, as)).length;
+}
+
+async function insertReturningIds(db: Queryable, { crawlId, depth }: LevelRef, candidates: Candidate[], as: 'pending' | 'cut'): Promise<number[]> {
   const rows = JSON.stringify(candidates.map((c, i) => ({ ...c, ord: i })));
+  const [state, skipReason] = as === 'cut' ? ['skipped', MAX_PAGES_SKIP] : ['pending', null];
   // A URL already a page of the crawl is found once, by the insert's own probe of the unique
   // index (ON CONFLICT), not a second time by an anti-join before it.
   const res = await sql<{ id: number }>`
-    INSERT INTO crawl_pages (crawl_id, url, depth, host, action)
-    SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action
+    INSERT INTO crawl_pages (crawl_id, url, depth, host, action, state, skip_reason)
+    SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action, ${state}, ${skipReason}::text
     FROM jsonb_to_recordset(${rows}::jsonb) AS x(url text, host text, action text, ord int)
     ORDER BY x.ord
     ON CONFLICT (crawl_id, url_hash) DO NOTHING
     RETURNING id
   `.execute(db);
-  if (budget === undefined) return { kept: res.rows.length, cut: 0 };
-  // ids follow the order given; the first that fit in the level's slots stay pending
-  const ids = res.rows.map((r) => r.id).sort((a, b) => a - b);
-  const kept = Math.min(ids.length, Math.max(0, budget.slots - budget.placed));
+  return res.rows.map((r) => Number(r.id));
+}
+
+/** Inserts the candidates pending; those that landed past the first `room` are then cut (none when all fit). */
+async function insertThenCut(db: Queryable, level: LevelRef, candidates: Candidate[], room: number): Promise<{ kept: number; cut: number }> {
+  // ids follow the order given; the first that fit in the room stay pending
+  const ids = (await insertReturningIds(db, level, candidates, 'pending')).sort((a, b) => a - b);
+  const kept = Math.min(ids.length, room);
   const cut = ids.slice(kept);
   if (cut.length > 0) await sql`UPDATE crawl_pages SET state = 'skipped', skip_reason = ${MAX_PAGES_SKIP} WHERE id = ANY(${cut}::bigint[])`.execute(db);
   return { kept, cut: cut.length };
