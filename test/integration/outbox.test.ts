@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { ClientWriteRequestOnDuplicateWrites, OpenFgaClient } from '@openfga/sdk';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { canView } from '../../src/fga/authorize.ts';
@@ -11,10 +12,12 @@ import {
   deliverTuples,
   drainOutbox,
   enqueueTuples,
+  lockNextQuery,
   MAX_TUPLES_PER_WRITE,
   OUTBOX_DEAD_AFTER,
   OutboxUnavailableError,
   reviveDeadLetters,
+  walkIndexes,
   type DeliveredTuple,
 } from '../../src/fga/outbox.ts';
 import { archiveTuples, jobTuples, type Tuple } from '../../src/fga/tuples.ts';
@@ -399,6 +402,39 @@ describe('the dead letter', () => {
     expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 0, failed: 0, remaining: 0, deadLettered: 0, dead: 1 });
     expect(await reviveDeadLetters(t.db)).toBe(1);
     expect((await outbox()).map((row) => [row.refusals, row.dead_at])).toEqual([[0, null]]);
+  });
+
+  it('a dead-lettered row ahead of the queue is passed over: the rows behind it are delivered, it stays dead', async () => {
+    await enqueueTuples(t.db, archiveTuples(randomUUID(), randomUUID()));
+    await t.db.updateTable('fga_outbox').set({ dead_at: new Date(), refusals: OUTBOX_DEAD_AFTER }).execute();
+    const live = Array.from({ length: 150 }, () => archiveTuples(randomUUID(), randomUUID())).flat();
+    await enqueueTuples(t.db, live);
+    expect(await drainOutbox(t.db, store.client, { concurrency: 2 })).toEqual({ delivered: live.length, failed: 0, remaining: 0, deadLettered: 0, dead: 1 });
+    expect(await stored(live[live.length - 1]!)).toBe(true);
+    expect((await outbox()).map((row) => row.dead_at === null)).toEqual([false]);
+  });
+
+  it("a batch's lock walks the primary key, even when the statistics were taken while the queue was nearly empty", async () => {
+    // Analyzed while it held one row, the queue looks a few dozen rows long once 10,000 are queued:
+    // left to itself the planner read and sorted all of them for every batch.
+    await enqueueTuples(t.db, archiveTuples(randomUUID(), randomUUID()));
+    await t.db.updateTable('fga_outbox').set({ dead_at: new Date() }).execute();
+    await sql`ANALYZE fga_outbox`.execute(t.db);
+    await enqueueTuples(t.db, Array.from({ length: 5000 }, () => archiveTuples(randomUUID(), randomUUID())).flat());
+    // as a batch's transaction plans it
+    const rows = await t.db.transaction().execute(async (trx) => {
+      await walkIndexes(trx);
+      return (await sql<{ 'QUERY PLAN': unknown }>`EXPLAIN (FORMAT JSON) ${lockNextQuery(0, MAX_TUPLES_PER_WRITE, new Set())}`.execute(trx)).rows;
+    });
+    const scans: { type: string; index?: string }[] = [];
+    const walk = (node: Record<string, unknown>): void => {
+      if (node['Relation Name'] === 'fga_outbox')
+        scans.push({ type: String(node['Node Type']), ...(node['Index Name'] ? { index: String(node['Index Name']) } : {}) });
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    expect(scans).toContainEqual({ type: 'Index Scan', index: 'fga_outbox_pkey' });
+    expect(scans.filter((s) => s.type !== 'Index Scan')).toEqual([]);
   });
 
   it('OpenFGA unreachable counts attempts, never refusals: nothing is dead-lettered by an outage', async () => {
