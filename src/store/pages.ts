@@ -146,7 +146,11 @@ export async function insertCandidates(
       landed.cut += await insertRows(db, level, rest, 'cut');
       break;
     }
-    if (rest.length <= room || split === CANDIDATE_SPLITS) {
+    if (rest.length <= room) {
+      landed.kept += await insertRows(db, level, rest, 'pending');
+      break;
+    }
+    if (split === CANDIDATE_SPLITS) {
       const r = await insertThenCut(db, level, rest, room);
       landed.kept += r.kept;
       landed.cut += r.cut;
@@ -190,7 +194,7 @@ async function insertReturningIds(db: Queryable, { crawlId, depth }: LevelRef, c
   return res.rows.map((r) => Number(r.id));
 }
 
-/** Inserts the candidates pending; those that landed past the first `room` are then cut (none when all fit). */
+/** Inserts the candidates pending; those that landed past the first `room` are then cut. */
 async function insertThenCut(db: Queryable, level: LevelRef, candidates: Candidate[], room: number): Promise<{ kept: number; cut: number }> {
   // ids follow the order given; the first that fit in the room stay pending
   const ids = (await insertReturningIds(db, level, candidates, 'pending')).sort((a, b) => a - b);
