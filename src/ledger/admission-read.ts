@@ -11,7 +11,7 @@ import { foreignTaskProblem } from '../domain/level-dispatch.ts';
 import { mapLimit } from '../domain/map-limit.ts';
 import { getCrawl, getLevelReport } from '../store/crawls.ts';
 import { levelPages, pagesTaken } from '../store/pages.ts';
-import { foreignTaskIds } from '../store/task-owners.ts';
+import { foreignTaskIds, foreignTaskIdsOfReport } from '../store/task-owners.ts';
 import { AdmissionError, staleReport } from './admission-errors.ts';
 import { levelArtifactPrefix } from './level.ts';
 import { placedManifest, readLinks, type ObjectSource } from './manifest-read.ts';
@@ -42,11 +42,14 @@ export interface LevelFacts {
  */
 export async function readLevelFacts(db: Db, input: { crawlId: string; depth: number; reportId?: string; expand: boolean }): Promise<LevelFacts> {
   const { crawlId, depth } = input;
-  const [crawl, row, dispatched, prefix] = await Promise.all([
+  // all at once: the task ids others hold are read from the stored report beside the report itself
+  const [crawl, row, dispatched, prefix, named, takenSoFar] = await Promise.all([
     getCrawl(db, crawlId),
     getLevelReport(db, crawlId, depth),
     levelPages(db, crawlId, depth),
     levelArtifactPrefix(db, crawlId, depth),
+    foreignTaskIdsOfReport(db, crawlId, depth),
+    input.expand ? pagesTaken(db, crawlId, depth) : null,
   ]);
   if (crawl === undefined) throw new AdmissionError(`crawl ${crawlId} does not exist`);
   if (row === undefined) throw new AdmissionError(`crawl ${crawlId} has no report for level ${depth}`);
@@ -55,8 +58,8 @@ export async function readLevelFacts(db: Db, input: { crawlId: string; depth: nu
   const actionOf = new Map(dispatched.map((p) => [p.url, p.action]));
   const pages = admittedPages(report.pages, actionOf);
   const expand = input.expand && depth < crawl.max_depth;
-  const taskIds = pages.flatMap((p) => (p.taskId !== undefined ? [p.taskId] : []));
-  const [foreign, taken] = await Promise.all([foreignTaskIds(db, crawlId, depth, taskIds), expand ? pagesTaken(db, crawlId, depth) : null]);
+  const foreign = await foreignOfReport(db, { crawlId, depth, reportId: row.report_id, pages }, named);
+  const taken = expand ? takenSoFar : null;
   return {
     crawlId,
     depth,
@@ -72,6 +75,22 @@ export async function readLevelFacts(db: Db, input: { crawlId: string; depth: nu
     taken,
   };
 }
+
+/**
+ * The task ids others hold of those `pages` name: `named`, read from the stored report beside the
+ * report itself, when it was read from the same report; when a new report replaced it between the
+ * two reads, they are asked for again, of the pages read.
+ */
+export async function foreignOfReport(
+  db: Db,
+  level: { crawlId: string; depth: number; reportId: string; pages: readonly PageReport[] },
+  named: { reportId: string | undefined; foreign: Set<string> },
+): Promise<ReadonlySet<string>> {
+  if (named.reportId === level.reportId) return named.foreign;
+  return foreignTaskIds(db, level.crawlId, level.depth, taskIdsOf(level.pages));
+}
+
+const taskIdsOf = (pages: readonly PageReport[]): string[] => pages.flatMap((p) => (p.taskId !== undefined ? [p.taskId] : []));
 
 /**
  * Per admitted page, index for index: its manifest, then (a captured follow page below maxDepth,

@@ -26,13 +26,17 @@ export async function levelPages(db: Queryable, crawlId: string, depth: number):
     .execute();
 }
 
-/** Pages taken so far (every page the cap did not cut) at depths up to `depth`. */
+/**
+ * Pages taken so far (every page the cap did not cut) at depths up to `depth`, when the crawl goes
+ * deeper than `depth`; 0, counting nothing, when it does not (no level follows to plan).
+ */
 export async function pagesTaken(db: Queryable, crawlId: string, maxDepthIncl: number): Promise<number> {
   const r = await db
     .selectFrom('crawl_pages')
     .select(sql<number>`count(*)::int`.as('n'))
     .where('crawl_id', '=', crawlId)
     .where('depth', '<=', maxDepthIncl)
+    .where(sql<boolean>`EXISTS (SELECT 1 FROM crawls c WHERE c.id = ${crawlId}::uuid AND c.max_depth > ${maxDepthIncl})`)
     .where((eb) => eb.or([eb('skip_reason', 'is', null), eb('skip_reason', '!=', MAX_PAGES_SKIP)]))
     .executeTakeFirstOrThrow();
   return r.n;
