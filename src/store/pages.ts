@@ -1,6 +1,6 @@
 // crawl_pages: the frontier and the record of every page a crawl took. Deduplication is the
 // unique (crawl_id, url_hash) index; what lands there is what the crawl decided.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { PageAdmission } from '../domain/admission.ts';
 import type { Queryable } from '../db/connect.ts';
 
@@ -179,23 +179,34 @@ type LevelRef = { crawlId: string; depth: number };
 
 /** Inserts the candidates in order, pending or cut at the cap; returns how many landed. */
 async function insertRows(db: Queryable, level: LevelRef, candidates: Candidate[], as: 'pending' | 'cut'): Promise<number> {
-  return (await insertReturningIds(db, level, candidates, as)).length;
+  const res = await insertStatement(level, candidates, as, sql``).execute(db);
+  return Number(res.numAffectedRows ?? 0);
 }
 
-async function insertReturningIds(db: Queryable, { crawlId, depth }: LevelRef, candidates: Candidate[], as: 'pending' | 'cut'): Promise<number[]> {
+/** insertRows, returning the ids of the rows that landed. */
+async function insertReturningIds(db: Queryable, level: LevelRef, candidates: Candidate[], as: 'pending' | 'cut'): Promise<number[]> {
+  const res = await insertStatement<{ id: number }>(level, candidates, as, sql`RETURNING id`).execute(db);
+  return res.rows.map((r) => Number(r.id));
+}
+
+function insertStatement<R = never>(
+  { crawlId, depth }: LevelRef,
+  candidates: Candidate[],
+  as: 'pending' | 'cut',
+  returning: RawBuilder<unknown>,
+): RawBuilder<R> {
   const rows = JSON.stringify(candidates.map((c, i) => ({ ...c, ord: i })));
   const [state, skipReason] = as === 'cut' ? ['skipped', MAX_PAGES_SKIP] : ['pending', null];
   // A URL already a page of the crawl is found once, by the insert's own probe of the unique
   // index (ON CONFLICT), not a second time by an anti-join before it.
-  const res = await sql<{ id: number }>`
+  return sql<R>`
     INSERT INTO crawl_pages (crawl_id, url, depth, host, action, state, skip_reason)
     SELECT ${crawlId}::uuid, x.url, ${depth}, x.host, x.action, ${state}, ${skipReason}::text
     FROM jsonb_to_recordset(${rows}::jsonb) AS x(url text, host text, action text, ord int)
     ORDER BY x.ord
     ON CONFLICT (crawl_id, url_hash) DO NOTHING
-    RETURNING id
-  `.execute(db);
-  return res.rows.map((r) => Number(r.id));
+    ${returning}
+  `;
 }
 
 /** Inserts the candidates pending; those that landed past the first `room` are then cut. */
