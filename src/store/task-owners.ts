@@ -11,7 +11,7 @@ import type { Queryable } from '../db/connect.ts';
 export async function foreignTaskIds(db: Queryable, crawlId: string, depth: number, taskIds: readonly string[]): Promise<Set<string>> {
   const ids = [...new Set(taskIds)];
   if (ids.length === 0) return new Set();
-  const { rows } = await sql<{ task_id: string }>`${heldElsewhere(crawlId, depth, sql`${ids}::text[]`)}`.execute(db);
+  const { rows } = await heldElsewhere(crawlId, depth, sql`${ids}::text[]`).execute(db);
   return new Set(rows.map((r) => r.task_id));
 }
 
