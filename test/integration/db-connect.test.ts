@@ -1,10 +1,15 @@
 // harness: not used because it tests src/db/connect.ts's statement timeout on a test database alone.
 // The ledger's connections carry a server-side statement_timeout: a statement that runs too long
-// is cancelled by Postgres itself (error 57014) and the connection stays usable.
+// is cancelled by Postgres itself (error 57014) and the connection stays usable. Idle connections
+// are kept minutes, not pg's 10 s, and never hold a process open.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, STATEMENT_TIMEOUT_MS, type Db } from '../../src/db/connect.ts';
+import { createDb, IDLE_CONNECTION_MS, STATEMENT_TIMEOUT_MS, type Db } from '../../src/db/connect.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let t: TestDatabase;
 let short: Db;
@@ -29,4 +34,36 @@ describe('statement_timeout', () => {
     const r = await sql<{ one: number }>`SELECT 1 AS one`.execute(short);
     expect(r.rows).toEqual([{ one: 1 }]);
   });
+});
+
+describe('idle connections', () => {
+  it('are kept past pg’s default 10 s: a query after 11 s idle runs on the same backend', async () => {
+    const one = createDb(t.url, 1);
+    try {
+      const pid = async () => (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(one)).rows[0]!.pid;
+      const before = await pid();
+      // the idle time itself is what is tested
+      await new Promise((r) => setTimeout(r, 11_000));
+      expect(await pid()).toBe(before);
+      expect(IDLE_CONNECTION_MS).toBeGreaterThanOrEqual(60_000);
+    } finally {
+      await one.destroy();
+    }
+  }, 30_000);
+
+  it('never keep the process alive: a script that queries and never closes its pool exits by itself', async () => {
+    const script = `import { sql } from 'kysely'; import { createDb } from './src/db/connect.ts';
+      const db = createDb(process.env.URL); const r = await sql\`SELECT 41 + 1 AS n\`.execute(db); console.log(r.rows[0].n);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      env: { ...process.env, URL: t.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    clearTimeout(killer);
+    expect({ code, out: out.trim() }).toEqual({ code: 0, out: '42' });
+  }, 30_000);
 });
