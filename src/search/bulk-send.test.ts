@@ -55,3 +55,40 @@ describe('sendBulk', () => {
     expect(PRESSURE_PAUSES_MS.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(10_000);
   });
 });
+
+describe('sendBulk, items refused in a request the node took', () => {
+  /** A node that takes every request and refuses the documents `refuse` names with their status, each `times` times. */
+  function itemNode(refuse: Record<string, { status: number; times: number }>): { search: SearchIndex; requests: string[][] } {
+    const requests: string[][] = [];
+    const seen = new Map<string, number>();
+    const bulk = async ({ body }: { body: string }) => {
+      const ids = [...body.matchAll(/"_id":"([^"]+)"/g)].map((m) => m[1]!);
+      requests.push(ids);
+      const items = ids.map((id) => {
+        const n = (seen.get(id) ?? 0) + 1;
+        seen.set(id, n);
+        const r = refuse[id];
+        return r !== undefined && n <= r.times
+          ? { index: { _id: id, status: r.status, error: { type: 'es_rejected_execution_exception', reason: 'pressed' } } }
+          : { index: { _id: id, status: 201 } };
+      });
+      return { body: { errors: items.some((i) => i.index.status >= 400), items } };
+    };
+    return { search: { client: { bulk } as unknown as SearchIndex['client'], index: 'pages' }, requests };
+  }
+
+  it('those refused for pressure go again after a pause, alone; the rest were taken', async () => {
+    const { search, requests } = itemNode({ 'b:0': { status: 429, times: 2 } });
+    expect(await send(search, ['a', 'b', 'c'], [0, 0])).toEqual([]);
+    expect(requests).toEqual([['a:0', 'b:0', 'c:0'], ['b:0'], ['b:0']]);
+  });
+
+  it('still pressed after every pause, or refused for themselves, they are refused', async () => {
+    const { search, requests } = itemNode({ 'a:0': { status: 429, times: 9 }, 'c:0': { status: 400, times: 9 } });
+    expect(await send(search, ['a', 'b', 'c'], [0])).toEqual([
+      { archiveId: 'c', permanent: true, message: expect.stringContaining('refused page 0') },
+      { archiveId: 'a', permanent: false, message: expect.stringContaining('refused page 0') },
+    ]);
+    expect(requests).toEqual([['a:0', 'b:0', 'c:0'], ['a:0']]);
+  });
+});

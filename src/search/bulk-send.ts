@@ -2,8 +2,8 @@
 // node refuses whole, as over its http.max_content_length (413) or its indexing pressure limit
 // (429 rejected_execution: all bulks in flight on the node may hold at most 10% of its heap), is
 // split in halves until the parts go through. A single document refused as too large (413) is its
-// archive's fault; one refused for pressure (429) is sent again after short pauses, and left for
-// the next run when the node is still pressed. Anything else that fails the whole request (the
+// archive's fault; one refused for pressure (429), alone or as an item of a request the node took,
+// is sent again after short pauses, and left for the next run when the node is still pressed. Anything else that fails the whole request (the
 // node down) throws: nothing is judged on it.
 import { setTimeout as pause } from 'node:timers/promises';
 import type { SearchIndex } from './client.ts';
@@ -11,6 +11,8 @@ import { bulkItemFailure, type IndexFailure } from './index-failure.ts';
 
 /** One page document as it goes into a bulk body: its action and source lines. */
 export interface BulkEntry {
+  /** the document's _id */
+  id: string;
   archiveId: string;
   position: number;
   /** `{"index":…}\n{…}\n` */
@@ -20,7 +22,7 @@ export interface BulkEntry {
 
 export function bulkEntry(index: string, id: string, doc: { archiveId: string; position: number }): BulkEntry {
   const ndjson = `${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(doc)}\n`;
-  return { archiveId: doc.archiveId, position: doc.position, ndjson, bytes: Buffer.byteLength(ndjson) };
+  return { id, archiveId: doc.archiveId, position: doc.position, ndjson, bytes: Buffer.byteLength(ndjson) };
 }
 
 interface BulkItem {
@@ -55,12 +57,31 @@ export async function sendBulk(search: SearchIndex, batch: BulkEntry[], refused:
     if (status !== 413 && status !== 429) throw err;
     return refusedWhole(search, batch, refused, pauses, { status, message: (err as Error).message });
   }
+  // documents the shard refused for pressure, the rest of the request taken: those go again
+  const pressed = refusedItems(batch, items, refused, pauses.length > 0);
+  if (pressed.length > 0) {
+    await pause(pauses[0]);
+    await sendBulk(search, pressed, refused, pauses.slice(1));
+  }
+}
+
+/** Calls `refused` for each item OpenSearch refused, but returns those refused for pressure (429) when they may go again. */
+function refusedItems(batch: BulkEntry[], items: Record<string, BulkItem>[], refused: Refused, again: boolean): BulkEntry[] {
+  const pressed: BulkEntry[] = [];
+  const byId = new Map(batch.map((e) => [e.id, e]));
   for (const item of items) {
     const op = Object.values(item)[0];
     if (op?.error === undefined || op._id === undefined) continue;
-    const cut = op._id.lastIndexOf(':');
-    refused(op._id.slice(0, cut), bulkItemFailure(Number(op._id.slice(cut + 1)), op.status, op.error));
+    const entry = byId.get(op._id);
+    if (again && op.status === 429 && entry !== undefined) pressed.push(entry);
+    else refusedItem(op._id, op.status, op.error, refused);
   }
+  return pressed;
+}
+
+function refusedItem(id: string, status: number | undefined, error: { type?: string; reason?: string }, refused: Refused): void {
+  const cut = id.lastIndexOf(':');
+  refused(id.slice(0, cut), bulkItemFailure(Number(id.slice(cut + 1)), status, error));
 }
 
 /** A request the node refused whole: split in halves; a lone document paused for and sent again (429), or refused. */
