@@ -3,8 +3,8 @@
 // (429 rejected_execution: all bulks in flight on the node may hold at most 10% of its heap), is
 // split in halves until the parts go through. A single document refused as too large (413) is its
 // archive's fault; one refused for pressure (429), alone or as an item of a request the node took,
-// is sent again after short pauses, and left for the next run when the node is still pressed. Anything else that fails the whole request (the
-// node down) throws: nothing is judged on it.
+// is sent again after short pauses, and left for the next run when the node is still pressed.
+// Anything else that fails the whole request (the node down) throws: nothing is judged on it.
 import { setTimeout as pause } from 'node:timers/promises';
 import type { SearchIndex } from './client.ts';
 import { bulkItemFailure, type IndexFailure } from './index-failure.ts';
@@ -32,9 +32,9 @@ interface BulkItem {
 }
 
 /**
- * Pauses before a lone document refused for pressure (429) is sent again. The pressure is the
- * other bulks in flight on the node, gone once they are indexed: under the test suite's load, 3 of
- * 18 documents of 6 MB were refused once each and left for the next run. At most 5.25 s a document.
+ * Pauses before a document refused for pressure (429) is sent again. The pressure is the other
+ * bulks in flight on the node, gone once they are indexed: under the full test suite's load, 3 of
+ * 18 documents of 6 MB were left for the next run without them. At most 5.25 s a document.
  */
 export const PRESSURE_PAUSES_MS: readonly number[] = [250, 1_000, 4_000];
 
