@@ -2,14 +2,12 @@
 // The ledger's connections carry a server-side statement_timeout: a statement that runs too long
 // is cancelled by Postgres itself (error 57014) and the connection stays usable. Idle connections
 // are kept minutes, not pg's 10 s, and never hold a process open.
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, IDLE_CONNECTION_MS, STATEMENT_TIMEOUT_MS, type Db } from '../../src/db/connect.ts';
+import { run } from '../support/archive-tools.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { ROOT } from '../support/env.ts';
 
 let t: TestDatabase;
 let short: Db;
@@ -54,16 +52,16 @@ describe('idle connections', () => {
   it('never keep the process alive: a script that queries and never closes its pool exits by itself', async () => {
     const script = `import { sql } from 'kysely'; import { createDb } from './src/db/connect.ts';
       const db = createDb(process.env.URL); const r = await sql\`SELECT 41 + 1 AS n\`.execute(db); console.log(r.rows[0].n);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    // killed when it would otherwise hang (its code is then null)
+    const { code, out } = await run(process.execPath, ['--input-type=module', '-e', script], {
       cwd: ROOT,
       env: { ...process.env, URL: t.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    clearTimeout(killer);
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+    }).then(
+      (r) => ({ code: 0 as number | null, out: r.stdout }),
+      (e: { code?: number | null; stdout?: string }) => ({ code: e.code ?? null, out: e.stdout ?? '' }),
+    );
     expect({ code, out: out.trim() }).toEqual({ code: 0, out: '42' });
   }, 30_000);
 });

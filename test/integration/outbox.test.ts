@@ -415,7 +415,7 @@ describe('the dead letter', () => {
   });
 
   it("a batch's lock walks the primary key, even when the statistics were taken while the queue was nearly empty", async () => {
-    // Analyzed while it held one row, the queue looks a few dozen rows long once 10,000 are queued:
+    // Analyzed while it held one row, the queue looks a few dozen rows long once thousands are queued:
     // left to itself the planner read and sorted all of them for every batch.
     await enqueueTuples(t.db, archiveTuples(randomUUID(), randomUUID()));
     await t.db.updateTable('fga_outbox').set({ dead_at: new Date() }).execute();
