@@ -35,6 +35,11 @@ describe('benches at a small size', () => {
       // the write floor wrote what the admission wrote: every page's rows and the same next level
       expect(r.bareWriteRows).toEqual({ pages: r.pages, submissions: r.pages, archives: r.pages, tuples: r.pages, nextRows: r.nextLevelRows });
       expect(r.cpuFloorRatio).toBeGreaterThanOrEqual(1);
+      // and so did the floor pipelined under the same reads, each level's time beside its bare reads'
+      expect(r.pipelineFloorRows).toEqual(r.bareWriteRows);
+      expect((r.samplesPipelineFloorRatio as number[]).every(finite)).toBe(true);
+      expect(r.samplesPipelineFloorRatio).toHaveLength((r.samplesPagesPerSecond as number[]).length);
+      for (const k of ['pipelineFloorRatio', 'ratioToPipelineFloor']) expect(finite(r[k]), k).toBe(true);
       // five levels at the first size, the median of them the figure; one at 10×; three linked as real sites link
       const samples = r.samplesPagesPerSecond as number[];
       expect(samples).toHaveLength(r.navLinks !== 0 ? 3 : r.pages === 30 ? 5 : 1);
