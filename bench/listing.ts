@@ -31,6 +31,7 @@ import { listContext, reachableJobs, sharedArchives } from '../src/fga/reach.ts'
 import { archiveCandidates, type CandidateScope } from '../src/store/archives.ts';
 import { percentile, printLines, round } from './support-crawl.ts';
 import { startBenchApi, type ApiBench } from './support-api.ts';
+import { analyzeFgaTuples } from './support-fga-statistics.ts';
 
 const PER_CRAWL = 30;
 const ORGS = 100;
@@ -72,6 +73,7 @@ async function seed(api: ApiBench, archives: number): Promise<void> {
       }
     }),
   );
+  await analyzeFgaTuples();
 }
 
 async function timed(n: number, fn: (i: number) => Promise<void>): Promise<number[]> {

@@ -33,6 +33,7 @@ import { searchForCaller, type SearchDeps, type SearchPhase } from '../src/searc
 import { HIT_FIELDS, matchQuery, queryIndex } from '../src/search/query.ts';
 import { createTestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
+import { analyzeFgaTuples } from './support-fga-statistics.ts';
 
 export interface SearchBenchOptions {
   pages?: number;
@@ -238,6 +239,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
     }
     for (const r of rows) tuples.push(...archiveTuples(r.id, r.crawlId));
     await writeTuples(fga, tuples);
+    await analyzeFgaTuples();
     const seedSeconds = (performance.now() - seedT0) / 1000;
 
     // indexing: what the workflow and POST /index run, over every archive (or, past bulkAbove,
