@@ -2,12 +2,11 @@
 // one WACZ each, spread over 10 organizations' crawls, really in the bucket; indexed through the
 // real indexer (ranged reads of pages/pages.jsonl, bulk writes, indexed_at), then queried the way
 // GET /api/search does it (searchForCaller: the caller's reach from OpenFGA, a filtered
-// OpenSearch read, the ledger rows and can_view of what it read, reading on when the page is not
-// full). The caller belongs to one of ten organizations, so nine pages in ten are not theirs.
+// OpenSearch read, the ledger rows of what it read within that reach, reading on when the page is
+// not full; can_view is asked only of a reach too wide to list). The caller belongs to one of ten organizations, so nine pages in ten are not theirs.
 // Beside it, OpenSearch alone (one read of a page of hits with fields and snippets, unfiltered),
 // measured in the same run (ratio); how often the page held every visible hit that exists, up to
-// the limit (fullPageRate); and what each phase of the search cost (phases: mean ms per query;
-// rows and canView run side by side).
+// the limit (fullPageRate); and what each phase of the search cost (phases: mean ms per query).
 // Goals: a full page of visible hits whenever they exist, query p50 ≤ 50 ms (issue 14), and p50
 // at most 2.5 × OpenSearch alone (issue 28).
 //

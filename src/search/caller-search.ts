@@ -1,22 +1,26 @@
-// Searching for a caller: OpenSearch ranks, the ledger and OpenFGA can_view drop what the caller
-// may not see, the same shape as GET /api/archives. `total` stays the index's raw count and
-// includes what authorization dropped.
+// Searching for a caller: OpenSearch ranks, OpenFGA decides what the caller may see, the same
+// shape as GET /api/archives. `total` stays the index's raw count and includes what authorization
+// dropped.
 //
 // Within a reach (fga/reach.ts: the crawls and shares OpenFGA lists for the caller) the first read
 // asks the index for those pages only, with their fields and snippets (the raw count asked beside
-// it); its archives' ledger rows and their can_view (one BatchCheck) are then asked at once.
-// The reach only narrows what is read: a page it lets through and OpenFGA refuses is dropped.
-// When a reach cannot be listed (too wide), every hit is a candidate: ranking reads carry ids
-// only and read well past the page, checks go out in the index's order until the page is full,
-// and only the page's own documents are fetched with their fields. Either way, when the page is
-// not full the search reads on (search_after), a bounded number of rounds.
+// it); its archives are then looked up in the ledger within that reach, as the listing reads its
+// candidates (store/archives.ts reachableClause): an archive of a reached crawl whose parent tuple
+// OpenFGA holds (none of it left in the outbox), or one shared with the caller. That is what
+// can_view says of them, from OpenFGA's own lists, so no BatchCheck is asked per read; the index
+// only narrows what is read and never decides: a page it lets through that is outside the reach
+// is dropped. When a reach cannot be listed (too wide), every hit is a candidate: ranking reads
+// carry ids only and read well past the page, OpenFGA's can_view checks go out in the index's
+// order until the page is full, and only the page's own documents are fetched with their fields.
+// Either way, when the page is not full the search reads on (search_after), a bounded number of
+// rounds.
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../db/connect.ts';
 import type { Identity } from '../domain/identity.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { viewableArchives } from '../fga/authorize.ts';
 import { reachableJobs, sharedArchives, type ReachableObjects } from '../fga/reach.ts';
-import { archivesWithin } from '../store/archives.ts';
+import { archivesWithin, type CandidateScope } from '../store/archives.ts';
 import type { SearchIndex } from './client.ts';
 import {
   fetchHits,
@@ -61,9 +65,9 @@ interface Search {
   identity: Identity;
   q: string;
   opts: SearchOptions;
-  /** the reach's filter: present, every read is narrowed by it and each read's archives are checked at once */
-  filter?: Record<string, unknown>;
-  /** archive id -> its ledger row when it is in the ledger, null when not */
+  /** present, every read is narrowed by its filter and its archives are looked up within it */
+  reach?: { scope: CandidateScope; filter: Record<string, unknown> };
+  /** archive id -> its ledger row when it is in the ledger (within the reach, when there is one), null when not */
   rows: Map<string, LedgerRow | null>;
   viewable: Map<string, boolean>;
   page: IndexMatch[];
@@ -88,7 +92,7 @@ export async function searchForCaller(deps: SearchDeps, identity: Identity, q: s
   if (shared === undefined) return searchAll(s);
   const reach = { jobs, shared };
   const first = shared.length === 0 ? await guess : await readWithin(s, reach);
-  s.filter = reachFilter(reach);
+  s.reach = { scope: { kind: 'reachable', ...reach }, filter: reachFilter(reach) };
   return answer(s, first.read.total, await collect(s, first.read, first.size));
 }
 
@@ -128,7 +132,7 @@ async function collect(s: Search, first: IndexRead, firstSize: number): Promise<
     if (read.read < size || read.lastSort === undefined) return undefined;
     if (round === MAX_SEARCH_ROUNDS) return s.opts.from + s.consumed;
     size = nextReadSize(s, read, size);
-    const after = { size, from: s.opts.from, trackTotal: false, searchAfter: read.lastSort, ...(s.filter ? { filter: s.filter } : {}) };
+    const after = { size, from: s.opts.from, trackTotal: false, searchAfter: read.lastSort, ...(s.reach ? { filter: s.reach.filter } : {}) };
     read = await timed(s.deps, 'readOn', () => queryIndex(s.deps.search, s.q, after));
   }
 }
@@ -147,8 +151,7 @@ function nextReadSize(s: Search, read: IndexRead, size: number): number {
 /** Adds the read's visible hits to the page, in order, until it is full; answers how many hits were looked at. */
 async function takeVisible(s: Search, read: IndexRead): Promise<number> {
   const matches = read.matches;
-  if (s.filter === undefined) await learnLedger(s, matches);
-  else await Promise.all([learnLedger(s, matches), learnViewable(s, matches, 0, matches.length)]);
+  await learnLedger(s, matches);
   let i = 0;
   for (; i < matches.length && s.page.length < s.opts.size; i++) {
     const m = matches[i]!;
@@ -161,7 +164,7 @@ async function takeVisible(s: Search, read: IndexRead): Promise<number> {
 
 /**
  * Asks the ledger about the archives of `matches` not asked about yet (one query by primary key).
- * Not narrowed by the reach: the index read already was, and can_view decides what is shown.
+ * Within a reach, only those it holds within the reach are found, and they are the viewable ones.
  */
 async function learnLedger(s: Search, matches: readonly IndexMatch[]): Promise<void> {
   const ids = new Set<string>();
@@ -171,21 +174,21 @@ async function learnLedger(s: Search, matches: readonly IndexMatch[]): Promise<v
     else s.rows.set(m.archiveId, null);
   }
   if (ids.size === 0) return;
-  const found = await timed(s.deps, 'rows', () => archivesWithin(s.deps.db, [...ids], { kind: 'all' }));
+  const scope = s.reach?.scope ?? { kind: 'all' };
+  const found = await timed(s.deps, 'rows', () => archivesWithin(s.deps.db, [...ids], scope));
   const rows = new Map(found.map((r) => [r.id, r]));
-  for (const id of ids) s.rows.set(id, rows.get(id) ?? null);
+  for (const id of ids) {
+    s.rows.set(id, rows.get(id) ?? null);
+    if (s.reach !== undefined) s.viewable.set(id, rows.has(id));
+  }
 }
 
-/**
- * One BatchCheck over up to `want` archives of `matches` from `start` (in order) not checked yet:
- * those the ledger holds, or, when the ledger is asked at the same time, every one it could hold.
- */
+/** One BatchCheck over up to `want` archives of `matches` from `start` (in order) the ledger holds and not checked yet. */
 async function learnViewable(s: Search, matches: readonly IndexMatch[], start: number, want: number): Promise<void> {
   const ids = new Set<string>();
   for (let i = start; i < matches.length && ids.size < want; i++) {
     const id = matches[i]!.archiveId;
-    const candidate = s.filter === undefined ? s.rows.get(id) != null : isUuid(id);
-    if (candidate && !s.viewable.has(id)) ids.add(id);
+    if (s.rows.get(id) != null && !s.viewable.has(id)) ids.add(id);
   }
   if (ids.size === 0) return;
   const allowed = await timed(s.deps, 'canView', () => viewableArchives(s.deps.fga, s.identity, [...ids]));

@@ -1,9 +1,12 @@
 // Search within a caller's reach: the index is asked only for the crawls (and shares) OpenFGA lists
-// for the caller, and can_view still decides every hit shown. Rows and tuples in a test database
+// for the caller, and a hit is shown only when its archive is of such a crawl and OpenFGA holds its
+// parent tuple (none of it left in the outbox), as can_view would have it; the index never decides. Rows and tuples in a test database
 // and OpenFGA store, documents (as the indexer writes them, crawlId included) in an index of this
 // file's own.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConsistencyPreference } from '@openfga/sdk';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { checkEndpointOf } from '../../src/fga/check.ts';
 import { createSearchIndex, type SearchIndex } from '../../src/search/client.ts';
 import { ensureIndex, INDEX_MAPPINGS, INDEX_SETTINGS, type PageDocument } from '../../src/search/schema.ts';
 import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
@@ -45,6 +48,21 @@ async function searchAs(q: string, extra = ''): Promise<{ hits: { archiveId: str
   return (await res.json()) as never;
 }
 
+/** can_view as signing asks it: alice with her organization, at OpenFGA's strongest consistency */
+async function aliceMayView(archiveId: string): Promise<boolean> {
+  const answer = await store.client.check(
+    {
+      user: 'user:alice',
+      relation: 'can_view',
+      object: `archive:${archiveId}`,
+      contextualTuples: [{ user: 'user:alice', relation: 'member', object: 'organization:acme' }],
+      context: { current_time: new Date().toISOString() },
+    },
+    { consistency: ConsistencyPreference.HigherConsistency },
+  );
+  return answer.allowed === true;
+}
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
   store = await createTestStore();
@@ -55,9 +73,8 @@ beforeAll(async () => {
   visible.push(...(await archivesOf(acme, 25)));
   others.push(...(await archivesOf(globex, 100)));
   await drain(tdb.db, store.client);
-  // of alice's crawl in the ledger and in the index, but its parent tuple never reached OpenFGA
+  // of alice's crawl in the ledger and in the index, but its parent tuple has not reached OpenFGA yet
   refused = (await archivesOf(acme, 1))[0]!;
-  await tdb.db.deleteFrom('fga_outbox').execute();
   await ensureIndex(search);
   const body: unknown[] = [];
   // the other organization's pages rank first (the word twice), alice's after them
@@ -75,11 +92,23 @@ afterAll(async () => {
 });
 
 describe('GET /api/search within the reach', () => {
-  it('shows only pages of the crawls OpenFGA lists for the caller, and of those only what can_view allows; total is the raw count', async () => {
-    const r = await searchAs('kakapo', '&limit=100');
+  it('shows only pages of the crawls OpenFGA lists for the caller, and of those only what OpenFGA holds the parent of; total is the raw count', async () => {
+    const endpoint = checkEndpointOf(api.deps.fga)!;
+    const spies = [vi.spyOn(endpoint, 'batchCheckCached'), vi.spyOn(endpoint, 'decide'), vi.spyOn(api.deps.fga, 'batchCheck'), vi.spyOn(api.deps.fga, 'check')];
+    let r: Awaited<ReturnType<typeof searchAs>>;
+    try {
+      r = await searchAs('kakapo', '&limit=100');
+      // the reached crawls are OpenFGA's answer: no hit is asked about again
+      for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
     expect(r.total).toBe(126);
     expect(r.hits.map((h) => h.archiveId).sort()).toEqual([...visible].sort());
     expect(r.hits.map((h) => h.archiveId)).not.toContain(refused);
+    // OpenFGA, asked of every hit shown and at its strongest, agrees; and refuses the one left out
+    expect(await Promise.all(r.hits.map((h) => aliceMayView(h.archiveId)))).toEqual(visible.map(() => true));
+    expect(await aliceMayView(refused)).toBe(false);
     expect(r).not.toHaveProperty('nextOffset');
     for (const h of r.hits) expect(h.objectKey).toMatch(/\.wacz$/);
   });
@@ -103,6 +132,14 @@ describe('GET /api/search within the reach', () => {
   it('a caller who reaches nothing gets the raw count and no hits', async () => {
     const res = await fetch(`${api.url}/api/search?q=kakapo`, { headers: devHeaders('nobody', ['initech']) });
     expect(await res.json()).toEqual({ hits: [], total: 126 });
+  });
+
+  it('the archive whose parent tuple was waiting in the outbox is shown once OpenFGA has it, as a check would allow it then', async () => {
+    expect(await aliceMayView(refused)).toBe(false);
+    expect(await drain(tdb.db, store.client)).toBe(1);
+    expect(await aliceMayView(refused)).toBe(true);
+    const r = await searchAs('kakapo', '&limit=100');
+    expect(r.hits.map((h) => h.archiveId).sort()).toEqual([refused, ...visible].sort());
   });
 });
 
