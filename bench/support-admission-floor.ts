@@ -9,9 +9,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Queryable } from '../src/db/connect.ts';
-import { CANDIDATE_CHUNK, LAST_CHUNK_SHARE, PAGE_ROWS_CHUNK } from '../src/domain/admission-planner.ts';
+import { CANDIDATE_CHUNK, chunkShare, PAGE_ROWS_CHUNK } from '../src/domain/admission-planner.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
 import { archiveTuples } from '../src/fga/tuples.ts';
+import { WriteQueue } from '../src/ledger/admission-write.ts';
 import { startBenchCrawl } from './support-crawl.ts';
 
 /** Rows a statement of the floor writes. */
@@ -64,25 +65,21 @@ export interface FloorReads {
 async function pipelined(db: Db, crawlId: string, rows: Row[], next: string[], read: FloorReads): Promise<FloorRows> {
   return db.transaction().execute(async (trx) => {
     const written = emptyRows();
-    let tail: Promise<void> = Promise.resolve();
-    const queue = (write: () => Promise<void>): void => {
-      tail = tail.then(write);
-      tail.catch(() => undefined);
-    };
+    const queue = new WriteQueue();
     const handed = { pages: 0, next: 0 };
     let added = 0;
     const handOver = (final: boolean): void => {
-      const share = Math.min(1, Math.max(LAST_CHUNK_SHARE, (rows.length - added) / PAGE_ROWS_CHUNK));
+      const share = chunkShare(rows.length - added);
       if (final || added - handed.pages >= Math.ceil(PAGE_ROWS_CHUNK * share)) {
         const chunk = rows.slice(handed.pages, added);
         handed.pages = added;
-        if (chunk.length > 0) queue(async () => add(written, await writePages(trx, crawlId, chunk)));
+        if (chunk.length > 0) queue.push(async () => add(written, await writePages(trx, crawlId, chunk)));
       }
       const due = final ? next.length : Math.floor((next.length * added) / rows.length);
       if (final || due - handed.next >= Math.ceil(CANDIDATE_CHUNK * share)) {
         const chunk = next.slice(handed.next, due);
         handed.next = due;
-        if (chunk.length > 0) queue(async () => void (written.nextRows += await writeNext(trx, crawlId, chunk)));
+        if (chunk.length > 0) queue.push(async () => void (written.nextRows += await writeNext(trx, crawlId, chunk)));
       }
     };
     await mapLimit(rows, read.inFlight, async (_, i) => {
@@ -91,7 +88,7 @@ async function pipelined(db: Db, crawlId: string, rows: Row[], next: string[], r
       handOver(false);
     });
     handOver(true);
-    await tail;
+    await queue.done();
     return written;
   });
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Manifest, PageReport } from './contract.ts';
 import { planAdmission, type PageRead, type PlanInput } from './admission-plan.ts';
-import { AdmissionPlanner, LAST_CHUNK_SHARE, PAGE_ROWS_CHUNK, type ReadyRows } from './admission-planner.ts';
+import { AdmissionPlanner, chunkShare, LAST_CHUNK_SHARE, PAGE_ROWS_CHUNK, type ReadyRows } from './admission-planner.ts';
 import { rulesFromFixed } from './rules/index.ts';
 
 const now = new Date('2025-03-01T00:00:00.000Z');
@@ -137,5 +137,24 @@ describe('AdmissionPlanner', () => {
     expect(() => planner.finish()).toThrow(/not added/);
     planner.add(0, input.reads[0]!);
     expect(() => planner.add(0, input.reads[0]!)).toThrow(/twice/);
+  });
+});
+
+describe('chunkShare', () => {
+  it('is a whole chunk while more than one is unread, then the unread part of one, never below LAST_CHUNK_SHARE', () => {
+    expect(chunkShare(5000)).toBe(1);
+    expect(chunkShare(PAGE_ROWS_CHUNK)).toBe(1);
+    expect(chunkShare(PAGE_ROWS_CHUNK / 2)).toBe(0.5);
+    expect(chunkShare(0)).toBe(LAST_CHUNK_SHARE);
+    expect(chunkShare(50, 100)).toBe(0.5);
+    fc.assert(
+      fc.property(fc.nat(100_000), fc.integer({ min: 1, max: 10_000 }), (unread, chunk) => {
+        const share = chunkShare(unread, chunk);
+        expect(share).toBeGreaterThanOrEqual(LAST_CHUNK_SHARE);
+        expect(share).toBeLessThanOrEqual(1);
+        if (unread >= chunk) expect(share).toBe(1);
+        else expect(share).toBe(Math.max(LAST_CHUNK_SHARE, unread / chunk));
+      }),
+    );
   });
 });

@@ -42,6 +42,11 @@ export const CANDIDATE_CHUNK = 500;
  */
 export const LAST_CHUNK_SHARE = 1 / 16;
 
+/** The share of a whole chunk handed out now: all of one while more than one is still to read; then as much of one as is unread, no less than LAST_CHUNK_SHARE. */
+export function chunkShare(unread: number, chunkPages: number = PAGE_ROWS_CHUNK): number {
+  return Math.min(1, Math.max(LAST_CHUNK_SHARE, unread / chunkPages));
+}
+
 /** Some pages' own rows, ready to write: `indexes` into the level's pages, index for index with `admissions`. */
 export interface PageRows {
   indexes: number[];
@@ -95,17 +100,11 @@ export class AdmissionPlanner {
 
   /** What is ready to write in whole chunks; the rest waits for more pages or for finish(). */
   ready(): ReadyRows {
-    const share = this.chunkShare();
+    const share = chunkShare(this.reads.length - this.added, this.chunks.pages);
     return {
       pages: this.pending.length >= Math.ceil(this.chunks.pages * share) ? this.takePages(this.pending.splice(0)) : null,
       candidates: this.candidatesSoFar() - this.handedOut >= Math.ceil(this.chunks.candidates * share) ? this.takeCandidates() : [],
     };
-  }
-
-  /** A whole chunk while more than one is still to read; then as much of one as is unread, no less than LAST_CHUNK_SHARE. */
-  private chunkShare(): number {
-    const unread = this.reads.length - this.added;
-    return Math.min(1, Math.max(LAST_CHUNK_SHARE, unread / this.chunks.pages));
   }
 
   /** Every page added: the whole plan, and the rows not handed out yet. */

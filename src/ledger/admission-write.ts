@@ -77,7 +77,7 @@ export async function writeAdmission(db: Db, level: Level, produce: (sink: Admis
 }
 
 /** Writes run one at a time, in the order queued; a failure is thrown by done(). */
-class WriteQueue {
+export class WriteQueue {
   private tail: Promise<void> = Promise.resolve();
   push(write: () => Promise<void>): void {
     this.tail = this.tail.then(write);
