@@ -11,7 +11,7 @@ import { createSearchIndex, type SearchIndex } from '../../src/search/client.ts'
 import { ensureIndex, INDEX_MAPPINGS, INDEX_SETTINGS, type PageDocument } from '../../src/search/schema.ts';
 import { devHeaders, startTestApi, type TestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createTestStore, type TestStore } from '../support/fga.ts';
+import { checkQuestion, createTestStore, type TestStore } from '../support/fga.ts';
 import { drain, insertArchive, insertJob } from '../support/ledger.ts';
 
 const INDEX = `cl-test-search-reach-${randomBytes(4).toString('hex')}`;
@@ -50,16 +50,8 @@ async function searchAs(q: string, extra = ''): Promise<{ hits: { archiveId: str
 
 /** can_view as signing asks it: alice with her organization, at OpenFGA's strongest consistency */
 async function aliceMayView(archiveId: string): Promise<boolean> {
-  const answer = await store.client.check(
-    {
-      user: 'user:alice',
-      relation: 'can_view',
-      object: `archive:${archiveId}`,
-      contextualTuples: [{ user: 'user:alice', relation: 'member', object: 'organization:acme' }],
-      context: { current_time: new Date().toISOString() },
-    },
-    { consistency: ConsistencyPreference.HigherConsistency },
-  );
+  const question = checkQuestion('alice', 'can_view', `archive:${archiveId}`, ['acme'], new Date().toISOString());
+  const answer = await store.client.check(question, { consistency: ConsistencyPreference.HigherConsistency });
   return answer.allowed === true;
 }
 
