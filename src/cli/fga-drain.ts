@@ -10,7 +10,8 @@ import { drainOutbox, OUTBOX_DEAD_AFTER, reviveDeadLetters } from '../fga/outbox
 
 const config = loadConfigOrExit();
 const retryDead = process.argv.includes('--retry-dead');
-const db = createDb(config.databaseUrl, 5);
+// drainOutbox runs 4 lanes of up to two transactions each (one at OpenFGA, the next locked behind it)
+const db = createDb(config.databaseUrl, 9);
 try {
   const fga = createFgaClient(config.fga);
   if (retryDead) console.log(`back in the queue from the dead letter: ${await reviveDeadLetters(db)}`);

@@ -140,19 +140,28 @@ export function lockNextQuery(cursor: number, limit: number, failedIds: Readonly
     FROM batch b ORDER BY b.id`;
 }
 
+/** What a batch took from the rows it locked. */
+interface Picked {
+  /** undefined: nothing to send (every row had failed in this drain already) */
+  units: Unit<CountedRow>[] | undefined;
+  /** the plan cut the batch before its last row: rows after the cut stay locked until it commits */
+  cut: boolean;
+}
+
 /**
  * The rows of one batch to send: planned (cut before a second variant of a tuple), minus the units
  * that would overtake an earlier queued row of their tuple. Moves the lane's cursor past what it
  * looked at, and gives back to the budget what it did not take.
  */
-function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainState): Unit<CountedRow>[] | undefined {
+function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainState): Picked {
   // The failed ids the query filtered on were read before it went out; a row another lane failed
-  // in the meantime can still come back. The set is current by now: a failed row is tried once.
+  // in the meantime can still come back. The set is current by now: a lane notes its failures
+  // before its commit releases the rows, and this batch holds every row it will send.
   const fresh = rows.filter((r) => !state.failedIds.has(r.id));
   if (fresh.length === 0) {
     state.budget += want;
     lane.cursor = rows[rows.length - 1]!.id;
-    return undefined;
+    return { units: undefined, cut: false };
   }
   const { units, taken } = planBatch(fresh);
   state.budget += want - taken.length;
@@ -160,7 +169,7 @@ function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainS
   lane.cursor = taken[taken.length - 1]!.id;
   const held = overtakingUnits(units);
   for (const u of held) state.heldBack += u.rows.length;
-  return units.filter((u) => !held.has(u));
+  return { units: units.filter((u) => !held.has(u)), cut: taken.length < fresh.length };
 }
 
 /** Removes the accepted rows; counts a failure (and a refusal) on the others. Returns the ids dead-lettered now. */
@@ -197,10 +206,14 @@ async function settle(trx: Transaction<Database>, sent: SendOutcome, deadAfter: 
   return dead;
 }
 
+/** What later batches must know as soon as a Write has answered: OpenFGA down, rows that failed. */
+function noteSent(state: DrainState, sent: SendOutcome): void {
+  if (sent.unavailable !== undefined) state.result.unavailable ??= sent.unavailable;
+  for (const f of sent.failed) state.failedIds.add(f.row.id);
+}
+
 function account(state: DrainState, settings: DrainSettings, sent: SendOutcome, dead: Set<number>): void {
   const { result } = state;
-  if (sent.unavailable !== undefined) result.unavailable ??= sent.unavailable;
-  for (const f of sent.failed) state.failedIds.add(f.row.id);
   result.delivered += sent.accepted.length;
   result.failed += sent.failed.length;
   result.deadLettered += dead.size;
@@ -210,8 +223,23 @@ function account(state: DrainState, settings: DrainSettings, sent: SendOutcome, 
   });
 }
 
-/** One batch of a lane, in its own transaction held until its rows are settled; false when the lane found nothing more. */
-function drainBatch(db: Kysely<Database>, fga: OpenFgaClient, lane: Lane, state: DrainState, settings: DrainSettings): Promise<boolean> {
+/** A batch's place in its lane. */
+interface Turn {
+  /** settles once the lane's previous batch has had OpenFGA's answer (or ended without a Write) */
+  previousSent: Promise<unknown>;
+  /** called once this batch's rows are locked and the lane's cursor is past them */
+  locked: () => void;
+  /** called once this batch has had OpenFGA's answer and noted it */
+  sent: () => void;
+}
+
+/**
+ * One batch of a lane, in its own transaction held until its rows are settled; false when the lane
+ * found nothing more. It locks its rows while the lane's previous batch is still at OpenFGA, and
+ * sends as soon as that one has its answer: a lane's Writes follow each other without the lock's
+ * and the settling's round trips between them.
+ */
+function drainBatch(db: Kysely<Database>, fga: OpenFgaClient, lane: Lane, state: DrainState, settings: DrainSettings, turn: Turn): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const want = Math.min(settings.batchSize, state.budget);
     if (want <= 0) return false;
@@ -222,13 +250,54 @@ function drainBatch(db: Kysely<Database>, fga: OpenFgaClient, lane: Lane, state:
       state.budget += want;
       return false;
     }
-    const units = selectUnits(rows, want, lane, state);
-    if (units === undefined) return true;
+    const { units, cut } = selectUnits(rows, want, lane, state);
+    // after a cut the lane's next batch must see the rows past it, which this one holds till it commits
+    if (!cut) turn.locked();
+    await turn.previousSent;
+    if (units === undefined || state.result.unavailable !== undefined) return true;
     const sent = await sendUnits(fga, units);
+    noteSent(state, sent);
+    turn.sent();
     const dead = await settle(trx, sent, settings.deadAfter);
     account(state, settings, sent, dead);
     return true;
   });
+}
+
+/**
+ * A lane's batches, in id order: the next one locks its rows while this one's Write is in flight,
+ * and sends once this one has its answer. One Write a lane at a time, at most two transactions a
+ * lane (the next starts when the one before this has committed); a failed batch ends the lane and
+ * the drain fails with its error.
+ */
+async function runLane(db: Kysely<Database>, fga: OpenFgaClient, state: DrainState, settings: DrainSettings): Promise<void> {
+  const lane: Lane = { cursor: 0 };
+  const batches: Promise<boolean>[] = [];
+  let previous: Promise<unknown> = Promise.resolve();
+  let previousSent: Promise<unknown> = Promise.resolve();
+  let failed = false;
+  while (!failed && state.result.unavailable === undefined) {
+    const locked = Promise.withResolvers<boolean>();
+    const sent = Promise.withResolvers<void>();
+    const batch = drainBatch(db, fga, lane, state, settings, { previousSent, locked: () => locked.resolve(true), sent: () => sent.resolve() });
+    batches.push(batch);
+    const ended = batch.then(
+      (found) => found,
+      () => {
+        failed = true;
+        return false;
+      },
+    );
+    // a batch that ends without a Write (or fails) lets the next one send all the same
+    void ended.then(() => sent.resolve());
+    if (!(await Promise.race([locked.promise, ended]))) break;
+    await previous.catch(() => undefined);
+    previous = batch;
+    previousSent = sent.promise;
+  }
+  const outcomes = await Promise.allSettled(batches);
+  const rejected = outcomes.find((o) => o.status === 'rejected');
+  if (rejected !== undefined) throw rejected.reason;
 }
 
 /**
@@ -246,16 +315,12 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
     heldBack: 0,
     failedIds: new Set(),
   };
-  const runLane = async (): Promise<void> => {
-    const lane: Lane = { cursor: 0 };
-    while (state.result.unavailable === undefined && (await drainBatch(db, fga, lane, state, settings)));
-  };
-
-  await Promise.all(Array.from({ length: settings.concurrency }, runLane));
+  const lanes = Array.from({ length: settings.concurrency }, () => runLane(db, fga, state, settings));
+  await Promise.all(lanes);
   // Rows that waited for an earlier row of the same tuple: that row has had its turn now.
   for (let pass = 0; pass < 3 && state.heldBack > 0 && state.result.unavailable === undefined; pass++) {
     state.heldBack = 0;
-    await runLane();
+    await runLane(db, fga, state, settings);
   }
 
   Object.assign(state.result, await outboxCounts(db));

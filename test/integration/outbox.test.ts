@@ -4,9 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { ClientWriteRequestOnDuplicateWrites, OpenFgaClient } from '@openfga/sdk';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/types.ts';
 import { canView } from '../../src/fga/authorize.ts';
 import {
   deliverTuples,
@@ -45,6 +46,10 @@ async function stored(tuple: Tuple): Promise<boolean> {
 
 function newArchive(taskId = `task-${randomUUID()}`) {
   return { task_id: taskId, bucket: 'captures', object_key: `${taskId}.wacz`, url: 'https://example.com/', captured_at: new Date() };
+}
+
+function rejectAfter(ms: number, why: string): Promise<never> {
+  return new Promise((_, reject) => setTimeout(() => reject(new Error(why)), ms).unref());
 }
 
 async function closedPort(): Promise<number> {
@@ -284,6 +289,69 @@ describe('drainOutbox', () => {
     );
     expect(await drainOutbox(t.db, store.client, { maxRows: 12, batchSize: 5 })).toEqual({ delivered: 12, failed: 0, remaining: 18, deadLettered: 0, dead: 0 });
     expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: 18, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
+  });
+
+  it('a lane locks its next batch while its Write is at OpenFGA, and has one Write out at a time', async () => {
+    const tuples = Array.from({ length: 30 }, (_, i): Tuple => ({ user: `user:p${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` }));
+    await enqueueTuples(t.db, tuples);
+    // the drain's own statements, seen as they complete
+    const nextLocked = Promise.withResolvers<void>();
+    let locks = 0;
+    const logged = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: t.url, max: 4 }) }),
+      log: (e) => {
+        if (e.level === 'query' && e.query.sql.includes('FOR UPDATE SKIP LOCKED') && ++locks === 2) nextLocked.resolve();
+      },
+    });
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const written: string[] = [];
+    const watched = Object.create(store.client) as OpenFgaClient;
+    watched.write = async (body, options) => {
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      try {
+        // the first Write answers only once the lane has locked its second batch
+        if (written.length === 0)
+          await Promise.race([nextLocked.promise, rejectAfter(10_000, 'the second batch was not locked while the first Write was out')]);
+        written.push(...(body.writes ?? []).map((w) => w.user));
+        return await store.client.write(body, options);
+      } finally {
+        inFlight--;
+      }
+    };
+    try {
+      const r = await drainOutbox(logged, watched, { batchSize: 10, concurrency: 1 });
+      expect(r).toEqual({ delivered: 30, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
+    } finally {
+      await logged.destroy();
+    }
+    expect(mostInFlight).toBe(1);
+    expect(written).toEqual(tuples.map((x) => x.user));
+    for (const x of [tuples[0]!, tuples[29]!]) expect(await stored(x)).toBe(true);
+  });
+
+  it("a batch that fails in Postgres after its Write fails the drain with its error; its rows stay queued, the lane's other batches are not lost", async () => {
+    const tuples = Array.from({ length: 30 }, (_, i): Tuple => ({ user: `user:f${i}`, relation: 'owner', object: `capture_job:${randomUUID()}` }));
+    await enqueueTuples(t.db, tuples);
+    const ids = (await outbox()).map((row) => row.id);
+    await sql`CREATE FUNCTION outbox_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'outbox test: row % may not leave', OLD.id; END $$`.execute(t.db);
+    await sql`CREATE TRIGGER outbox_test_refuse BEFORE DELETE ON fga_outbox FOR EACH ROW
+      WHEN (OLD.id = ${sql.lit(ids[14]!)}) EXECUTE FUNCTION outbox_test_refuse()`.execute(t.db);
+    try {
+      await expect(drainOutbox(t.db, store.client, { batchSize: 10, concurrency: 1 })).rejects.toThrow(`outbox test: row ${ids[14]} may not leave`);
+    } finally {
+      await sql`DROP TRIGGER outbox_test_refuse ON fga_outbox`.execute(t.db);
+      await sql`DROP FUNCTION outbox_test_refuse()`.execute(t.db);
+    }
+    // the failed batch rolled back: its rows wait for the next drain (OpenFGA has them already: at least once)
+    const left = (await outbox()).map((row) => row.id);
+    expect(left.slice(0, 10)).toEqual(ids.slice(10, 20));
+    expect(left.every((id) => id > ids[9]!)).toBe(true);
+    expect(await stored(tuples[14]!)).toBe(true);
+    expect(await drainOutbox(t.db, store.client)).toEqual({ delivered: left.length, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
+    for (const x of tuples) expect(await stored(x)).toBe(true);
   });
 
   it('deleting a tuple that is not there counts as delivered', async () => {
