@@ -16,7 +16,9 @@
 // 471 tuples/s into the 1,000,000-tuple store at load 32.
 //
 // The 1,000,000-tuple store is kept between runs under the name bench-outbox-1000000 (its preload,
-// with the bare Write, takes minutes); --fresh-store (or OUTBOX_BENCH_FRESH_STORE=1) makes it anew.
+// with the bare Write, takes minutes), and put back to its preload before each run: what earlier
+// runs wrote into it is taken out of OpenFGA's datastore (storeTuplesAtStart says what it held).
+// --fresh-store (or OUTBOX_BENCH_FRESH_STORE=1) makes it anew.
 //
 //   node bench/outbox.ts [--fresh-store]     (or npm run bench -- outbox)
 import { loadavg } from 'node:os';
@@ -27,7 +29,7 @@ import { drainOutbox, enqueueTuples } from '../src/fga/outbox.ts';
 import type { Tuple } from '../src/fga/tuples.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
-import { archiveParentTuples, bareWrite, preloadedStore } from './support-outbox.ts';
+import { archiveParentTuples, bareWrite, preloadedStore, tuplesInStore } from './support-outbox.ts';
 
 /** drainOutbox's default lanes: the bare Write gets as many requests in flight. */
 const CONCURRENCY = 4;
@@ -83,6 +85,7 @@ async function measure(
   // Untimed: the first Write after the stack starts finds OpenFGA's tuple table out of Postgres's
   // cache (the 1,000,000-tuple store's first bare Write ran at 2,550 tuples/s, the drain after it
   // at 10,672), so whichever went first would be measured cold.
+  const storeTuplesAtStart = await tuplesInStore(store.storeId);
   await bareWrite(store.client, archiveParentTuples(WARM_UP_TUPLES), CONCURRENCY);
   const rounds: Round[] = [];
   for (let i = 0; i < size.rounds; i++) rounds.push(await measureRound(db, store, size.tuples));
@@ -94,6 +97,7 @@ async function measure(
     bench: 'outbox',
     tuples: size.tuples,
     storeTuples: size.storeTuples,
+    storeTuplesAtStart,
     tuplesPerSecond: round(median.perSecond, 0),
     bareTuplesPerSecond: round(median.barePerSecond, 0),
     ratio: round(median.ratio, 2),

@@ -7,19 +7,9 @@
 // shares' p50 15 ms in the listing bench at 100,000 archives) instead of probing the user index
 // (0.1 ms). A deployment's store has been there while autovacuum ran: the bench analyzes the
 // tuple table once it has written, so OpenFGA is measured as it runs there.
-import pg from 'pg';
-import { loadProjectEnv } from '../test/support/env.ts';
+import { onFgaDatastore } from '../test/support/fga-datastore.ts';
 
 /** ANALYZE of OpenFGA's tuple table (its datastore, CAPTURE_LEDGER_FGA_DATABASE_URL). */
 export async function analyzeFgaTuples(): Promise<void> {
-  loadProjectEnv();
-  const url = process.env.CAPTURE_LEDGER_FGA_DATABASE_URL;
-  if (url === undefined || url === '') throw new Error('CAPTURE_LEDGER_FGA_DATABASE_URL is not set: the benches need OpenFGA’s datastore to analyze it');
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('ANALYZE tuple');
-  } finally {
-    await client.end();
-  }
+  await onFgaDatastore((client) => client.query('ANALYZE tuple'));
 }

@@ -1,6 +1,7 @@
 // Integration tests run against the real stack started by `npm run stack:up` (npm test does
 // it). This checks each service answers, builds the migrated template database, bundles the
-// workflows once for every worker the tests start, and tags the run: at the end it ends every
+// workflows once for every worker the tests start, takes the OpenFGA stores of earlier runs out
+// of OpenFGA's datastore (test/support/fga-datastore.ts), and tags the run: at the end it ends every
 // workflow and schedule the run's task queues still have in the test namespace.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
@@ -8,6 +9,7 @@ import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.ts';
 import { adminUrl, newTemplateName } from './db.ts';
+import { purgeEarlierTestStores } from './fga-datastore.ts';
 import { loadProjectEnv, ROOT } from './env.ts';
 import { checkTestNamespace, endRun } from './temporal-run.ts';
 
@@ -32,6 +34,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw new Error(`Postgres does not answer at ${adminUrl(base)} (${(err as Error).message}); run \`npm run stack:up\``);
   }
   await checkTestNamespace();
+  const purged = await purgeEarlierTestStores();
+  if (purged.stores > 0) console.log(`OpenFGA: took ${purged.stores} stores of earlier test runs (${purged.tuples} tuples) out of its datastore`);
   const template = newTemplateName();
   const runTag = template.slice(template.lastIndexOf('_') + 1);
   project.provide('testRunTag', runTag);

@@ -1,0 +1,68 @@
+// The suite's clean-up of OpenFGA's datastore, against the stack's OpenFGA and its Postgres: the
+// stores earlier runs left go entirely, tuples and changelog and models with them; a store of the
+// run going on, and any store not named as the tests name theirs, stay and still answer.
+import { randomBytes } from 'node:crypto';
+import { OpenFgaClient } from '@openfga/sdk';
+import { describe, expect, it } from 'vitest';
+import { modelJson } from '../support/fga.ts';
+import { onFgaDatastore, purgeEarlierTestStores, purgeStores, TEST_STORE_KEEP_MINUTES } from '../support/fga-datastore.ts';
+import { loadProjectEnv } from '../support/env.ts';
+
+loadProjectEnv();
+const apiUrl = process.env.CAPTURE_LEDGER_FGA_API_URL!;
+
+/** A store named `name` with the project's model and `tuples` owner tuples; returns its client. */
+async function storeWithTuples(name: string, tuples: number): Promise<{ id: string; client: OpenFgaClient }> {
+  const created = await new OpenFgaClient({ apiUrl }).createStore({ name });
+  const model = await new OpenFgaClient({ apiUrl, storeId: created.id }).writeAuthorizationModel(modelJson());
+  const client = new OpenFgaClient({ apiUrl, storeId: created.id, authorizationModelId: model.authorization_model_id });
+  const writes = Array.from({ length: tuples }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `capture_job:j${i}` }));
+  await client.write({ writes });
+  return { id: created.id, client };
+}
+
+async function backdate(storeId: string, minutes: number): Promise<void> {
+  await onFgaDatastore((c) => c.query(`UPDATE store SET created_at = now() - make_interval(mins => $2) WHERE id = $1`, [storeId, minutes]));
+}
+
+/** The datastore's rows of a store, table by table. */
+async function rowsOf(storeId: string): Promise<Record<string, number>> {
+  return onFgaDatastore(async (c) => {
+    const count = async (sql: string) => Number((await c.query<{ n: string }>(sql, [storeId])).rows[0]!.n);
+    return {
+      tuple: await count('SELECT count(*) AS n FROM tuple WHERE store = $1'),
+      changelog: await count('SELECT count(*) AS n FROM changelog WHERE store = $1'),
+      authorization_model: await count('SELECT count(*) AS n FROM authorization_model WHERE store = $1'),
+      store: await count('SELECT count(*) AS n FROM store WHERE id = $1'),
+    };
+  });
+}
+
+describe('purging the stores of earlier test runs', () => {
+  it('takes every row of an old test store out of the datastore, and leaves young and other stores answering', async () => {
+    const tag = randomBytes(4).toString('hex');
+    const old = await storeWithTuples(`test-${tag}-old`, 30);
+    const oldDeploy = await storeWithTuples(`deploy-${tag}`, 3);
+    const young = await storeWithTuples(`test-${tag}-young`, 5);
+    const other = await storeWithTuples(`keep-${tag}`, 4);
+    await backdate(old.id, TEST_STORE_KEEP_MINUTES + 5);
+    await backdate(oldDeploy.id, TEST_STORE_KEEP_MINUTES + 5);
+    await backdate(other.id, TEST_STORE_KEEP_MINUTES + 5);
+    expect((await rowsOf(old.id)).tuple).toBe(30);
+
+    const purged = await purgeEarlierTestStores();
+    expect(purged.stores).toBeGreaterThanOrEqual(2);
+    expect(purged.tuples).toBeGreaterThanOrEqual(33);
+    expect(await rowsOf(old.id)).toEqual({ tuple: 0, changelog: 0, authorization_model: 0, store: 0 });
+    expect(await rowsOf(oldDeploy.id)).toEqual({ tuple: 0, changelog: 0, authorization_model: 0, store: 0 });
+    expect(await rowsOf(young.id)).toEqual({ tuple: 5, changelog: 5, authorization_model: 1, store: 1 });
+    expect(await rowsOf(other.id)).toEqual({ tuple: 4, changelog: 4, authorization_model: 1, store: 1 });
+    expect((await young.client.check({ user: 'user:u4', relation: 'owner', object: 'capture_job:j4' })).allowed).toBe(true);
+    expect((await other.client.check({ user: 'user:u3', relation: 'owner', object: 'capture_job:j3' })).allowed).toBe(true);
+    // OpenFGA no longer knows the purged store
+    await expect(new OpenFgaClient({ apiUrl, storeId: old.id }).getStore()).rejects.toThrow();
+
+    await onFgaDatastore((c) => purgeStores(c, [young.id, other.id]));
+    expect((await rowsOf(other.id)).store).toBe(0);
+  });
+});
