@@ -18,10 +18,13 @@ import {
 import type { OutboxRow } from '../db/types.ts';
 import type { Unit } from '../domain/outbox-plan.ts';
 
+/** What a drain reads of a queued row: the tuple and what to do with it. */
+export type QueuedRow = Pick<OutboxRow, 'id' | 'operation' | 'tuple_user' | 'relation' | 'object' | 'condition'>;
+
 export interface SendOutcome {
-  accepted: OutboxRow[];
+  accepted: QueuedRow[];
   /** refused: OpenFGA refused the tuple itself (counts towards the dead letter) */
-  failed: { row: OutboxRow; error: string; refused: boolean }[];
+  failed: { row: QueuedRow; error: string; refused: boolean }[];
   /** set when OpenFGA could not be reached (or refused the store) */
   unavailable?: string;
 }
@@ -42,7 +45,7 @@ function isUnavailable(err: unknown): boolean {
   return !(err instanceof FgaApiError) || err instanceof FgaApiAuthenticationError || err instanceof FgaApiNotFoundError;
 }
 
-function toWrite(r: OutboxRow): TupleKey {
+function toWrite(r: QueuedRow): TupleKey {
   const condition = r.condition ?? undefined;
   return {
     user: r.tuple_user,
@@ -52,7 +55,7 @@ function toWrite(r: OutboxRow): TupleKey {
   };
 }
 
-function toRequest(units: Unit<OutboxRow>[]): { writes: TupleKey[]; deletes: TupleKeyWithoutCondition[] } {
+function toRequest(units: Unit<QueuedRow>[]): { writes: TupleKey[]; deletes: TupleKeyWithoutCondition[] } {
   const writes: TupleKey[] = [];
   const deletes: TupleKeyWithoutCondition[] = [];
   for (const { rows } of units) {
@@ -65,12 +68,12 @@ function toRequest(units: Unit<OutboxRow>[]): { writes: TupleKey[]; deletes: Tup
 
 const CONFLICT = { onDuplicateWrites: ClientWriteRequestOnDuplicateWrites.Ignore, onMissingDeletes: ClientWriteRequestOnMissingDeletes.Ignore };
 
-async function send(fga: OpenFgaClient, units: Unit<OutboxRow>[]): Promise<void> {
+async function send(fga: OpenFgaClient, units: Unit<QueuedRow>[]): Promise<void> {
   await fga.write(toRequest(units), { conflict: CONFLICT });
 }
 
 /** One refused tuple sinks the whole request: find out which, one tuple at a time. */
-async function sendOneByOne(fga: OpenFgaClient, units: Unit<OutboxRow>[], out: SendOutcome): Promise<void> {
+async function sendOneByOne(fga: OpenFgaClient, units: Unit<QueuedRow>[], out: SendOutcome): Promise<void> {
   for (const unit of units) {
     if (out.unavailable !== undefined) {
       for (const row of unit.rows) out.failed.push({ row, error: out.unavailable, refused: false });
@@ -89,7 +92,7 @@ async function sendOneByOne(fga: OpenFgaClient, units: Unit<OutboxRow>[], out: S
 }
 
 /** Sends the units in one write; when OpenFGA refuses it for some tuple's sake, one by one. */
-export async function sendUnits(fga: OpenFgaClient, units: Unit<OutboxRow>[]): Promise<SendOutcome> {
+export async function sendUnits(fga: OpenFgaClient, units: Unit<QueuedRow>[]): Promise<SendOutcome> {
   const out: SendOutcome = { accepted: [], failed: [] };
   if (units.length === 0) return out;
   try {

@@ -10,9 +10,9 @@
 // operator puts it back (reviveDeadLetters, `npm run fga:drain -- --retry-dead`) or deletes it.
 import type { OpenFgaClient } from '@openfga/sdk';
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database, OutboxRow } from '../db/types.ts';
+import type { Database } from '../db/types.ts';
 import { groupFailures, overtakingUnits, planBatch, type Unit } from '../domain/outbox-plan.ts';
-import { sendUnits, type SendOutcome } from './outbox-send.ts';
+import { sendUnits, type QueuedRow, type SendOutcome } from './outbox-send.ts';
 import type { Tuple } from './tuples.ts';
 
 export async function enqueueTuples(trx: Kysely<Database> | Transaction<Database>, tuples: Tuple[], operation: 'write' | 'delete' = 'write'): Promise<void> {
@@ -69,10 +69,10 @@ export interface DrainResult {
   unavailable?: string;
 }
 
-const describe = (r: OutboxRow): DeliveredTuple => ({ id: r.id, operation: r.operation, user: r.tuple_user, relation: r.relation, object: r.object });
+const describe = (r: QueuedRow): DeliveredTuple => ({ id: r.id, operation: r.operation, user: r.tuple_user, relation: r.relation, object: r.object });
 
 /** A queued row, with how many live rows of its tuple were queued before it. */
-export type CountedRow = OutboxRow & { earlier: number };
+export type CountedRow = QueuedRow & { earlier: number };
 
 interface DrainSettings {
   batchSize: number;
@@ -129,7 +129,7 @@ async function lockNext(trx: Transaction<Database>, cursor: number, limit: numbe
 export function lockNextQuery(cursor: number, limit: number, failedIds: ReadonlySet<number>): RawBuilder<CountedRow> {
   return sql<CountedRow>`
     WITH batch AS (
-      SELECT * FROM fga_outbox
+      SELECT id, operation, tuple_user, relation, object, condition FROM fga_outbox
       WHERE id > ${cursor} AND dead_at IS NULL AND NOT (id = ANY(${[...failedIds]}::bigint[]))
       ORDER BY id LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
@@ -175,14 +175,8 @@ function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainS
 /** Removes the accepted rows; counts a failure (and a refusal) on the others. Returns the ids dead-lettered now. */
 async function settle(trx: Transaction<Database>, sent: SendOutcome, deadAfter: number): Promise<Set<number>> {
   if (sent.accepted.length > 0) {
-    await trx
-      .deleteFrom('fga_outbox')
-      .where(
-        'id',
-        'in',
-        sent.accepted.map((r) => r.id),
-      )
-      .execute();
+    // one array parameter, not one per row
+    await sql`DELETE FROM fga_outbox WHERE id = ANY(${sent.accepted.map((r) => r.id)}::bigint[])`.execute(trx);
   }
   const dead = new Set<number>();
   for (const group of groupFailures(sent.failed)) {
