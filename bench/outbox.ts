@@ -82,11 +82,14 @@ async function measure(
   size: { tuples: number; storeTuples: number; rounds: number },
   load1: number,
 ): Promise<Record<string, unknown>> {
-  // Untimed: the first Write after the stack starts finds OpenFGA's tuple table out of Postgres's
-  // cache (the 1,000,000-tuple store's first bare Write ran at 2,550 tuples/s, the drain after it
-  // at 10,672), so whichever went first would be measured cold.
   const storeTuplesAtStart = await tuplesInStore(store.storeId);
+  // Untimed, both ways once: the first Write after the stack starts finds OpenFGA's tuple table
+  // out of Postgres's cache (the 1,000,000-tuple store's first bare Write ran at 2,550 tuples/s, the
+  // drain after it at 10,672), and the process's first drain was its slowest (the first round's
+  // ratio the lowest of three in 10 of 12 runs: code not compiled yet, a table not yet read), so
+  // whichever went first would be measured cold.
   await bareWrite(store.client, archiveParentTuples(WARM_UP_TUPLES), CONCURRENCY);
+  await timedDrain(db, store.client, WARM_UP_TUPLES);
   const rounds: Round[] = [];
   for (let i = 0; i < size.rounds; i++) rounds.push(await measureRound(db, store, size.tuples));
   // the machine's other tenants move one round by a lot: the round with the median ratio is the figure

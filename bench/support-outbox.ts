@@ -6,7 +6,7 @@ import { ClientWriteRequestOnDuplicateWrites, ClientWriteRequestOnMissingDeletes
 import { mapLimit } from '../src/domain/map-limit.ts';
 import { MAX_TUPLES_PER_WRITE } from '../src/fga/outbox.ts';
 import { archiveTuples, type Tuple } from '../src/fga/tuples.ts';
-import { modelJson, type TestStore } from '../test/support/fga.ts';
+import { createTestStore, modelJson, type TestStore } from '../test/support/fga.ts';
 import { onFgaDatastore } from '../test/support/fga-datastore.ts';
 import { loadProjectEnv } from '../test/support/env.ts';
 
@@ -56,10 +56,14 @@ async function backToPreload(storeId: string, size: number): Promise<void> {
   const m = markerOf(size);
   const [type, id] = m.object.split(':') as [string, string];
   await onFgaDatastore(async (c) => {
-    const after = `inserted_at > (SELECT inserted_at FROM tuple WHERE store = $1 AND object_type = $2 AND object_id = $3 AND relation = $4 AND _user = $5)`;
-    const args = [storeId, type, id, m.relation, m.user];
-    const gone = await c.query(`DELETE FROM tuple WHERE store = $1 AND ${after}`, args);
-    await c.query(`DELETE FROM changelog WHERE store = $1 AND ${after}`, args);
+    // as text: a Date would cut the microseconds, and the marker itself would pass for later
+    const marker = await c.query<{ at: string }>(
+      'SELECT inserted_at::text AS at FROM tuple WHERE store = $1 AND object_type = $2 AND object_id = $3 AND relation = $4 AND _user = $5',
+      [storeId, type, id, m.relation, m.user],
+    );
+    const args = [storeId, marker.rows[0]!.at];
+    const gone = await c.query('DELETE FROM tuple WHERE store = $1 AND inserted_at > $2::timestamptz', args);
+    await c.query('DELETE FROM changelog WHERE store = $1 AND inserted_at > $2::timestamptz', args);
     // now, not by autovacuum in the middle of the next measurement (seen: the bare Write at 1,765 tuples/s, 13,472 the run before)
     if ((gone.rowCount ?? 0) > 0) await c.query('VACUUM (ANALYZE) tuple, changelog');
   });
@@ -99,14 +103,7 @@ export async function preloadedStore(size: number, opts: { fresh?: boolean; conc
     }
   }
   if (existing !== undefined) await new OpenFgaClient({ apiUrl, storeId: existing }).deleteStore();
-  const store = await createNamedStore(apiUrl, name);
+  const store = await createTestStore(name);
   await preload(store.client, size, opts.concurrency ?? 8, opts.log ?? ((m) => console.error(m)));
   return store;
-}
-
-async function createNamedStore(apiUrl: string, name: string): Promise<TestStore> {
-  const created = await new OpenFgaClient({ apiUrl }).createStore({ name });
-  const model = await new OpenFgaClient({ apiUrl, storeId: created.id }).writeAuthorizationModel(modelJson());
-  const client = new OpenFgaClient({ apiUrl, storeId: created.id, authorizationModelId: model.authorization_model_id });
-  return { apiUrl, storeId: created.id, modelId: model.authorization_model_id, client };
 }

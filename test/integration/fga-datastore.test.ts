@@ -4,21 +4,19 @@
 import { randomBytes } from 'node:crypto';
 import { OpenFgaClient } from '@openfga/sdk';
 import { describe, expect, it } from 'vitest';
-import { modelJson } from '../support/fga.ts';
+import { createTestStore } from '../support/fga.ts';
 import { onFgaDatastore, purgeEarlierTestStores, purgeStores, TEST_STORE_KEEP_MINUTES } from '../support/fga-datastore.ts';
 import { loadProjectEnv } from '../support/env.ts';
 
 loadProjectEnv();
 const apiUrl = process.env.CAPTURE_LEDGER_FGA_API_URL!;
 
-/** A store named `name` with the project's model and `tuples` owner tuples; returns its client. */
+/** A store named `name` with the project's model and `tuples` owner tuples. */
 async function storeWithTuples(name: string, tuples: number): Promise<{ id: string; client: OpenFgaClient }> {
-  const created = await new OpenFgaClient({ apiUrl }).createStore({ name });
-  const model = await new OpenFgaClient({ apiUrl, storeId: created.id }).writeAuthorizationModel(modelJson());
-  const client = new OpenFgaClient({ apiUrl, storeId: created.id, authorizationModelId: model.authorization_model_id });
+  const store = await createTestStore(name);
   const writes = Array.from({ length: tuples }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `capture_job:j${i}` }));
-  await client.write({ writes });
-  return { id: created.id, client };
+  await store.client.write({ writes });
+  return { id: store.storeId, client: store.client };
 }
 
 async function backdate(storeId: string, minutes: number): Promise<void> {

@@ -18,11 +18,12 @@ export interface TestStore {
   client: OpenFgaClient;
 }
 
-export async function createTestStore(): Promise<TestStore> {
+/** A store with the project's model; named `test-…` unless told (test/support/fga-datastore.ts purges those of earlier runs). */
+export async function createTestStore(name = `test-${randomBytes(4).toString('hex')}`): Promise<TestStore> {
   loadProjectEnv();
   const apiUrl = process.env.CAPTURE_LEDGER_FGA_API_URL!;
   const admin = new OpenFgaClient({ apiUrl });
-  const store = await admin.createStore({ name: `test-${randomBytes(4).toString('hex')}` });
+  const store = await admin.createStore({ name });
   const scoped = new OpenFgaClient({ apiUrl, storeId: store.id });
   const model = await scoped.writeAuthorizationModel(modelJson());
   const client = new OpenFgaClient({ apiUrl, storeId: store.id, authorizationModelId: model.authorization_model_id });
