@@ -40,6 +40,7 @@ import { createS3 } from '../src/s3/client.ts';
 import { upsertLevelReport } from '../src/store/crawls.ts';
 import { cpuSecondsOf, processesWhere } from '../test/support/processes.ts';
 import { floorLevel } from './support-admission-floor.ts';
+import { BENCH_PREFIX, deleteLeftovers, deleteObjectsUnder } from './support-objects.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round, startBenchCrawl } from './support-crawl.ts';
 
 export interface AdmissionBenchOptions {
@@ -157,12 +158,16 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
   const bucket = config.s3.bucket;
   const bench = await createBenchDatabase(config.databaseUrl);
   let reader: ReturnType<typeof createObjectReader> | undefined;
+  /** the crawls whose objects this measurement seeded: taken out of the bucket when it ends */
+  const seeded: string[] = [];
   try {
+    await deleteLeftovers(s3, bucket);
     // what the flow and capturer would have written for one reported level: manifests and links artifacts
     const seedLevel = async (size: number): Promise<{ crawlId: string; reported: { manifestKey: string }[] }> => {
       const urls = Array.from({ length: size }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);
       const crawlId = await startBenchCrawl(bench.db, urls, size * 3);
-      const prefix = `bench/${crawlId}/0`;
+      seeded.push(crawlId);
+      const prefix = `${BENCH_PREFIX}${crawlId}/0`;
       const now = Date.now();
       const reported = await mapLimit(urls, 32, async (url, i) => {
         const taskId = randomUUID();
@@ -378,6 +383,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       },
     ];
   } finally {
+    for (const crawlId of seeded) await deleteObjectsUnder(s3, bucket, `${BENCH_PREFIX}${crawlId}/`);
     await bench.drop();
     reader?.close();
     s3.destroy();

@@ -33,6 +33,7 @@ import { HIT_FIELDS, matchQuery, queryIndex } from '../src/search/query.ts';
 import { createTestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 import { analyzeFgaTuples } from './support-fga-statistics.ts';
+import { BENCH_PREFIX, deleteLeftovers, deleteObjectsUnder } from './support-objects.ts';
 
 export interface SearchBenchOptions {
   pages?: number;
@@ -49,6 +50,9 @@ export interface SearchBenchOptions {
    */
   bulkAbove?: number;
 }
+
+/** Where the bench's WACZ are put */
+const SEARCH_PREFIX = `${BENCH_PREFIX}search/`;
 
 // A vocabulary with a long tail, so queries range from "in half the pages" to "in a handful".
 const COMMON = 'the page site news about more home contact service information search data time people report world city year online update'.split(' ');
@@ -140,9 +144,10 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
   const store = await createTestStore();
   const fga = store.client;
 
+  const crawlIds: string[] = [];
   try {
+    await deleteLeftovers(s3, bucket);
     // crawls, one per organization, with their capture_job tuples
-    const crawlIds: string[] = [];
     const tuples: Tuple[] = [];
     for (let o = 0; o < orgs; o++) {
       const row = await bench.db
@@ -177,7 +182,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
       const id = randomUUID();
       const crawlId = crawlIds[i % orgs]!;
       const url = `https://h${i % 50}.bench.test/p/${i}`;
-      if (!viaIndexer) return { id, crawlId, url, key: `bench/search/${crawlId}/${id}.wacz`, size: 0 };
+      if (!viaIndexer) return { id, crawlId, url, key: `${SEARCH_PREFIX}${crawlId}/${id}.wacz`, size: 0 };
       const body = Buffer.from(`<html><body>${t.text}</body></html>`);
       const wacz = await writeWacz({
         software: 'bench',
@@ -201,7 +206,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
           },
         ],
       });
-      const key = `bench/search/${crawlId}/${id}.wacz`;
+      const key = `${SEARCH_PREFIX}${crawlId}/${id}.wacz`;
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: wacz, ContentType: 'application/wacz' }));
       return { id, crawlId, url, key, size: wacz.length };
     });
@@ -330,6 +335,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
       },
     ];
   } finally {
+    for (const crawlId of crawlIds) await deleteObjectsUnder(s3, bucket, `${SEARCH_PREFIX}${crawlId}/`);
     await search.client.indices.delete({ index }, { ignore: [404] }).catch(() => undefined);
     await search.client.close();
     await fga.deleteStore().catch(() => undefined);

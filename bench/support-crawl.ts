@@ -22,11 +22,21 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
+/** Bench databases are named cl_bench_<created, ms in base 36>_<random>. */
+const BENCH_DATABASE = /^cl_bench_([0-9a-z]+)_[0-9a-f]+$/;
+/** A bench database this old was left by a killed run: a measurement takes minutes. */
+const LEFTOVER_DATABASE_MS = 60 * 60 * 1000;
+
+/**
+ * A fresh, migrated database, dropped by drop(). The databases killed runs left (an hour old or
+ * more, no session on them) are dropped first.
+ */
 export async function createBenchDatabase(baseUrl: string): Promise<BenchDatabase> {
-  const name = `cl_bench_${randomBytes(4).toString('hex')}`;
+  const name = `cl_bench_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: withDatabase(baseUrl, 'postgres') });
   await admin.connect();
   try {
+    await dropLeftovers(admin);
     await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
@@ -48,6 +58,18 @@ export async function createBenchDatabase(baseUrl: string): Promise<BenchDatabas
       }
     },
   };
+}
+
+async function dropLeftovers(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ datname: string; sessions: number }>(
+    `SELECT d.datname, (SELECT count(*)::int FROM pg_stat_activity a WHERE a.datname = d.datname) AS sessions FROM pg_database d WHERE d.datname LIKE 'cl\\_bench\\_%'`,
+  );
+  for (const { datname, sessions } of rows) {
+    const created = BENCH_DATABASE.exec(datname)?.[1];
+    if (sessions > 0 || created === undefined || Date.now() - parseInt(created, 36) < LEFTOVER_DATABASE_MS) continue;
+    // a run that connects meanwhile keeps its database: the drop fails and is left for next time
+    await admin.query(`DROP DATABASE IF EXISTS ${datname}`).catch(() => undefined);
+  }
 }
 
 /**

@@ -3,18 +3,45 @@
 // (the listing bench once answered 401 for a session unseen) fails here and not in the next
 // measurement. Only what a bench must get right is asserted — its records, the rows it made, the
 // answers it checked — never a speed: figures are read in `npm run bench`, not in tests.
-import { describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, describe, expect, it } from 'vitest';
 import { run as admission } from '../../bench/admission.ts';
 import { run as coordination } from '../../bench/coordination.ts';
 import { run as listing } from '../../bench/listing.ts';
 import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
+import { BENCH_PREFIX, deleteObjectsUnder } from '../../bench/support-objects.ts';
+import { createS3 } from '../../src/s3/client.ts';
+import { testConfig } from '../support/config.ts';
 
 const finite = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x);
 
+const config = testConfig();
+const s3 = createS3(config.s3);
+afterAll(() => s3.destroy());
+
+/** Keys under `prefix` (every page of the listing). */
+async function keysUnder(prefix: string, since?: Date): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: config.s3.bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const o of page.Contents ?? []) if (since === undefined || o.LastModified! >= since) keys.push(o.Key!);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token !== undefined);
+  return keys;
+}
+
+/** Now, to the second the store keeps LastModified in. */
+const secondNow = (): Date => new Date(Math.floor(Date.now() / 1000) * 1000);
+
 describe('benches at a small size', () => {
   it('admission: each level admitted whole, its archives and next level written, beside the bare reads', { timeout: 120_000 }, async () => {
+    const began = secondNow();
     const records = await admission({ pages: 30, linksPerPage: 5, hosts: 3 });
+    // every manifest and links artifact it seeded (2 a page, 9 levels and 3 warm-ups) is out of the bucket again
+    expect(await keysUnder(BENCH_PREFIX, began)).toEqual([]);
     expect(records.map((r) => [r.pages, r.linksPerPage, r.navLinks])).toEqual([
       [30, 5, 0],
       [300, 5, 0],
@@ -82,7 +109,10 @@ describe('benches at a small size', () => {
   });
 
   it('search: every page indexed, and every query page holds every visible hit there is, up to the limit', { timeout: 180_000 }, async () => {
+    const began = secondNow();
     const records = await search({ pages: 200, queries: 20, limit: 5 });
+    // its WACZ are out of the bucket again
+    expect(await keysUnder(BENCH_PREFIX, began)).toEqual([]);
     const indexed = records.filter((r) => r.bench === 'search-index');
     const queried = records.filter((r) => r.bench === 'search-query');
     expect(indexed.map((r) => [r.pages, r.documentsInIndex, r.failed])).toEqual([
@@ -93,5 +123,21 @@ describe('benches at a small size', () => {
       expect(r.fullPageRate).toBe(1);
       expect(finite(r.p50Ms) && finite(r.openSearchOnlyP50Ms)).toBe(true);
     }
+  });
+
+  it("a bench's objects: deleted under its own folder, only those older than asked, never outside bench/", async () => {
+    const folder = `${BENCH_PREFIX}objects-test-${randomUUID()}/`;
+    const sibling = `${BENCH_PREFIX}objects-test-${randomUUID()}/`;
+    const put = (key: string) => s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: key, Body: key }));
+    for (const key of [`${folder}a`, `${folder}deep/b`, `${folder}deep/c`, `${sibling}d`]) await put(key);
+    // nothing there was modified before an hour ago
+    expect(await deleteObjectsUnder(s3, config.s3.bucket, folder, new Date(Date.now() - 3_600_000))).toBe(0);
+    expect(await keysUnder(folder)).toHaveLength(3);
+    expect(await deleteObjectsUnder(s3, config.s3.bucket, folder)).toBe(3);
+    expect(await keysUnder(folder)).toEqual([]);
+    expect(await keysUnder(sibling)).toEqual([`${sibling}d`]);
+    await expect(deleteObjectsUnder(s3, config.s3.bucket, 'captures/')).rejects.toThrow('not a bench folder: "captures/"');
+    await expect(deleteObjectsUnder(s3, config.s3.bucket, BENCH_PREFIX.slice(0, -1))).rejects.toThrow('not a bench folder');
+    expect(await deleteObjectsUnder(s3, config.s3.bucket, sibling)).toBe(1);
   });
 });

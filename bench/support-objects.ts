@@ -1,0 +1,36 @@
+// The objects a bench puts in the bucket are taken out again when it ends: the admission bench
+// alone seeds some 40,000 a run, and a stack that had run it for a few days held 2.5 million of
+// them (2.2 GB). What a bench killed part-way left is swept by the next run, once it is an hour
+// old (a bench still running on the same stack keeps its own).
+import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+
+/** Where every bench's objects live: nothing else in the bucket is touched. */
+export const BENCH_PREFIX = 'bench/';
+
+/** Objects left under BENCH_PREFIX longer than this are a finished or killed run's. */
+export const LEFTOVER_AGE_MS = 60 * 60 * 1000;
+
+/** Deletes the objects under `prefix` (last modified before `before`, when given); answers how many went. */
+export async function deleteObjectsUnder(s3: S3Client, bucket: string, prefix: string, before?: Date): Promise<number> {
+  if (!prefix.startsWith(BENCH_PREFIX) || !prefix.endsWith('/')) throw new Error(`not a bench folder: ${JSON.stringify(prefix)}`);
+  let deleted = 0;
+  let token: string | undefined;
+  do {
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    const keys = (listed.Contents ?? [])
+      .filter((o) => before === undefined || (o.LastModified !== undefined && o.LastModified < before))
+      .map((o) => ({ Key: o.Key! }));
+    if (keys.length > 0) {
+      const res = await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
+      if ((res.Errors ?? []).length > 0) throw new Error(`bucket refused to delete ${res.Errors!.length} objects under ${prefix}: ${res.Errors![0]!.Message}`);
+      deleted += keys.length;
+    }
+    token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
+  } while (token !== undefined);
+  return deleted;
+}
+
+/** What earlier bench runs left under `prefix` (an hour old or more). */
+export function deleteLeftovers(s3: S3Client, bucket: string, prefix = BENCH_PREFIX): Promise<number> {
+  return deleteObjectsUnder(s3, bucket, prefix, new Date(Date.now() - LEFTOVER_AGE_MS));
+}
