@@ -5,6 +5,7 @@
 // answers it checked — never a speed: figures are read in `npm run bench`, not in tests.
 import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as admission } from '../../bench/admission.ts';
 import { run as coordination } from '../../bench/coordination.ts';
@@ -12,6 +13,7 @@ import { run as listing } from '../../bench/listing.ts';
 import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
 import { BENCH_PREFIX, deleteObjectsUnder } from '../../bench/support-objects.ts';
+import { createBenchDatabase } from '../../bench/support-crawl.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
 
@@ -139,5 +141,25 @@ describe('benches at a small size', () => {
     await expect(deleteObjectsUnder(s3, config.s3.bucket, 'captures/')).rejects.toThrow('not a bench folder: "captures/"');
     await expect(deleteObjectsUnder(s3, config.s3.bucket, BENCH_PREFIX.slice(0, -1))).rejects.toThrow('not a bench folder');
     expect(await deleteObjectsUnder(s3, config.s3.bucket, sibling)).toBe(1);
+  });
+
+  it('a bench database a killed run left (an hour old or more, nobody on it) is dropped when the next bench makes one', async () => {
+    const url = new URL(config.databaseUrl);
+    url.pathname = '/postgres';
+    const admin = new pg.Client({ connectionString: url.toString() });
+    await admin.connect();
+    const suffix = randomUUID().slice(0, 8);
+    const named = (ms: number): string => `cl_bench_${ms.toString(36)}_${suffix}`;
+    const [old, young, other] = [named(Date.now() - 2 * 3_600_000), named(Date.now() - 60_000), `cl_benchmark_${suffix}`];
+    const exists = async (name: string): Promise<boolean> => (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+    try {
+      for (const name of [old, young, other]) await admin.query(`CREATE DATABASE ${name}`);
+      const bench = await createBenchDatabase(config.databaseUrl);
+      await bench.drop();
+      expect([await exists(old), await exists(young), await exists(other)]).toEqual([false, true, true]);
+    } finally {
+      for (const name of [old, young, other]) await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+      await admin.end();
+    }
   });
 });
