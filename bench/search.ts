@@ -33,7 +33,7 @@ import { HIT_FIELDS, matchQuery, queryIndex } from '../src/search/query.ts';
 import { createTestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 import { analyzeFgaTuples } from './support-fga-statistics.ts';
-import { BENCH_PREFIX, deleteLeftovers, deleteObjectsUnder } from './support-objects.ts';
+import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 
 export interface SearchBenchOptions {
   pages?: number;
@@ -335,7 +335,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
       },
     ];
   } finally {
-    for (const crawlId of crawlIds) await deleteObjectsUnder(s3, bucket, `${SEARCH_PREFIX}${crawlId}/`);
+    await deleteCrawlObjects(s3, bucket, crawlIds, SEARCH_PREFIX).catch((err: unknown) => console.error('bench objects left in the bucket:', err));
     await search.client.indices.delete({ index }, { ignore: [404] }).catch(() => undefined);
     await search.client.close();
     await fga.deleteStore().catch(() => undefined);

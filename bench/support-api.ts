@@ -26,6 +26,9 @@ export interface ApiBench {
   close(): Promise<void>;
 }
 
+/** Characters of the API's output kept for an error. */
+const API_OUTPUT_KEPT = 8000;
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -56,18 +59,21 @@ export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt
     CAPTURE_LEDGER_API_HOST: '127.0.0.1',
     CAPTURE_LEDGER_API_PORT: String(port),
   };
-  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), 'src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), 'src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // what the API said last (its log is on stdout), for the error when it does not start
+  let said = '';
+  const keep = (d: Buffer): void => void (said = (said + d.toString()).slice(-API_OUTPUT_KEPT));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`bench api exited ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`bench api exited ${child.exitCode}: ${said}`);
     const ok = await fetch(`${url}/healthz`)
       .then((r) => r.ok)
       .catch(() => false);
     if (ok) break;
-    if (Date.now() > deadline) throw new Error(`bench api did not start: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`bench api did not start: ${said}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   const config = benchConfig({

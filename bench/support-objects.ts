@@ -34,3 +34,8 @@ export async function deleteObjectsUnder(s3: S3Client, bucket: string, prefix: s
 export function deleteLeftovers(s3: S3Client, bucket: string, prefix = BENCH_PREFIX): Promise<number> {
   return deleteObjectsUnder(s3, bucket, prefix, new Date(Date.now() - LEFTOVER_AGE_MS));
 }
+
+/** The objects of these crawls, each under `<folder><crawlId>/`. */
+export async function deleteCrawlObjects(s3: S3Client, bucket: string, crawlIds: readonly string[], folder = BENCH_PREFIX): Promise<void> {
+  for (const crawlId of crawlIds) await deleteObjectsUnder(s3, bucket, `${folder}${crawlId}/`);
+}
