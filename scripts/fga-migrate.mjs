@@ -3,7 +3,7 @@
 import { fgaMigrate } from './lib/fga-migrate.mjs';
 
 try {
-  const log = fgaMigrate();
+  const log = await fgaMigrate();
   console.log(`fga:migrate: OpenFGA schema is up to date (log: ${log})`);
 } catch (err) {
   console.error(err.message);

@@ -94,7 +94,7 @@ async function startOne(name, spec) {
   await spec.prepare?.(say);
   if (name === 'openfga') {
     say('openfga: fga:migrate (openfga migrate against CAPTURE_LEDGER_FGA_DATABASE_URL)');
-    fgaMigrate();
+    await fgaMigrate();
   }
   const [cmd, args] = spec.command();
   say(`${name}: starting (${spec.tool.source === 'PATH' ? 'from PATH: ' : ''}${spec.tool.path})`);

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestStore } from '../support/fga.ts';
 import { onFgaDatastore, purgeEarlierTestStores, purgeStores, TEST_STORE_KEEP_MINUTES } from '../support/fga-datastore.ts';
 import { loadProjectEnv } from '../support/env.ts';
+import { TUPLE_ANALYZE_ROWS } from '../../scripts/lib/fga-migrate.mjs';
 
 loadProjectEnv();
 const apiUrl = process.env.CAPTURE_LEDGER_FGA_API_URL!;
@@ -62,5 +63,19 @@ describe('purging the stores of earlier test runs', () => {
 
     await onFgaDatastore((c) => purgeStores(c, [young.id, other.id]));
     expect((await rowsOf(other.id)).store).toBe(0);
+  });
+});
+
+describe("OpenFGA's datastore as fga:migrate leaves it", () => {
+  it('has its tuple table analyzed every 20,000 changed rows, and autovacuum looking every 10 s', async () => {
+    // a crawl's archive tuples share their job: until the statistics know the job, every Write's
+    // read of the tuples it names scans all of the job's (scripts/lib/fga-migrate.mjs)
+    const { reloptions, naptime } = await onFgaDatastore(async (c) => ({
+      reloptions: (await c.query<{ reloptions: string[] | null }>(`SELECT reloptions FROM pg_class WHERE oid = 'tuple'::regclass`)).rows[0]!.reloptions,
+      naptime: (await c.query<{ autovacuum_naptime: string }>('SHOW autovacuum_naptime')).rows[0]!.autovacuum_naptime,
+    }));
+    expect([...(reloptions ?? [])].sort()).toEqual([`autovacuum_analyze_scale_factor=0`, `autovacuum_analyze_threshold=${TUPLE_ANALYZE_ROWS}`]);
+    expect(TUPLE_ANALYZE_ROWS).toBe(20_000);
+    expect(naptime).toBe('10s');
   });
 });
