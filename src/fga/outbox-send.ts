@@ -18,8 +18,8 @@ import {
 import type { OutboxRow } from '../db/types.ts';
 import type { Unit } from '../domain/outbox-plan.ts';
 
-/** What a drain reads of a queued row: the tuple and what to do with it. */
-export type QueuedRow = Pick<OutboxRow, 'id' | 'operation' | 'tuple_user' | 'relation' | 'object' | 'condition'>;
+/** What a drain reads of a queued row: the tuple, what to do with it, and where the row lies (its ctid, by which an accepted row is deleted). */
+export type QueuedRow = Pick<OutboxRow, 'id' | 'operation' | 'tuple_user' | 'relation' | 'object' | 'condition'> & { ctid: string };
 
 export interface SendOutcome {
   accepted: QueuedRow[];

@@ -13,6 +13,7 @@ import {
   deliverTuples,
   drainOutbox,
   enqueueTuples,
+  deleteAcceptedQuery,
   lockNextQuery,
   MAX_TUPLES_PER_WRITE,
   OUTBOX_DEAD_AFTER,
@@ -501,8 +502,53 @@ describe('the dead letter', () => {
       for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
     };
     walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
-    expect(scans).toContainEqual({ type: 'Index Scan', index: 'fga_outbox_pkey' });
-    expect(scans.filter((s) => s.type !== 'Index Scan')).toEqual([]);
+    // the batch by id; each row's earlier rows of its tuple by the tuple's index, not every earlier id
+    // (seen after a drain of 100,000: 0.58 ms a row, 58 ms a batch, walking the primary key)
+    expect(scans).toEqual([
+      { type: 'Index Scan', index: 'fga_outbox_pkey' },
+      { type: 'Index Scan', index: 'fga_outbox_tuple_idx' },
+    ]);
+  });
+
+  it('a batch deletes what OpenFGA accepted where it lies, never by reading an index of the queue, with the statistics taken while it was nearly empty', async () => {
+    // Deleting by id, the planner chose a whole walk of the tuple index for each batch (44,803
+    // buffers, 200 ms): vacuumed after a burst was drained, the queue's pages held no rows, and the
+    // next burst, queued into those pages, looked a few rows long.
+    const burst = () => Array.from({ length: 5000 }, () => archiveTuples(randomUUID(), randomUUID())).flat();
+    await enqueueTuples(t.db, archiveTuples(randomUUID(), randomUUID()));
+    await t.db.updateTable('fga_outbox').set({ dead_at: new Date() }).execute();
+    await enqueueTuples(t.db, burst());
+    await t.db.deleteFrom('fga_outbox').where('dead_at', 'is', null).execute();
+    await sql`VACUUM ANALYZE fga_outbox`.execute(t.db);
+    await enqueueTuples(t.db, burst());
+    const { plan, locked, left } = await t.db.transaction().execute(async (trx) => {
+      await walkIndexes(trx);
+      const locked = (await lockNextQuery(0, MAX_TUPLES_PER_WRITE, new Set()).execute(trx)).rows;
+      const plan = (await sql<{ 'QUERY PLAN': unknown }>`EXPLAIN (FORMAT JSON) ${deleteAcceptedQuery(locked)}`.execute(trx)).rows;
+      const deleted = await deleteAcceptedQuery(locked).execute(trx);
+      expect(deleted.rows.map((r) => Number(r.id))).toEqual(locked.map((r) => Number(r.id)));
+      const left = await trx
+        .selectFrom('fga_outbox')
+        .select('id')
+        .where(
+          'id',
+          'in',
+          locked.map((r) => r.id),
+        )
+        .execute();
+      return { plan, locked, left };
+    });
+    expect(locked).toHaveLength(MAX_TUPLES_PER_WRITE);
+    expect(left).toEqual([]);
+    const scans: string[] = [];
+    const walk = (node: Record<string, unknown>): void => {
+      if (node['Relation Name'] === 'fga_outbox') scans.push(String(node['Node Type']) + (node['Index Name'] ? ` ${String(node['Index Name'])}` : ''));
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((plan[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    expect(scans).toEqual(['ModifyTable', 'Tid Scan']);
+    // the rest of the queue is untouched: 5,000 queued, a batch deleted, the dead row kept
+    expect(Number((await t.db.selectFrom('fga_outbox').select(t.db.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(5001 - MAX_TUPLES_PER_WRITE);
   });
 
   it('OpenFGA unreachable counts attempts, never refusals: nothing is dead-lettered by an outage', async () => {
