@@ -10,9 +10,8 @@ import { createTestStore, modelJson, type TestStore } from '../test/support/fga.
 import { onFgaDatastore } from '../test/support/fga-datastore.ts';
 import { loadProjectEnv } from '../test/support/env.ts';
 
-/** `count` archive parent tuples of one job, as admission queues them. */
-export function archiveParentTuples(count: number): Tuple[] {
-  const job = randomUUID();
+/** `count` archive parent tuples of one job (a new one unless given), as admission queues them. */
+export function archiveParentTuples(count: number, job: string = randomUUID()): Tuple[] {
   return Array.from({ length: count }, () => archiveTuples(randomUUID(), job)).flat();
 }
 
