@@ -60,6 +60,7 @@ export interface AdmissionBenchOptions {
 }
 
 export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<string, unknown>[]> {
+  await deleteLeftovers();
   const base = opts.pages ?? 1000;
   const out: Record<string, unknown>[] = [];
   for (const pages of [base, base * 10]) out.push(...(await measure({ ...opts, pages, rounds: opts.rounds ?? (pages === base ? 5 : 1) })));
@@ -161,7 +162,6 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
   /** the crawls whose objects this measurement seeded: taken out of the bucket when it ends */
   const seeded: string[] = [];
   try {
-    await deleteLeftovers(s3, bucket);
     // what the flow and capturer would have written for one reported level: manifests and links artifacts
     const seedLevel = async (size: number): Promise<{ crawlId: string; reported: { manifestKey: string }[] }> => {
       const urls = Array.from({ length: size }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);

@@ -91,6 +91,7 @@ function pageText(rand: () => number): { title: string; text: string } {
 }
 
 export async function run(opts: SearchBenchOptions = {}): Promise<Record<string, unknown>[]> {
+  await deleteLeftovers();
   const base = opts.pages ?? 10_000;
   const out: Record<string, unknown>[] = [];
   // a second point at 10× the pages, so it is visible how the cost grows
@@ -146,7 +147,6 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
 
   const crawlIds: string[] = [];
   try {
-    await deleteLeftovers(s3, bucket);
     // crawls, one per organization, with their capture_job tuples
     const tuples: Tuple[] = [];
     for (let o = 0; o < orgs; o++) {

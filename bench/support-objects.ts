@@ -3,6 +3,8 @@
 // them (2.2 GB). What a bench killed part-way left is swept by the next run, once it is an hour
 // old (a bench still running on the same stack keeps its own).
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { createS3 } from '../src/s3/client.ts';
+import { benchConfig } from './support-crawl.ts';
 
 /** Where every bench's objects live: nothing else in the bucket is touched. */
 export const BENCH_PREFIX = 'bench/';
@@ -30,9 +32,15 @@ export async function deleteObjectsUnder(s3: S3Client, bucket: string, prefix: s
   return deleted;
 }
 
-/** What earlier bench runs left under `prefix` (an hour old or more). */
-export function deleteLeftovers(s3: S3Client, bucket: string, prefix = BENCH_PREFIX): Promise<number> {
-  return deleteObjectsUnder(s3, bucket, prefix, new Date(Date.now() - LEFTOVER_AGE_MS));
+/** What earlier bench runs left under bench/ (an hour old or more), in the configured bucket; a bench runs it once, before it measures. */
+export async function deleteLeftovers(): Promise<number> {
+  const { s3: settings } = benchConfig();
+  const s3 = createS3(settings);
+  try {
+    return await deleteObjectsUnder(s3, settings.bucket, BENCH_PREFIX, new Date(Date.now() - LEFTOVER_AGE_MS));
+  } finally {
+    s3.destroy();
+  }
 }
 
 /** The objects of these crawls, each under `<folder><crawlId>/`. */
