@@ -2,7 +2,7 @@
 // alone seeds some 40,000 a run, and a stack that had run it for a few days held 2.5 million of
 // them (2.2 GB). What a bench killed part-way left is swept by the next run, once it is an hour
 // old (a bench still running on the same stack keeps its own).
-import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, ListObjectsV2Command, type _Object, type S3Client } from '@aws-sdk/client-s3';
 import { createS3 } from '../src/s3/client.ts';
 import { benchConfig } from './support-crawl.ts';
 
@@ -12,23 +12,27 @@ export const BENCH_PREFIX = 'bench/';
 /** Objects left under BENCH_PREFIX longer than this are a finished or killed run's. */
 export const LEFTOVER_AGE_MS = 60 * 60 * 1000;
 
+/** The objects under `prefix`, a listing page (up to 1,000) at a time. */
+export async function* objectsUnder(s3: S3Client, bucket: string, prefix: string): AsyncGenerator<_Object[]> {
+  let token: string | undefined;
+  do {
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    yield listed.Contents ?? [];
+    token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
+  } while (token !== undefined);
+}
+
 /** Deletes the objects under `prefix` (last modified before `before`, when given); answers how many went. */
 export async function deleteObjectsUnder(s3: S3Client, bucket: string, prefix: string, before?: Date): Promise<number> {
   if (!prefix.startsWith(BENCH_PREFIX) || !prefix.endsWith('/')) throw new Error(`not a bench folder: ${JSON.stringify(prefix)}`);
   let deleted = 0;
-  let token: string | undefined;
-  do {
-    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-    const keys = (listed.Contents ?? [])
-      .filter((o) => before === undefined || (o.LastModified !== undefined && o.LastModified < before))
-      .map((o) => ({ Key: o.Key! }));
-    if (keys.length > 0) {
-      const res = await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
-      if ((res.Errors ?? []).length > 0) throw new Error(`bucket refused to delete ${res.Errors!.length} objects under ${prefix}: ${res.Errors![0]!.Message}`);
-      deleted += keys.length;
-    }
-    token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
-  } while (token !== undefined);
+  for await (const page of objectsUnder(s3, bucket, prefix)) {
+    const keys = page.filter((o) => before === undefined || (o.LastModified !== undefined && o.LastModified < before)).map((o) => ({ Key: o.Key! }));
+    if (keys.length === 0) continue;
+    const res = await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
+    if ((res.Errors ?? []).length > 0) throw new Error(`bucket refused to delete ${res.Errors!.length} objects under ${prefix}: ${res.Errors![0]!.Message}`);
+    deleted += keys.length;
+  }
   return deleted;
 }
 

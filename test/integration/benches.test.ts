@@ -4,7 +4,7 @@
 // measurement. Only what a bench must get right is asserted — its records, the rows it made, the
 // answers it checked — never a speed: figures are read in `npm run bench`, not in tests.
 import { randomUUID } from 'node:crypto';
-import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as admission } from '../../bench/admission.ts';
@@ -12,7 +12,7 @@ import { run as coordination } from '../../bench/coordination.ts';
 import { run as listing } from '../../bench/listing.ts';
 import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
-import { BENCH_PREFIX, deleteObjectsUnder } from '../../bench/support-objects.ts';
+import { BENCH_PREFIX, deleteObjectsUnder, objectsUnder } from '../../bench/support-objects.ts';
 import { createBenchDatabase } from '../../bench/support-crawl.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
@@ -23,15 +23,12 @@ const config = testConfig();
 const s3 = createS3(config.s3);
 afterAll(() => s3.destroy());
 
-/** Keys under `prefix` (every page of the listing). */
+/** Keys under `prefix`, last modified at or after `since` when given. */
 async function keysUnder(prefix: string, since?: Date): Promise<string[]> {
   const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: config.s3.bucket, Prefix: prefix, ContinuationToken: token }));
-    for (const o of page.Contents ?? []) if (since === undefined || o.LastModified! >= since) keys.push(o.Key!);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token !== undefined);
+  for await (const page of objectsUnder(s3, config.s3.bucket, prefix)) {
+    for (const o of page) if (since === undefined || o.LastModified! >= since) keys.push(o.Key!);
+  }
   return keys;
 }
 
