@@ -47,7 +47,7 @@ async function hasMarker(client: OpenFgaClient, size: number): Promise<boolean> 
 
 /**
  * Takes out of the kept store what earlier runs wrote after its preload (each run adds its
- * 200,000 and more), straight from OpenFGA's datastore, and vacuums what that left: measured into
+ * 600,000 and more), straight from OpenFGA's datastore, and vacuums what that left: measured into
  * a store of `size` tuples, not one that grows by a run's writes every time (it held 3.6 million
  * after a day of runs).
  */
