@@ -38,8 +38,8 @@ import { readLevelFacts, readLevelObjects } from '../src/ledger/admission-read.t
 import { createObjectReader, type ObjectRead, type ObjectReader } from '../src/s3/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { upsertLevelReport } from '../src/store/crawls.ts';
-import { cpuSecondsOf, processesWhere } from '../test/support/processes.ts';
 import { floorLevel } from './support-admission-floor.ts';
+import { cpuMsSince, cpuReading as stackCpu, type CpuReading } from './support-cpu.ts';
 import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round, startBenchCrawl } from './support-crawl.ts';
 
@@ -72,21 +72,8 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
 }
 
 /** CPU seconds so far: this process (admission, the bench's own work is idle meanwhile), SeaweedFS and Postgres (every backend) */
-function cpuReading(): Record<'node' | 'seaweedfs' | 'postgres', number> {
-  const sum = (which: (args: string[]) => boolean): number => processesWhere(which).reduce((n, p) => n + (cpuSecondsOf(p.pid) ?? 0), 0);
-  return {
-    node: cpuSecondsOf(process.pid) ?? 0,
-    seaweedfs: sum((a) => /(^|\/)weed$/.test(a[0]!)),
-    postgres: sum((a) => /^postgres(:|$)/.test(a[0]!) || /(^|\/)postgres$/.test(a[0]!)),
-  };
-}
-
-function cpuMsSince(before: ReturnType<typeof cpuReading>): Record<'node' | 'seaweedfs' | 'postgres' | 'total', number> {
-  const now = cpuReading();
-  const ms = (k: keyof typeof now): number => Math.round((now[k] - before[k]) * 1000);
-  const out = { node: ms('node'), seaweedfs: ms('seaweedfs'), postgres: ms('postgres') };
-  return { ...out, total: out.node + out.seaweedfs + out.postgres };
-}
+const ADMISSION_SERVERS = ['seaweedfs', 'postgres'] as const;
+const cpuReading = (): CpuReading<(typeof ADMISSION_SERVERS)[number]> => stackCpu(ADMISSION_SERVERS);
 
 /** True once this process has admitted a level: the code admission runs has been compiled by V8 then. */
 let admittedInProcess = false;

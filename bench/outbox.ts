@@ -4,7 +4,9 @@
 // Goal (issue 28): ratio ≥ 0.8, at 10,000 tuples into a fresh store and at 100,000 into a store
 // that already holds 1,000,000. Beside them, outboxOnlyTuplesPerSecond: the same drain against an
 // OpenFGA that answers at once, i.e. what the outbox's own Postgres work (lock, overtaking check,
-// delete, dead-letter bookkeeping) would allow.
+// delete, dead-letter bookkeeping) would allow; and cpuUsPerTuple: what each side cost this
+// process, OpenFGA and Postgres a tuple, and cpuRatio, the ratio the machine's cores alone would
+// allow (both sides' processes share them: the drain's own work is CPU the Write does not get).
 //
 // Why the figure fell from 6,716 to 2,546 tuples/s (issue 28), measured: not the outbox. The drain
 // runs at the bare Write's pace (3,188 vs 3,214 tuples/s at load 5; 0.66–1.02× at load 32); the
@@ -30,6 +32,7 @@ import { drainOutbox, enqueueTuples } from '../src/fga/outbox.ts';
 import type { Tuple } from '../src/fga/tuples.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
+import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { archiveParentTuples, bareWrite, preloadedStore, tuplesInStore } from './support-outbox.ts';
 
 /** drainOutbox's default lanes: the bare Write gets as many requests in flight. */
@@ -51,8 +54,8 @@ async function enqueue(db: Db, tuples: Tuple[]): Promise<void> {
   for (let i = 0; i < tuples.length; i += 2000) await enqueueTuples(db, tuples.slice(i, i + 2000));
 }
 
-async function timedDrain(db: Db, fga: OpenFgaClient, total: number, concurrency = CONCURRENCY, job?: string): Promise<{ seconds: number; failed: number }> {
-  await enqueue(db, archiveParentTuples(total, job));
+/** Drains what is queued (`total` rows), timed. */
+async function timedDrain(db: Db, fga: OpenFgaClient, total: number, concurrency = CONCURRENCY): Promise<{ seconds: number; failed: number }> {
   const t = performance.now();
   const r = await drainOutbox(db, fga, { concurrency });
   const seconds = (performance.now() - t) / 1000;
@@ -63,12 +66,33 @@ async function timedDrain(db: Db, fga: OpenFgaClient, total: number, concurrency
 /** An OpenFGA that accepts every write at once: what is left is the outbox's own work. */
 const instantFga = { write: async () => ({}) } as unknown as OpenFgaClient;
 
+/** What a side's CPU is counted over: this process, OpenFGA and Postgres (its own datastore's backends and the ledger's). */
+const SERVERS = ['openfga', 'postgres'] as const;
+type SideCpu = Record<'node' | (typeof SERVERS)[number] | 'total', number>;
+
 interface Round {
   perSecond: number;
   barePerSecond: number;
   ratio: number;
   failed: number;
+  /** CPU ms each side cost, by process */
+  cpu: { bare: SideCpu; drain: SideCpu };
 }
+
+const noCpu = (): SideCpu => ({ node: 0, openfga: 0, postgres: 0, total: 0 });
+
+/** `fn`, with the CPU it cost added to `into` */
+async function counted<T>(into: SideCpu, fn: () => Promise<T>): Promise<T> {
+  const before = cpuReading(SERVERS);
+  const out = await fn();
+  const spent = cpuMsSince(before);
+  for (const k of Object.keys(into) as (keyof SideCpu)[]) into[k] += spent[k];
+  return out;
+}
+
+/** CPU µs a tuple, by process */
+const perTuple = (cpu: SideCpu, tuples: number): SideCpu =>
+  Object.fromEntries(Object.entries(cpu).map(([k, ms]) => [k, round((ms * 1000) / tuples, 1)])) as SideCpu;
 
 /**
  * The bare Write of `tuples` tuples of one job, and the drain of as many of another, into the same
@@ -83,16 +107,19 @@ async function measureRound(db: Db, store: TestStore, tuples: number, concurrenc
   let bareSeconds = 0;
   let drainSeconds = 0;
   let failed = 0;
+  const cpu = { bare: noCpu(), drain: noCpu() };
   for (let s = 0; s < segments; s++) {
     const part = Math.floor(tuples / segments) + (s < tuples % segments ? 1 : 0);
-    bareSeconds += await bareWrite(store.client, archiveParentTuples(part, jobs.bare), concurrency);
-    const drain = await timedDrain(db, store.client, part, concurrency, jobs.drain);
+    const bareTuples = archiveParentTuples(part, jobs.bare);
+    bareSeconds += await counted(cpu.bare, () => bareWrite(store.client, bareTuples, concurrency));
+    await enqueue(db, archiveParentTuples(part, jobs.drain));
+    const drain = await counted(cpu.drain, () => timedDrain(db, store.client, part, concurrency));
     drainSeconds += drain.seconds;
     failed += drain.failed;
   }
   const perSecond = tuples / drainSeconds;
   const barePerSecond = tuples / bareSeconds;
-  return { perSecond, barePerSecond, ratio: perSecond / barePerSecond, failed };
+  return { perSecond, barePerSecond, ratio: perSecond / barePerSecond, failed, cpu };
 }
 
 async function measure(
@@ -108,13 +135,16 @@ async function measure(
   // ratio the lowest of three in 10 of 12 runs: code not compiled yet, a table not yet read), so
   // whichever went first would be measured cold.
   await bareWrite(store.client, archiveParentTuples(WARM_UP_TUPLES), CONCURRENCY);
+  await enqueue(db, archiveParentTuples(WARM_UP_TUPLES));
   await timedDrain(db, store.client, WARM_UP_TUPLES);
   const rounds: Round[] = [];
   const segments = Math.max(1, Math.ceil(size.tuples / TUPLES_PER_SEGMENT));
   for (let i = 0; i < size.rounds; i++) rounds.push(await measureRound(db, store, size.tuples, CONCURRENCY, segments));
   // the machine's other tenants move one round by a lot: the round with the median ratio is the figure
   const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[(rounds.length - 1) >> 1]!;
-  const outboxOnly = await timedDrain(db, instantFga, size.tuples);
+  await enqueue(db, archiveParentTuples(size.tuples));
+  const outboxOnlyCpu = noCpu();
+  const outboxOnly = await counted(outboxOnlyCpu, () => timedDrain(db, instantFga, size.tuples));
   const oneLane = await measureRound(db, store, ONE_LANE_TUPLES, 1);
   return {
     bench: 'outbox',
@@ -127,6 +157,14 @@ async function measure(
     samplesRatio: rounds.map((r) => round(r.ratio, 2)),
     outboxOnlyTuplesPerSecond: round(size.tuples / outboxOnly.seconds, 0),
     oneLaneRatio: round(oneLane.ratio, 2),
+    // the median round's CPU a tuple, by process, each side (outboxOnly: the drain's own work), and
+    // the ratio the two cores alone would allow: every process of both sides shares them
+    cpuUsPerTuple: {
+      bare: perTuple(median.cpu.bare, size.tuples),
+      drain: perTuple(median.cpu.drain, size.tuples),
+      outboxOnly: perTuple(outboxOnlyCpu, size.tuples),
+    },
+    cpuRatio: round(median.cpu.bare.total / median.cpu.drain.total, 2),
     failed: rounds.reduce((n, r) => n + r.failed, 0),
     concurrency: CONCURRENCY,
     goal: `≥ ${GOAL_RATIO}× the bare OpenFGA Write (batches of 100, ${CONCURRENCY} in flight)`,

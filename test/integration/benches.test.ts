@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { run as admission } from '../../bench/admission.ts';
 import { run as coordination } from '../../bench/coordination.ts';
 import { run as listing } from '../../bench/listing.ts';
+import { run as outbox } from '../../bench/outbox.ts';
 import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
 import { BENCH_PREFIX, deleteObjectsUnder, objectsUnder } from '../../bench/support-objects.ts';
@@ -104,6 +105,20 @@ describe('benches at a small size', () => {
     expect(r!.cpuMsPerPageTemporal).toBeGreaterThan(0);
     // a page is at least its activity's scheduled, started and completed events
     expect(r!.historyEventsPerPage).toBeGreaterThanOrEqual(3);
+    expect(typeof r!.met).toBe('boolean');
+  });
+
+  it("outbox: every queued tuple delivered, beside OpenFGA's own Write, with each side's CPU a tuple by process", { timeout: 120_000 }, async () => {
+    const [r, ...more] = await outbox({ sizes: [{ tuples: 2000, storeTuples: 0, rounds: 1 }] });
+    expect(more).toEqual([]);
+    expect(r).toMatchObject({ bench: 'outbox', tuples: 2000, failed: 0 });
+    for (const k of ['tuplesPerSecond', 'bareTuplesPerSecond', 'ratio', 'cpuRatio', 'outboxOnlyTuplesPerSecond']) expect(finite(r![k]), k).toBe(true);
+    const cpu = r!.cpuUsPerTuple as Record<'bare' | 'drain' | 'outboxOnly', Record<'node' | 'openfga' | 'postgres' | 'total', number>>;
+    // both sides' Writes are OpenFGA's work; the drain's own is this process's and Postgres's
+    expect(cpu.bare.openfga).toBeGreaterThan(0);
+    expect(cpu.drain.openfga).toBeGreaterThan(0);
+    expect(cpu.outboxOnly.node + cpu.outboxOnly.postgres).toBeGreaterThan(0);
+    for (const side of [cpu.bare, cpu.drain, cpu.outboxOnly]) expect(side.total).toBeCloseTo(side.node + side.openfga + side.postgres, 0);
     expect(typeof r!.met).toBe('boolean');
   });
 
