@@ -17,7 +17,9 @@ export type CpuReading<S extends Server> = Record<'node' | S, number>;
 
 export function cpuReading<S extends Server>(servers: readonly S[]): CpuReading<S> {
   const out = { node: cpuSecondsOf(process.pid) ?? 0 } as CpuReading<S>;
-  for (const s of servers) out[s] = processesWhere(SERVERS[s]).reduce((n: number, p) => n + (cpuSecondsOf(p.pid) ?? 0), 0);
+  // with what each process reaped: a Postgres backend or autovacuum worker that ends meanwhile
+  // leaves the live processes, and its CPU moves to the postmaster's count of its finished children
+  for (const s of servers) out[s] = processesWhere(SERVERS[s]).reduce((n: number, p) => n + (cpuSecondsOf(p.pid, { reaped: true }) ?? 0), 0);
   return out;
 }
 
