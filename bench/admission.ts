@@ -39,7 +39,7 @@ import { createObjectReader, type ObjectRead, type ObjectReader } from '../src/s
 import { createS3 } from '../src/s3/client.ts';
 import { upsertLevelReport } from '../src/store/crawls.ts';
 import { floorLevel } from './support-admission-floor.ts';
-import { cpuMsSince, cpuReading as stackCpu, type CpuReading } from './support-cpu.ts';
+import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round, startBenchCrawl } from './support-crawl.ts';
 
@@ -72,8 +72,7 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
 }
 
 /** CPU seconds so far: this process (admission, the bench's own work is idle meanwhile), SeaweedFS and Postgres (every backend) */
-const ADMISSION_SERVERS = ['seaweedfs', 'postgres'] as const;
-const cpuReading = (): CpuReading<(typeof ADMISSION_SERVERS)[number]> => stackCpu(ADMISSION_SERVERS);
+const admissionCpu = () => cpuReading(['seaweedfs', 'postgres']);
 
 /** True once this process has admitted a level: the code admission runs has been compiled by V8 then. */
 let admittedInProcess = false;
@@ -242,7 +241,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       );
     /** one level admitted, then its bare reads, then the floor pipelined under the same reads */
     const sample = async (level: { crawlId: string; reported: { manifestKey: string }[] }, around: <T>(fn: () => Promise<T>) => Promise<T> = (fn) => fn()) => {
-      const cpu0 = cpuReading();
+      const cpu0 = admissionCpu();
       const t0 = performance.now();
       const result = await around(() => admitLevel(deps, { crawlId: level.crawlId, depth: 0, expand: true }));
       const seconds = (performance.now() - t0) / 1000;
@@ -250,13 +249,13 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
       // what the ledger holds after the admission, before the floor writes rows of its own
       const held = { archives: await count('archives'), outbox: await count('fga_outbox') };
       const floor = await floorLevel(bench.db, { pages, nextRows: await nextRowsOf(level.crawlId), hosts });
-      const bareCpu0 = cpuReading();
+      const bareCpu0 = admissionCpu();
       const t1 = performance.now();
       await bareReads(level.reported);
       const bareSeconds = (performance.now() - t1) / 1000;
       const bareCpu = cpuMsSince(bareCpu0);
       // the same reads, each object parsed, and the floor's rows written meanwhile as admission writes
-      const pipeCpu0 = cpuReading();
+      const pipeCpu0 = admissionCpu();
       const t2 = performance.now();
       const pipelineRows = await floor.pipeline({
         inFlight,
@@ -298,7 +297,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     // the same rows written alone, on a level of their own: a floor under the writes
     const nextLevelRows = await nextRowsOf(level.crawlId);
     const floor = await floorLevel(bench.db, { pages, nextRows: nextLevelRows, hosts });
-    const floorCpu0 = cpuReading();
+    const floorCpu0 = admissionCpu();
     const tf = performance.now();
     const floorRows = await floor.write();
     const bareWrites = { seconds: (performance.now() - tf) / 1000, cpu: cpuMsSince(floorCpu0) };
