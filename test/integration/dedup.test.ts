@@ -231,7 +231,8 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
                 }))
                 .catch(() => undefined)
             : undefined;
-          if (seen?.bg === 'rgb(1, 2, 3)' && seen.built !== '' && seen.font) break;
+          // the page is done once the shared script has built its element: null is "not yet", not done
+          if (seen?.bg === 'rgb(1, 2, 3)' && seen.built === 'built by the shared script' && seen.font) break;
           await tab.waitForTimeout(250);
         }
         expect(seen, c.url).toEqual({ bg: 'rgb(1, 2, 3)', built: 'built by the shared script', font: true });
