@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,6 +219,9 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
       });
       try {
         await tab.goto(`${replayLink(replayUrl, c.key, signed.body.url, signed.body.requires)}#view=pages&url=${encodeURIComponent(c.url)}`);
+        // the page is done once the shared script has built its element (null is "not yet"), the
+        // stylesheet has coloured it and its font has loaded
+        const styled = { bg: 'rgb(1, 2, 3)', built: 'built by the shared script', font: true };
         let seen: { bg: string; built: string | null; font: boolean } | undefined;
         const until = Date.now() + 60_000;
         while (Date.now() < until) {
@@ -231,11 +235,10 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
                 }))
                 .catch(() => undefined)
             : undefined;
-          // the page is done once the shared script has built its element: null is "not yet", not done
-          if (seen?.bg === 'rgb(1, 2, 3)' && seen.built === 'built by the shared script' && seen.font) break;
+          if (isDeepStrictEqual(seen, styled)) break;
           await tab.waitForTimeout(250);
         }
-        expect(seen, c.url).toEqual({ bg: 'rgb(1, 2, 3)', built: 'built by the shared script', font: true });
+        expect(seen, c.url).toEqual(styled);
         // the browser asked replay only: nothing from the site, nothing from the bucket directly
         expect(outside).toEqual([]);
       } finally {
