@@ -4,7 +4,8 @@
 // to one (sees 1%).
 //   api warm   the same caller again and again (OpenFGA's caches answer)
 //   api cold   a new subject every request, so OpenFGA's check cache has nothing for it
-//   bare       one ListObjects (capture_job member) and the SQL page query, from this process
+//   bare       one ListObjects (capture_job member) and the SQL page query, from this process,
+//              in turns with the warm requests (the ratio's two sides under the same load)
 //   in-process both candidate strategies without HTTP: ListObjects + SQL ("reachable") and
 //              check-filtering every archive ("all"), bounded as the route bounds them
 //   phases     the route's steps timed one by one, in this process, warm: the reached crawls
@@ -86,6 +87,23 @@ async function timed(n: number, fn: (i: number) => Promise<void>): Promise<numbe
   return ms;
 }
 
+/**
+ * Two measurements taken in turns, sample for sample (which goes first alternates), so a change
+ * in the machine's load while they run (an autovacuum, another tenant) falls on both alike and
+ * their ratio is of like with like.
+ */
+async function timedInTurns(n: number, a: () => Promise<void>, b: () => Promise<void>): Promise<[number[], number[]]> {
+  const [as, bs] = [[] as number[], [] as number[]];
+  for (let i = 0; i < n; i++) {
+    const order: [() => Promise<void>, number[]][] = [
+      [a, as],
+      [b, bs],
+    ];
+    for (const [fn, into] of i % 2 === 0 ? order : order.reverse()) into.push((await timed(1, fn))[0]!);
+  }
+  return [as, bs];
+}
+
 const summary = (ms: number[]) => ({ p50Ms: round(percentile(ms, 50), 1), p99Ms: round(percentile(ms, 99), 1) });
 
 /** The SDK's BatchCheck of these archives, as the listing asked before the lean endpoint (and still asks when the client authenticates). */
@@ -160,12 +178,9 @@ async function measurePoint(point: Point): Promise<Record<string, unknown>[]> {
         if (res.status !== 200 || body.length !== expected)
           throw new Error(`listing bench: got ${res.status} with ${body.length} rows (stopped early: ${res.headers.get('x-stopped-early')})`);
       };
-      await timed(5, () => page(vera));
-      const warm = await timed(point.samples, () => page(vera));
-      const cold = await timed(point.samples, (i) => page(newcomers[i]!));
       // the bare backends: what any listing must ask at least
       const identity: Identity = { subject: 'vera', organizations: [...orgs] };
-      const bare = await timed(point.samples, async () => {
+      const bareListing = async () => {
         const jobs = await api.deps.fga.listObjects({
           user: 'user:vera',
           relation: 'member',
@@ -176,7 +191,10 @@ async function measurePoint(point: Point): Promise<Record<string, unknown>[]> {
           limit: 51,
           scope: { kind: 'reachable', jobs: jobs.objects.map((o) => o.slice('capture_job:'.length)), shared: [] },
         });
-      });
+      };
+      await timedInTurns(5, () => page(vera), bareListing);
+      const [warm, bare] = await timedInTurns(point.samples, () => page(vera), bareListing);
+      const cold = await timed(point.samples, (i) => page(newcomers[i]!));
       // both strategies in this process, as the route runs them
       const firstPage = { cursor: undefined, limit: 50 };
       const reachable = () => listArchives(api.deps, identity, firstPage);
@@ -216,7 +234,7 @@ async function measurePoint(point: Point): Promise<Record<string, unknown>[]> {
 
 export async function run(opts: { archives?: number; samples?: number } = {}): Promise<Record<string, unknown>[]> {
   const base = opts.archives ?? 10_000;
-  const samples = opts.samples ?? 40;
+  const samples = opts.samples ?? 100;
   const out: Record<string, unknown>[] = [];
   const loadAverage = loadavg().map((l) => round(l, 2));
   for (const archives of [base, base * 10]) out.push(...(await measurePoint({ archives, samples })).map((r) => ({ ...r, loadAverage })));
