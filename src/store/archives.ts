@@ -11,17 +11,22 @@ export async function findArchive(db: Db, id: string): Promise<Archive | undefin
   return db.selectFrom('archives').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Where an archive's object is, and whether its WACZ requires others (archive_requires). */
+export type ArchiveLocation = Pick<Archive, 'bucket' | 'object_key'> & { requires: boolean };
+
 /**
  * Where archives' objects are: all that signing needs (no provenance to parse on the hot path), for
- * several ids in one query; ids not in the ledger are absent from the map.
+ * several ids in one query; ids not in the ledger are absent from the map. `requires` says whether
+ * any edge leaves the archive, resolved or not: only then has signing more to read.
  */
-export async function archiveLocations(db: Db, ids: readonly string[]): Promise<Map<string, Pick<Archive, 'bucket' | 'object_key'>>> {
+export async function archiveLocations(db: Db, ids: readonly string[]): Promise<Map<string, ArchiveLocation>> {
   const rows = await db
-    .selectFrom('archives')
-    .select(['id', 'bucket', 'object_key'])
-    .where('id', '=', sql<string>`any(${[...ids]}::uuid[])`)
+    .selectFrom('archives as a')
+    .select(['a.id', 'a.bucket', 'a.object_key'])
+    .select(sql<boolean>`EXISTS (SELECT 1 FROM archive_requires e WHERE e.archive_id = a.id)`.as('requires'))
+    .where('a.id', '=', sql<string>`any(${[...ids]}::uuid[])`)
     .execute();
-  return new Map(rows.map((r) => [r.id, { bucket: r.bucket, object_key: r.object_key }]));
+  return new Map(rows.map((r) => [r.id, { bucket: r.bucket, object_key: r.object_key, requires: r.requires }]));
 }
 
 /**

@@ -108,6 +108,29 @@ describe('POST /api/archives/:id/url', () => {
     }
   });
 
+  it("signs beside an archive the archives it requires that the caller may view; another organization's and one not in the ledger only count in withheld", async () => {
+    const job = await insertJob(h.tdb.db, { orgId: 'acme', submittedBy: 'alice' });
+    const dependent = await insertArchive(h.tdb.db, { crawlId: job, bucket: bucket() });
+    const required = await insertArchive(h.tdb.db, { crawlId: job, bucket: bucket() });
+    await drain(h.tdb.db, h.store.client);
+    await h.tdb.db
+      .insertInto('archive_requires')
+      .values([
+        { archive_id: dependent.id, bucket: bucket(), object_key: required.object_key, required_id: required.id },
+        { archive_id: dependent.id, bucket: bucket(), object_key: globexArchive.object_key, required_id: globexArchive.id },
+        { archive_id: dependent.id, bucket: bucket(), object_key: 'test/not-yet-registered.wacz', required_id: null },
+      ])
+      .execute();
+    const r = await sign(dependent.id, devHeaders('alice'));
+    expect(r.status).toBe(200);
+    const requires = r.body.requires as { id: string; objectKey: string; url: string }[];
+    expect(requires.map((x) => [x.id, x.objectKey])).toEqual([[required.id, required.object_key]]);
+    expect(new URL(requires[0]!.url).pathname).toBe(`/${bucket()}/${required.object_key}`);
+    expect(r.body.withheld).toBe(2);
+    // the archive required, itself requiring nothing, is signed alone
+    expect(Object.keys((await sign(required.id, devHeaders('alice'))).body).sort()).toEqual(['expiresIn', 'url']);
+  });
+
   it('accepts an upper-case UUID as the same archive', async () => {
     expect((await sign(acmeArchive.id.toUpperCase(), devHeaders('alice'))).status).toBe(200);
   });
