@@ -176,7 +176,10 @@ async function measure(
 export async function run(opts: OutboxBenchOptions = {}): Promise<Record<string, unknown>[]> {
   const load1 = loadavg()[0]!;
   const sizes = opts.sizes ?? [
-    { tuples: 10_000, storeTuples: 0, rounds: 3 },
+    // five rounds: one round here takes about a second, and an autovacuum ANALYZE of OpenFGA's
+    // tuple table (about 2 s, every few seconds while tuples are written) lands on one side of it
+    // (rounds of one run ranged from 0.79 to 1.05)
+    { tuples: 10_000, storeTuples: 0, rounds: 5 },
     // three rounds here too: one round at this size has ranged from 0.62 to 1.03 between runs
     // (each round's 200,000 tuples stay: the second and third write into a store that much larger)
     { tuples: 100_000, storeTuples: 1_000_000, rounds: 3 },
