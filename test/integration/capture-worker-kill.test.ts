@@ -1,7 +1,7 @@
 // Issue 25: a capture worker killed in the middle of a page. The flow's process runs no capture
 // worker of its own, so the doomed worker is the only one polling until it has pages in hand (had
 // a second been polling from the start, it could take every page and leave none to die with:
-// cold CI, once). The survivor starts then, the doomed one is killed, and the crawl succeeds with
+// cold CI, once). The doomed one is killed then and the survivor started, and the crawl succeeds with
 // every page archived once (the survivor captured the dead one's pages again; its half-done
 // attempts are never reported) and no pacing gap shorter than its host is owed.
 import { describe, expect, it } from 'vitest';
@@ -37,11 +37,12 @@ describe('a capture worker killed in the middle of a page', () => {
         90_000,
         'the doomed worker in the middle of a page',
       );
-      survivor = await worker('survivor-worker');
       const inHand = dying.busy();
       await dying.kill();
       doomed = undefined;
       expect(inHand).toBeGreaterThan(0);
+      // started once the doomed one is dead: its pages cannot be finished before the kill
+      survivor = await worker('survivor-worker');
 
       const row = await waitForCrawlEnd(s.tdb.db, crawlId, 200_000);
       expect(row).toMatchObject({ state: 'succeeded', stop_reason: 'max_depth', failure: null });
