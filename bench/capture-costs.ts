@@ -14,7 +14,7 @@
 //
 // Cost of behaviors (issue 31): the flow's level above runs with behaviors off (behaviorsSeconds
 // 0), so its ratio to bare is the recording's cost alone; the same pages go through the flow again
-// with the crawl default (BEHAVIOR_DEFAULTS, browsertrix-behaviors in every page), beside bare
+// with the crawl default (FLOW_BEHAVIORS.on, browsertrix-behaviors in every page), beside bare
 // Playwright with the flow's switches running the same behaviors the same way (behaviors.ts).
 // `behaviors-cost` is CPU-s per page with them on and off, and on against bare with them on.
 //
@@ -22,11 +22,21 @@
 //   node bench/capture-costs.ts --pages 2000  10× size
 //   node bench/capture-costs.ts --pages 40    a quick run
 import type { DispatchBody } from '../src/domain/contract.ts';
-import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, printAndExit } from './support-main.ts';
-import { BARE, bareRecords, capturePagesArg, fixed, memoryOf, ratioFigures, runFigures, runOnCaptureSite, startBenchFlow } from './support-capture.ts';
+import {
+  BARE,
+  bareRecords,
+  capturePagesArg,
+  fixed,
+  FLOW_BEHAVIORS,
+  memoryOf,
+  ratioFigures,
+  runFigures,
+  runOnCaptureSite,
+  startBenchFlow,
+} from './support-capture.ts';
 import type { CaptureRecord, ModeRun } from './support-capture.ts';
 import { descendants } from '../test/support/processes.ts';
 
@@ -59,10 +69,7 @@ function treePids(): number[] {
   return [process.pid, ...descendants().map((p) => p.pid)];
 }
 
-/** The flow's behaviors for a mode: off, or the crawl default. */
 type Behaviors = NonNullable<DispatchBody['behaviors']>;
-const BEHAVIORS_OFF: Behaviors = { seconds: 0, siteSpecific: false };
-const BEHAVIORS_ON: Behaviors = { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors };
 
 async function flowRun(urls: string[], behaviors: Behaviors, qa = false): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
   let stored = 0;
@@ -94,7 +101,7 @@ function behaviorRecords(base: Omit<CaptureBenchResult, 'mode'>, total: number, 
   const mode = (m: 'flow-behaviors' | 'bare-behaviors', r: ModeRun): CaptureBenchResult => ({
     ...base,
     mode: m,
-    behaviorsSeconds: BEHAVIORS_ON.seconds,
+    behaviorsSeconds: FLOW_BEHAVIORS.on.seconds,
     ...runFigures(r, total),
   });
   return [
@@ -103,7 +110,7 @@ function behaviorRecords(base: Omit<CaptureBenchResult, 'mode'>, total: number, 
     {
       ...base,
       mode: 'behaviors-cost',
-      behaviorsSeconds: BEHAVIORS_ON.seconds,
+      behaviorsSeconds: FLOW_BEHAVIORS.on.seconds,
       cpuPerPageOff: fixed(off.cpuSeconds / total, 3),
       cpuPerPageOn: fixed(on.cpuSeconds / total, 3),
       cpuPerPageBareOn: fixed(bareOn.cpuSeconds / total, 3),
@@ -119,7 +126,7 @@ export function run(pages = 200): Promise<CaptureBenchResult[]> {
     'capture-costs',
     pages,
     [BARE.playwright, BARE.flowSwitches, { ...BARE.flowSwitches, behaviors: true }],
-    async (urls) => [await flowRun(urls, BEHAVIORS_OFF), await flowRun(urls, BEHAVIORS_ON), await flowRun(urls, BEHAVIORS_OFF, true)],
+    async (urls) => [await flowRun(urls, FLOW_BEHAVIORS.off), await flowRun(urls, FLOW_BEHAVIORS.on), await flowRun(urls, FLOW_BEHAVIORS.off, true)],
     ({ base, total, bare: [bare, same, bareBx], flows: [flow, flowBx, flowQa] }): CaptureBenchResult[] => {
       const ratio = bare!.seconds / flow!.seconds;
       const peakMiB = flow!.peak.unique / 1024 / 1024;

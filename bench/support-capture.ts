@@ -150,6 +150,16 @@ export interface BareVariant {
   behaviors?: boolean;
 }
 
+/**
+ * The flow's in-page behaviors: off, as bare Playwright runs none unless a variant asks, or the
+ * crawl default. A dispatch without them gets the default (dispatchBehaviors): 10 s of
+ * browsertrix-behaviors, which on this site's pages end in about 0.63 s a page.
+ */
+export const FLOW_BEHAVIORS = {
+  off: { seconds: 0, siteSpecific: false },
+  on: { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors },
+} satisfies Record<string, NonNullable<DispatchBody['behaviors']>>;
+
 /** Bare as Playwright launches Chromium (the goals' measure), and with the flow's own switches. */
 export const BARE = { playwright: { args: ARGS }, flowSwitches: { args: FLOW_SWITCHES } } satisfies Record<string, BareVariant>;
 
