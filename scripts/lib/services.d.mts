@@ -8,5 +8,7 @@ export declare const SERVICES: StackService[];
 export declare const PROFILES: string[];
 export declare const OPENFGA_CACHE_FLAGS: string[];
 export declare const SEARCH_ATTRIBUTES: string[];
+/** `--dynamic-config-value` pairs every Temporal dev server of the project starts with */
+export declare const TEMPORAL_DYNAMIC_CONFIG: string[];
 /** `openfga run` on a Postgres datastore, HTTP and gRPC on 127.0.0.1, no metrics or playground, text logs. */
 export declare function openfgaRunArgs(datastoreUri: string, httpPort: number, grpcPort: number): string[];

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { OPENFGA_CACHE_FLAGS, SERVICES, PROFILES } from '../../scripts/lib/services.mjs';
+import { OPENFGA_CACHE_FLAGS, SERVICES, PROFILES, TEMPORAL_DYNAMIC_CONFIG } from '../../scripts/lib/services.mjs';
 
 interface ComposeService {
   image?: string;
@@ -46,6 +46,12 @@ describe('compose.yaml', () => {
     for (const key of ['CrawlId=Keyword', 'CrawlOrg=Keyword', 'CrawlState=Keyword']) expect(cmd).toContain(key);
     const s3 = JSON.parse(compose.configs!['seaweedfs-s3']!.content!) as { identities: { credentials: { accessKey: string }[] }[] };
     expect(s3.identities[0]!.credentials[0]!.accessKey).toBe('capture-ledger');
+  });
+
+  it("polls Temporal's history queues as often as they have work, as the local stack does", () => {
+    const cmd = ([] as string[]).concat(compose.services.temporal!.command ?? []);
+    for (const kv of TEMPORAL_DYNAMIC_CONFIG) expect(cmd).toContain(`--dynamic-config-value=${kv}`);
+    expect(TEMPORAL_DYNAMIC_CONFIG).toEqual(['transfer', 'timer', 'visibility', 'outbound'].map((q) => `history.${q}ProcessorMaxPollRPS=1000`));
   });
 
   it('runs OpenFGA with the check-query and iterator caches on for 10 s, as the local stack does', () => {
