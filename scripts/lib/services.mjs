@@ -23,11 +23,12 @@ export const PROFILES = ['search'];
 export const SEARCH_ATTRIBUTES = ['CrawlId', 'CrawlOrg', 'CrawlState'];
 
 /**
- * The dev server runs one history shard, and each of its task queues is polled at most
- * `history.*ProcessorMaxPollRPS` times a second per shard (default 20: sized for clusters of
- * hundreds of shards). With one shard that cap is the whole server's: every workflow task,
- * activity task and fired timer waited for the next of 20 polls a second, some 35 ms each
- * (measured: a report's signal to admitLevel starting took 84 ms, two such waits; 8 ms without).
+ * The dev server runs one history shard, and the history service reads each of its queues
+ * (transfer, timer, visibility, outbound) at most `history.*ProcessorMaxPollRPS` times a second
+ * per shard (default 20: sized for clusters of hundreds of shards). With one shard that cap is the
+ * whole server's: every workflow task, activity task and fired timer waited for the next of 20
+ * reads a second, some 35 ms each (measured: a report's signal reached admitLevel in 84 ms, two
+ * such waits; 10 ms at 1,000). A cap, not a rate: an idle queue is not read more often.
  */
 export const TEMPORAL_DYNAMIC_CONFIG = ['transfer', 'timer', 'visibility', 'outbound'].map((queue) => `history.${queue}ProcessorMaxPollRPS=1000`);
 
