@@ -21,7 +21,7 @@
 //   node bench/capture-costs.ts               200 pages (npm run bench runs this size)
 //   node bench/capture-costs.ts --pages 2000  10× size
 //   node bench/capture-costs.ts --pages 40    a quick run
-import type { DispatchBody } from '../src/domain/contract.ts';
+import type { CaptureBehaviors } from '../src/domain/behavior-budget.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { isMain, printAndExit } from './support-main.ts';
@@ -69,9 +69,7 @@ function treePids(): number[] {
   return [process.pid, ...descendants().map((p) => p.pid)];
 }
 
-type Behaviors = NonNullable<DispatchBody['behaviors']>;
-
-async function flowRun(urls: string[], behaviors: Behaviors, qa = false): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
+async function flowRun(urls: string[], behaviors: CaptureBehaviors, qa = false): Promise<ModeRun & { peak: { rss: number; unique: number } }> {
   let stored = 0;
   const store: ArtifactStore = {
     bucket: 'bench',

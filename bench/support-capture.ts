@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { chromium } from 'playwright-core';
+import type { CaptureBehaviors } from '../src/domain/behavior-budget.ts';
 import type { DispatchBody } from '../src/domain/contract.ts';
 import { BEHAVIOR_DEFAULTS } from '../src/domain/crawl.ts';
 import { behaviorsScript, runBehaviors } from '../src/flow/browser/behaviors.ts';
@@ -158,7 +159,7 @@ export interface BareVariant {
 export const FLOW_BEHAVIORS = {
   off: { seconds: 0, siteSpecific: false },
   on: { seconds: BEHAVIOR_DEFAULTS.behaviorsSeconds, siteSpecific: BEHAVIOR_DEFAULTS.siteBehaviors },
-} satisfies Record<string, NonNullable<DispatchBody['behaviors']>>;
+} satisfies Record<string, CaptureBehaviors>;
 
 /** Bare as Playwright launches Chromium (the goals' measure), and with the flow's own switches. */
 export const BARE = { playwright: { args: ARGS }, flowSwitches: { args: FLOW_SWITCHES } } satisfies Record<string, BareVariant>;
