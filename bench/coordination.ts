@@ -31,7 +31,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
-import { SEARCH_ATTRIBUTES, TEMPORAL_DYNAMIC_CONFIG } from '../scripts/lib/services.mjs';
+import { temporalDevServerFlags } from '../scripts/lib/services.mjs';
 import { freePort } from '../test/support/private.ts';
 import { cpuSecondsOf } from '../test/support/processes.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
@@ -76,8 +76,7 @@ async function memoryTemporal(): Promise<TemporalServer> {
   const port = await freePort();
   const bin = existsSync(TEMPORAL_BIN) ? TEMPORAL_BIN : 'temporal';
   const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn', '--namespace', namespace];
-  for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
-  for (const kv of TEMPORAL_DYNAMIC_CONFIG) args.push('--dynamic-config-value', kv);
+  args.push(...temporalDevServerFlags());
   const child = spawn(bin, args, { stdio: 'ignore' });
   const address = `127.0.0.1:${port}`;
   const close = (): Promise<void> => stopProcess(child);

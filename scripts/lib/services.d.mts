@@ -10,5 +10,7 @@ export declare const OPENFGA_CACHE_FLAGS: string[];
 export declare const SEARCH_ATTRIBUTES: string[];
 /** `--dynamic-config-value` pairs every Temporal dev server of the project starts with */
 export declare const TEMPORAL_DYNAMIC_CONFIG: string[];
+/** What every Temporal dev server of the project starts with: TEMPORAL_DYNAMIC_CONFIG and SEARCH_ATTRIBUTES as flags. */
+export declare function temporalDevServerFlags(): string[];
 /** `openfga run` on a Postgres datastore, HTTP and gRPC on 127.0.0.1, no metrics or playground, text logs. */
 export declare function openfgaRunArgs(datastoreUri: string, httpPort: number, grpcPort: number): string[];

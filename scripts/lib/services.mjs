@@ -32,6 +32,14 @@ export const SEARCH_ATTRIBUTES = ['CrawlId', 'CrawlOrg', 'CrawlState'];
  */
 export const TEMPORAL_DYNAMIC_CONFIG = ['transfer', 'timer', 'visibility', 'outbound'].map((queue) => `history.${queue}ProcessorMaxPollRPS=1000`);
 
+/** What every Temporal dev server of the project starts with: the stack's, and the benches' private ones. */
+export function temporalDevServerFlags() {
+  return [
+    ...TEMPORAL_DYNAMIC_CONFIG.flatMap((kv) => ['--dynamic-config-value', kv]),
+    ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa}=Keyword`]),
+  ];
+}
+
 // List and search checks (MINIMIZE_LATENCY) may be answered from OpenFGA's caches for 10 s, as
 // Auth0 FGA does; signing and can_submit ask at HIGHER_CONSISTENCY, which bypasses them.
 // compose.yaml passes the same flags.
@@ -310,9 +318,8 @@ export function serviceSpec(name) {
             String(ui),
             '--log-level',
             'warn',
+            ...temporalDevServerFlags(),
           ];
-          for (const kv of TEMPORAL_DYNAMIC_CONFIG) args.push('--dynamic-config-value', kv);
-          for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
           for (const ns of namespaces) if (ns !== 'default') args.push('--namespace', ns);
           return [tool.path, args];
         },
