@@ -11,7 +11,10 @@
 // ratio an admission doing nothing else would reach here (cpuFloorRatio); and that floor as admission
 // meets it, timed: the same reads, each object parsed, the same rows written meanwhile in
 // admission's chunks (pipelineFloorRatio, over the bare reads; ratioToPipelineFloor, admission over
-// it). Goals: admission within 1.15× of its bare reads (issue 28: `ratio`, `met`; about 60 µs of
+// it). Then the first two sizes again with the store on cores of its own (`store: "own cores"`,
+// support-affinity.ts): SeaweedFS pinned to half the cores, this process and Postgres to the
+// others, as a deployment's S3 runs on machines of its own; only where each process may run is
+// simulated. Goals: admission within 1.15× of its bare reads (issue 28: `ratio`, `met`; about 60 µs of
 // Node CPU a page beyond the reads); ≥ 1,500 pages/s for a 1,000-page level (issue 14:
 // pagesPerSecondMet). Every line starts with the load average when it began.
 //
@@ -39,6 +42,7 @@ import { createObjectReader, type ObjectRead, type ObjectReader } from '../src/s
 import { createS3 } from '../src/s3/client.ts';
 import { upsertLevelReport } from '../src/store/crawls.ts';
 import { floorLevel } from './support-admission-floor.ts';
+import { coresApart, withStoreApart, type CoresApart } from './support-affinity.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round, startBenchCrawl } from './support-crawl.ts';
@@ -57,6 +61,8 @@ export interface AdmissionBenchOptions {
   warmup?: boolean;
   /** levels measured; the median is the figure (default 5 at the first size, 1 at 10×) */
   rounds?: number;
+  /** the store on cores of its own, the ledger on the others (support-affinity.ts); default: all shared */
+  storeApart?: CoresApart;
 }
 
 export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<string, unknown>[]> {
@@ -68,6 +74,10 @@ export async function run(opts: AdmissionBenchOptions = {}): Promise<Record<stri
   // navigation every page of a host repeats
   const linksPerPage = (opts.linksPerPage ?? 20) * 10;
   out.push(...(await measure({ ...opts, pages: base, linksPerPage, navLinks: Math.floor((linksPerPage * 3) / 4), rounds: opts.rounds ?? 3 })));
+  // and the first two as a deployment runs them, the store's CPU not the ledger's (none on one core)
+  const storeApart = coresApart();
+  if (storeApart !== null)
+    for (const pages of [base, base * 10]) out.push(...(await measure({ ...opts, pages, rounds: opts.rounds ?? (pages === base ? 5 : 1), storeApart })));
   return out;
 }
 
@@ -135,6 +145,14 @@ async function phases(
 }
 
 export async function measure(opts: AdmissionBenchOptions & { pages: number }): Promise<Record<string, unknown>[]> {
+  const apart = opts.storeApart;
+  const line = apart === undefined ? await measureLevels(opts) : await withStoreApart(apart, () => measureLevels(opts));
+  const store = apart === undefined ? { store: 'shared cores' } : { store: 'own cores', storeCores: apart.store, ledgerCores: apart.ledger };
+  // the load average first, as on every bench's line
+  return [{ loadAverage: line.loadAverage, bench: line.bench, pages: line.pages, ...store, ...line }];
+}
+
+async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): Promise<Record<string, unknown>> {
   const loadAverage = loadavg().map((n) => round(n, 2));
   const pages = opts.pages;
   const linksPerPage = opts.linksPerPage ?? 20;
@@ -303,71 +321,69 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
     const bareWrites = { seconds: (performance.now() - tf) / 1000, cpu: cpuMsSince(floorCpu0) };
     const pps = pages / seconds;
     const ratio = median(samples.map((x) => x.seconds / x.bareSeconds));
-    return [
-      {
-        // the machine's load when this line's measurement began (1, 5, 15 minutes)
-        loadAverage,
-        bench: 'admission',
-        pages,
-        linksPerPage,
-        navLinks,
-        hosts,
-        readConcurrency: inFlight,
-        rounds,
-        seconds: round(seconds, 3),
-        pagesPerSecond: round(pps),
-        samplesPagesPerSecond: samples.map((x) => round(pages / x.seconds)),
-        // the process's first admission (a worker's first level after it starts), when this run had it
-        coldPagesPerSecond,
-        bareReadSeconds: round(median(samples.map((x) => x.bareSeconds)), 3),
-        ratio: round(ratio, 2),
-        goal: `ratio ≤ ${RATIO_GOAL} (admission within ${RATIO_GOAL}× of its bare reads)`,
-        met: ratio <= RATIO_GOAL,
-        // admission's own Node CPU beyond the reads', per page (median level; about 60 µs fits the goal)
-        nodeCpuUsPerPageBeyondReads: round(median(samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)))),
-        samplesNodeCpuUsPerPageBeyondReads: samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)),
-        // the median level's Node CPU by phase (each phase the median of passes of its own over the
-        // level's reads), and Postgres's, per page: what the goal's ~60 µs would have to come out of
-        nodeCpuUsPerPageByPhase: phaseCpu,
-        postgresCpuUsPerPage: Math.round((typical.cpu.postgres * 1000) / pages),
-        // the rows this admission left, written alone with the leanest SQL (support-admission-floor.ts)
-        bareWriteRows: floorRows,
-        bareWriteSeconds: round(bareWrites.seconds, 3),
-        bareWriteCpuMs: bareWrites.cpu,
-        // what the bare reads and those writes cost together, over the reads alone, in CPU: the ratio
-        // of an admission that wrote its rows as cheaply and did nothing else, the cores as busy
-        cpuFloorRatio: round((typical.bareCpu.total + bareWrites.cpu.total) / typical.bareCpu.total, 2),
-        // the floor admission meets: the same reads, each object parsed, and the floor's rows written
-        // meanwhile in admission's chunks, nothing else (support-admission-floor.ts): its time over
-        // the bare reads' (the median of the levels; every sample printed), and the median level's CPU
-        pipelineFloorRatio: round(median(samples.map((x) => x.pipeline.seconds / x.bareSeconds)), 2),
-        samplesPipelineFloorRatio: samples.map((x) => round(x.pipeline.seconds / x.bareSeconds, 2)),
-        pipelineFloorCpuMs: typical.pipeline.cpu,
-        pipelineFloorRows: typical.pipeline.rows,
-        // admission's time over that floor's (the median of the levels): what admission itself adds
-        ratioToPipelineFloor: round(median(samples.map((x) => x.seconds / x.pipeline.seconds)), 2),
-        pagesPerSecondGoal: '≥ 1,500 pages/s (1,000-page level)',
-        pagesPerSecondMet: pps >= 1500,
-        archivesCreated: first.archivesCreated,
-        archives,
-        outboxRows: outbox,
-        nextLevelPages: first.nextLevelPages,
-        // rows the median level's admission left at depth 1, cut ones included
-        nextLevelRows,
-        repeatSeconds: round(againSeconds, 3),
-        repeatArchivesCreated: again.archivesCreated,
-        timings: typical.result.timings,
-        repeatTimings: again.timings,
-        // what the admission and the bare reads cost in CPU, by process, and how many of the
-        // machine's cores that kept busy: near all of them, the store's share is the floor (the
-        // median level's)
-        cores: availableParallelism(),
-        cpuMs: typical.cpu,
-        coresBusy: round(typical.cpu.total / (typical.seconds * 1000), 2),
-        bareCpuMs: typical.bareCpu,
-        bareCoresBusy: round(typical.bareCpu.total / (typical.bareSeconds * 1000), 2),
-      },
-    ];
+    return {
+      // the machine's load when this line's measurement began (1, 5, 15 minutes)
+      loadAverage,
+      bench: 'admission',
+      pages,
+      linksPerPage,
+      navLinks,
+      hosts,
+      readConcurrency: inFlight,
+      rounds,
+      seconds: round(seconds, 3),
+      pagesPerSecond: round(pps),
+      samplesPagesPerSecond: samples.map((x) => round(pages / x.seconds)),
+      // the process's first admission (a worker's first level after it starts), when this run had it
+      coldPagesPerSecond,
+      bareReadSeconds: round(median(samples.map((x) => x.bareSeconds)), 3),
+      ratio: round(ratio, 2),
+      goal: `ratio ≤ ${RATIO_GOAL} (admission within ${RATIO_GOAL}× of its bare reads)`,
+      met: ratio <= RATIO_GOAL,
+      // admission's own Node CPU beyond the reads', per page (median level; about 60 µs fits the goal)
+      nodeCpuUsPerPageBeyondReads: round(median(samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)))),
+      samplesNodeCpuUsPerPageBeyondReads: samples.map((x) => cpuBeyondReadsUsPerPage(x, pages)),
+      // the median level's Node CPU by phase (each phase the median of passes of its own over the
+      // level's reads), and Postgres's, per page: what the goal's ~60 µs would have to come out of
+      nodeCpuUsPerPageByPhase: phaseCpu,
+      postgresCpuUsPerPage: Math.round((typical.cpu.postgres * 1000) / pages),
+      // the rows this admission left, written alone with the leanest SQL (support-admission-floor.ts)
+      bareWriteRows: floorRows,
+      bareWriteSeconds: round(bareWrites.seconds, 3),
+      bareWriteCpuMs: bareWrites.cpu,
+      // what the bare reads and those writes cost together, over the reads alone, in CPU: the ratio
+      // of an admission that wrote its rows as cheaply and did nothing else, the cores as busy
+      cpuFloorRatio: round((typical.bareCpu.total + bareWrites.cpu.total) / typical.bareCpu.total, 2),
+      // the floor admission meets: the same reads, each object parsed, and the floor's rows written
+      // meanwhile in admission's chunks, nothing else (support-admission-floor.ts): its time over
+      // the bare reads' (the median of the levels; every sample printed), and the median level's CPU
+      pipelineFloorRatio: round(median(samples.map((x) => x.pipeline.seconds / x.bareSeconds)), 2),
+      samplesPipelineFloorRatio: samples.map((x) => round(x.pipeline.seconds / x.bareSeconds, 2)),
+      pipelineFloorCpuMs: typical.pipeline.cpu,
+      pipelineFloorRows: typical.pipeline.rows,
+      // admission's time over that floor's (the median of the levels): what admission itself adds
+      ratioToPipelineFloor: round(median(samples.map((x) => x.seconds / x.pipeline.seconds)), 2),
+      pagesPerSecondGoal: '≥ 1,500 pages/s (1,000-page level)',
+      pagesPerSecondMet: pps >= 1500,
+      archivesCreated: first.archivesCreated,
+      archives,
+      outboxRows: outbox,
+      nextLevelPages: first.nextLevelPages,
+      // rows the median level's admission left at depth 1, cut ones included
+      nextLevelRows,
+      repeatSeconds: round(againSeconds, 3),
+      repeatArchivesCreated: again.archivesCreated,
+      timings: typical.result.timings,
+      repeatTimings: again.timings,
+      // what the admission and the bare reads cost in CPU, by process, and how many of the
+      // machine's cores that kept busy: near all of them, the store's share is the floor (the
+      // median level's)
+      cores: availableParallelism(),
+      cpuMs: typical.cpu,
+      coresBusy: round(typical.cpu.total / (typical.seconds * 1000), 2),
+      bareCpuMs: typical.bareCpu,
+      bareCoresBusy: round(typical.bareCpu.total / (typical.bareSeconds * 1000), 2),
+    };
   } finally {
     await bench.drop();
     reader?.close();

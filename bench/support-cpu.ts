@@ -12,6 +12,11 @@ const SERVERS = {
 } as const;
 
 export type Server = keyof typeof SERVERS;
+
+/** The processes of a server of the stack, found by their command lines. */
+export function serverProcesses(s: Server): { pid: number; args: string[] }[] {
+  return processesWhere(SERVERS[s]);
+}
 /** CPU seconds so far: this process ('node') and each server named */
 export type CpuReading<S extends Server> = Record<'node' | S, number>;
 
@@ -19,7 +24,7 @@ export function cpuReading<S extends Server>(servers: readonly S[]): CpuReading<
   const out = { node: cpuSecondsOf(process.pid) ?? 0 } as CpuReading<S>;
   // with what each process reaped: a Postgres backend or autovacuum worker that ends meanwhile
   // leaves the live processes, and its CPU moves to the postmaster's count of its finished children
-  for (const s of servers) out[s] = processesWhere(SERVERS[s]).reduce((n: number, p) => n + (cpuSecondsOf(p.pid, { reaped: true }) ?? 0), 0);
+  for (const s of servers) out[s] = serverProcesses(s).reduce((n: number, p) => n + (cpuSecondsOf(p.pid, { reaped: true }) ?? 0), 0);
   return out;
 }
 

@@ -13,6 +13,8 @@ import { run as listing } from '../../bench/listing.ts';
 import { run as outbox } from '../../bench/outbox.ts';
 import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
+import { coresApart, maskOf } from '../../bench/support-affinity.ts';
+import { serverProcesses } from '../../bench/support-cpu.ts';
 import { BENCH_PREFIX, deleteObjectsUnder, objectsUnder } from '../../bench/support-objects.ts';
 import { createBenchDatabase } from '../../bench/support-crawl.ts';
 import { createS3 } from '../../src/s3/client.ts';
@@ -39,14 +41,26 @@ const secondNow = (): Date => new Date(Math.floor(Date.now() / 1000) * 1000);
 describe('benches at a small size', () => {
   it('admission: each level admitted whole, its archives and next level written, beside the bare reads', { timeout: 120_000 }, async () => {
     const began = secondNow();
+    const pinnable = () => [process.pid, ...[...serverProcesses('seaweedfs'), ...serverProcesses('postgres')].map((p) => p.pid)];
+    const masksBefore = new Map(pinnable().map((pid) => [pid, maskOf(pid)]));
     const records = await admission({ pages: 30, linksPerPage: 5, hosts: 3 });
-    // every manifest and links artifact it seeded (2 a page, 9 levels and 3 warm-ups) is out of the bucket again
+    // every manifest and links artifact it seeded (2 a page, 15 levels and 5 warm-ups) is out of the bucket again
     expect(await keysUnder(BENCH_PREFIX, began)).toEqual([]);
-    expect(records.map((r) => [r.pages, r.linksPerPage, r.navLinks])).toEqual([
-      [30, 5, 0],
-      [300, 5, 0],
-      [30, 50, 37],
+    // the first two sizes again with the store on a core of its own (this machine has two or more)
+    expect(coresApart(2)).toEqual({ store: [0], ledger: [1] });
+    expect(records.map((r) => [r.pages, r.linksPerPage, r.navLinks, r.store, r.storeCores, r.ledgerCores])).toEqual([
+      [30, 5, 0, 'shared cores', undefined, undefined],
+      [300, 5, 0, 'shared cores', undefined, undefined],
+      [30, 50, 37, 'shared cores', undefined, undefined],
+      [30, 5, 0, 'own cores', coresApart()!.store, coresApart()!.ledger],
+      [300, 5, 0, 'own cores', coresApart()!.store, coresApart()!.ledger],
     ]);
+    // and every process pinned meanwhile has its cores back: those it had, or (a backend forked
+    // meanwhile) those of the Postgres it was forked from
+    const postgresMask = serverProcesses('postgres')
+      .map((p) => masksBefore.get(p.pid))
+      .find((m) => m !== undefined);
+    for (const pid of pinnable()) expect(maskOf(pid), String(pid)).toBe(masksBefore.get(pid) ?? postgresMask);
     for (const r of records) {
       expect(r).toMatchObject({ bench: 'admission', archivesCreated: r.pages, archives: r.pages, outboxRows: r.pages, repeatArchivesCreated: 0 });
       expect(r.nextLevelPages).toBeGreaterThan(0);
