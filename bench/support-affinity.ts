@@ -5,7 +5,7 @@
 // util-linux's `taskset`) measures admission as it is when the store does not share the ledger's
 // CPU: what is simulated is only where each process may run; every read, row and byte is real.
 import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { serverProcesses } from './support-cpu.ts';
 
 export interface CoresApart {
@@ -14,12 +14,21 @@ export interface CoresApart {
   ledger: number[];
 }
 
+/** The cores this process may run on (its cpuset, which a container may have narrowed), from /proc. */
+export function allowedCores(status: string = readFileSync('/proc/self/status', 'utf8')): number[] {
+  const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(status)?.[1];
+  if (list === undefined) throw new Error('no Cpus_allowed_list in /proc/self/status: pinning needs Linux');
+  return list.split(',').flatMap((part) => {
+    const [from, to = from] = part.split('-').map(Number) as [number, number?];
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  });
+}
+
 /** The store gets the first half of the cores (at least one), the ledger the rest; null on one core. */
-export function coresApart(cores: number = availableParallelism()): CoresApart | null {
-  if (cores < 2) return null;
-  const all = Array.from({ length: cores }, (_, i) => i);
-  const half = Math.floor(cores / 2);
-  return { store: all.slice(0, half), ledger: all.slice(half) };
+export function coresApart(cores: readonly number[] = allowedCores()): CoresApart | null {
+  if (cores.length < 2) return null;
+  const half = Math.floor(cores.length / 2);
+  return { store: cores.slice(0, half), ledger: cores.slice(half) };
 }
 
 /** A process's affinity as taskset prints it (a hex mask), undefined once it has ended. */
@@ -30,6 +39,11 @@ export function maskOf(pid: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The mask taskset prints for these cores. */
+export function maskHex(cores: readonly number[]): string {
+  return cores.reduce((m, c) => m | (1n << BigInt(c)), 0n).toString(16);
 }
 
 /** Every thread of `pid` may run on `cpus` only (a list like "0" or "1-3", or a mask with asMask). */
@@ -58,6 +72,8 @@ export async function withStoreApart<T>(cores: CoresApart, fn: () => Promise<T>)
   if (groups[0]!.before.size === 0) throw new Error('no SeaweedFS process to pin: is the stack up (npm run stack:up)?');
   try {
     for (const g of groups) for (const pid of g.before.keys()) pin(pid, g.cpus);
+    // a line labelled "own cores" that was measured on shared ones would mislead
+    if (maskOf(process.pid) !== maskHex(cores.ledger)) throw new Error('could not pin the bench to its cores: taskset (util-linux) is needed');
     return await fn();
   } finally {
     for (const g of groups) {
