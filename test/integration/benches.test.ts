@@ -67,7 +67,9 @@ describe('benches at a small size', () => {
       expect(r).toMatchObject({ bench: 'admission', archivesCreated: r.pages, archives: r.pages, outboxRows: r.pages, repeatArchivesCreated: 0 });
       expect(r.nextLevelPages).toBeGreaterThan(0);
       for (const k of ['pagesPerSecond', 'bareReadSeconds', 'ratio']) expect(finite(r[k]), k).toBe(true);
-      expect(typeof r.met).toBe('boolean');
+      // the goal is judged on shared cores; the store apart is printed beside it, not as it
+      if (r.store === 'own cores') expect(r).toMatchObject({ met: null, goal: expect.stringContaining('shared cores') });
+      else expect(typeof r.met).toBe('boolean');
       // the Node CPU by phase, each a pass of its own, are parts of the measured admission's
       const phases = r.nodeCpuUsPerPageByPhase as Record<string, number>;
       expect(Object.keys(phases)).toEqual(['reads', 'parse', 'plan', 'factsAndWrites']);
