@@ -150,7 +150,9 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
   const lines = await withStoreApart(apart, () => measureLevels(opts));
   // the goal's figure is the shared cores' line; this one is printed beside it
   const beside = { goal: `none: the goal's ratio is the shared cores' line's`, met: null };
-  return lines.map((line) => ({ ...line, store: 'own cores', storeCores: apart.store, ledgerCores: apart.ledger, ...beside }));
+  // `cores` is the machine's, not the one this process was pinned to while it measured
+  const cores = apart.store.length + apart.ledger.length;
+  return lines.map((line) => ({ ...line, store: 'own cores', storeCores: apart.store, ledgerCores: apart.ledger, cores, ...beside }));
 }
 
 async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): Promise<Record<string, unknown>[]> {
