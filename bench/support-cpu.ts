@@ -17,6 +17,7 @@ export type Server = keyof typeof SERVERS;
 export function serverProcesses(s: Server): { pid: number; args: string[] }[] {
   return processesWhere(SERVERS[s]);
 }
+
 /** CPU seconds so far: this process ('node') and each server named */
 export type CpuReading<S extends Server> = Record<'node' | S, number>;
 
