@@ -44,7 +44,7 @@ describe('benches at a small size', () => {
     const pinnable = () => [process.pid, ...[...serverProcesses('seaweedfs'), ...serverProcesses('postgres')].map((p) => p.pid)];
     const masksBefore = new Map(pinnable().map((pid) => [pid, maskOf(pid)]));
     const records = await admission({ pages: 30, linksPerPage: 5, hosts: 3 });
-    // every manifest and links artifact it seeded (2 a page, 15 levels and 5 warm-ups) is out of the bucket again
+    // every manifest and links artifact it seeded (2 a page, 15 levels, 5 warm-ups and 5 admitted from memory) is out of the bucket again
     expect(await keysUnder(BENCH_PREFIX, began)).toEqual([]);
     // the first two sizes again with the store on cores of its own, the rest the ledger's
     expect(records.map((r) => [r.pages, r.linksPerPage, r.navLinks, r.store, r.storeCores, r.ledgerCores])).toEqual([
@@ -77,6 +77,17 @@ describe('benches at a small size', () => {
       expect(phases.reads).toBeGreaterThan(0);
       expect(Object.values(phases).reduce((a, b) => a + b, 0)).toBe(Math.round(((r.cpuMs as { node: number }).node * 1000) / (r.pages as number)));
       expect(finite(r.postgresCpuUsPerPage)).toBe(true);
+      // its own work: a level of its own admitted whole from memory, no object missed, no store read
+      const own = r.ownWork as { seconds: number; cpuMs: Record<string, number>; archivesCreated: number; objectsMissed: number };
+      expect(own).toMatchObject({ archivesCreated: r.pages, objectsMissed: 0 });
+      expect(finite(own.seconds) && own.seconds > 0).toBe(true);
+      expect(Object.keys(own.cpuMs)).toEqual(['node', 'seaweedfs', 'postgres', 'total']);
+      // beside the room the goal leaves it, counted on shared cores only
+      if (r.store === 'own cores') expect(r).toMatchObject({ goalRoomCpuMs: null, ownWorkFitsGoalRoom: null });
+      else {
+        expect(Number.isInteger(r.goalRoomCpuMs)).toBe(true);
+        expect(r.ownWorkFitsGoalRoom).toBe(own.cpuMs.node! + own.cpuMs.postgres! <= (r.goalRoomCpuMs as number));
+      }
       // the write floor wrote what the admission wrote: every page's rows and the same next level
       expect(r.bareWriteRows).toEqual({ pages: r.pages, submissions: r.pages, archives: r.pages, tuples: r.pages, nextRows: r.nextLevelRows });
       expect(r.cpuFloorRatio).toBeGreaterThanOrEqual(1);

@@ -1,0 +1,68 @@
+// Admission's own work (issue 28): the same admission with every manifest and links artifact read
+// from memory, so what it costs is the ledger's own (its facts, parsing, planning, the writes and
+// Postgres behind them) and nothing the store does. Beside it, the CPU the goal's ratio leaves an
+// admission beyond its reads on these cores: own work that does not fit that room, even with no
+// store to share the cores with, cannot meet the goal on this machine.
+import { mapLimit } from '../src/domain/map-limit.ts';
+import type { ObjectRead, ObjectReader } from '../src/s3/object-reader.ts';
+import { cpuMsSince, cpuReading } from './support-cpu.ts';
+
+/** An ObjectReader over objects read before: a key it was not given is 'missing', and counted. */
+export function memoryReader(objects: ReadonlyMap<string, string>): ObjectReader & { missed: () => number } {
+  let missed = 0;
+  return {
+    async read(_bucket: string, key: string): Promise<ObjectRead> {
+      const text = objects.get(key);
+      if (text !== undefined) return { kind: 'ok', text };
+      missed += 1;
+      return { kind: 'missing' };
+    },
+    close() {},
+    missed: () => missed,
+  };
+}
+
+/**
+ * The CPU in ms an admission may spend beyond its reads and still take at most `ratioGoal` times
+ * their time: that long, the machine's cores give ratioGoal × bareSeconds × cores, of which the
+ * reads take what they took alone. An upper bound: it counts every core busy all the time.
+ */
+export function goalRoomCpuMs(ratioGoal: number, bare: { seconds: number; cpuMs: number }, cores: number): number {
+  return Math.round(ratioGoal * bare.seconds * cores * 1000 - bare.cpuMs);
+}
+
+/** What the level's admission from memory took, and what it used of each process. */
+export interface OwnWork {
+  seconds: number;
+  cpuMs: Record<'node' | 'seaweedfs' | 'postgres' | 'total', number>;
+  archivesCreated: number;
+  /** reads of a key not read before: 0, or the admission was not the bench's */
+  objectsMissed: number;
+}
+
+/** The level's objects (each page's manifest and links artifact) read through `reader`, then the level admitted from memory by `admit`. */
+export async function measureOwnWork(
+  level: { reported: { manifestKey: string }[] },
+  read: { reader: ObjectReader; bucket: string; inFlight: number },
+  admit: (reader: ObjectReader) => Promise<{ archivesCreated: number }>,
+): Promise<OwnWork> {
+  const objects = new Map<string, string>();
+  await mapLimit(level.reported, read.inFlight, async (p) => {
+    for (const key of [p.manifestKey, linksKeyOf(p.manifestKey)]) objects.set(key, textOf(await read.reader.read(read.bucket, key)));
+  });
+  const memory = memoryReader(objects);
+  const cpu0 = cpuReading(['seaweedfs', 'postgres']);
+  const t0 = performance.now();
+  const result = await admit(memory);
+  const seconds = (performance.now() - t0) / 1000;
+  return { seconds, cpuMs: cpuMsSince(cpu0), archivesCreated: result.archivesCreated, objectsMissed: memory.missed() };
+}
+
+/** Where the bench's capturer put a page's links artifact: beside its manifest. */
+export const linksKeyOf = (manifestKey: string): string => manifestKey.replace(/\.result\.json$/, '.links.json');
+
+/** The text of an object the bench seeded, which must be there. */
+export function textOf(read: ObjectRead): string {
+  if (read.kind !== 'ok') throw new Error(`bench object not read: ${read.kind}`);
+  return read.text;
+}

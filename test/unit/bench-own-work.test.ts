@@ -1,0 +1,29 @@
+// The admission bench's own-work line (bench/support-admission-own-work.ts): the room the goal
+// leaves, and the reader that serves a level from memory.
+import { describe, expect, it } from 'vitest';
+import { goalRoomCpuMs, linksKeyOf, memoryReader, textOf } from '../../bench/support-admission-own-work.ts';
+
+describe("admission's own work beside the goal's room", () => {
+  it("leaves what the cores give in the goal's time, less what the reads took alone", () => {
+    // 0.4 s of reads on 2 cores: 1.15 × 0.4 s × 2 = 920 ms of CPU in all, 790 of it the reads'
+    expect(goalRoomCpuMs(1.15, { seconds: 0.4, cpuMs: 790 }, 2)).toBe(130);
+    expect(goalRoomCpuMs(1.15, { seconds: 0.4, cpuMs: 790 }, 1)).toBe(-330);
+    // reads that kept every core busy leave exactly the goal's share of them
+    expect(goalRoomCpuMs(1.15, { seconds: 1, cpuMs: 2000 }, 2)).toBe(300);
+  });
+
+  it('serves the objects it was given, and counts every other key as missed', async () => {
+    const reader = memoryReader(new Map([['a/t.result.json', '{"x":1}']]));
+    expect(await reader.read('captures', 'a/t.result.json')).toEqual({ kind: 'ok', text: '{"x":1}' });
+    expect(await reader.read('captures', 'a/t.links.json')).toEqual({ kind: 'missing' });
+    expect(await reader.read('captures', 'b')).toEqual({ kind: 'missing' });
+    expect(reader.missed()).toBe(2);
+  });
+
+  it('finds the links artifact beside its manifest, and refuses an object that is not there', () => {
+    expect(linksKeyOf('bench/c/0/t.result.json')).toBe('bench/c/0/t.links.json');
+    expect(linksKeyOf('bench/c/0/t.json')).toBe('bench/c/0/t.json');
+    expect(textOf({ kind: 'ok', text: 'x' })).toBe('x');
+    expect(() => textOf({ kind: 'missing' })).toThrow(/not read: missing/);
+  });
+});
