@@ -379,7 +379,8 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
         ratioToPipelineFloor: round(median(samples.map((x) => x.seconds / x.pipeline.seconds)), 2),
         // the same admission with every object read from memory (support-admission-own-work.ts), and
         // the CPU the goal leaves an admission beyond its reads on these cores (the median level's
-        // bare reads, every core busy): own work well over that room, even alone, cannot meet the goal here
+        // bare reads, every core busy): own work well over that room, even alone, cannot meet the goal
+        // here (null when the reads leave no room at all)
         ownWork: { ...ownWork, seconds: round(ownWork.seconds, 3) },
         goalRoomCpuMs: goalRoom,
         ownWorkOverGoalRoom: goalRoom > 0 ? round((ownWork.cpuMs.node + ownWork.cpuMs.postgres) / goalRoom, 2) : null,

@@ -8,12 +8,15 @@ import { mapLimit } from '../src/domain/map-limit.ts';
 import type { ObjectRead, ObjectReader } from '../src/s3/object-reader.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
 
-/** An ObjectReader over objects read before: a key it was not given is 'missing', and counted. */
+/** Where memoryReader holds an object: its bucket and key, as the store does. */
+export const objectAt = (bucket: string, key: string): string => `${bucket}/${key}`;
+
+/** An ObjectReader over objects read before, each at objectAt(): any other is 'missing', and counted. */
 export function memoryReader(objects: ReadonlyMap<string, string>): ObjectReader & { missed: () => number } {
   let missed = 0;
   return {
-    async read(_bucket: string, key: string): Promise<ObjectRead> {
-      const text = objects.get(key);
+    async read(bucket: string, key: string): Promise<ObjectRead> {
+      const text = objects.get(objectAt(bucket, key));
       if (text !== undefined) return { kind: 'ok', text };
       missed += 1;
       return { kind: 'missing' };
@@ -49,7 +52,7 @@ export async function measureOwnWork(
 ): Promise<OwnWork> {
   const objects = new Map<string, string>();
   await mapLimit(level.reported, read.inFlight, async (p) => {
-    for (const key of [p.manifestKey, linksKeyOf(p.manifestKey)]) objects.set(key, textOf(await read.reader.read(read.bucket, key)));
+    for (const key of [p.manifestKey, linksKeyOf(p.manifestKey)]) objects.set(objectAt(read.bucket, key), textOf(await read.reader.read(read.bucket, key)));
   });
   const memory = memoryReader(objects);
   const cpu0 = cpuReading(['seaweedfs', 'postgres']);

@@ -1,7 +1,7 @@
 // The admission bench's own-work line (bench/support-admission-own-work.ts): the room the goal
 // leaves, and the reader that serves a level from memory.
 import { describe, expect, it } from 'vitest';
-import { goalRoomCpuMs, linksKeyOf, memoryReader, textOf } from '../../bench/support-admission-own-work.ts';
+import { goalRoomCpuMs, linksKeyOf, memoryReader, objectAt, textOf } from '../../bench/support-admission-own-work.ts';
 
 describe("admission's own work beside the goal's room", () => {
   it("leaves what the cores give in the goal's time, less what the reads took alone", () => {
@@ -12,11 +12,12 @@ describe("admission's own work beside the goal's room", () => {
     expect(goalRoomCpuMs(1.15, { seconds: 1, cpuMs: 2000 }, 2)).toBe(300);
   });
 
-  it('serves the objects it was given, and counts every other key as missed', async () => {
-    const reader = memoryReader(new Map([['a/t.result.json', '{"x":1}']]));
+  it('serves the objects it was given, by bucket and key, and counts every other read as missed', async () => {
+    const reader = memoryReader(new Map([[objectAt('captures', 'a/t.result.json'), '{"x":1}']]));
     expect(await reader.read('captures', 'a/t.result.json')).toEqual({ kind: 'ok', text: '{"x":1}' });
     expect(await reader.read('captures', 'a/t.links.json')).toEqual({ kind: 'missing' });
-    expect(await reader.read('captures', 'b')).toEqual({ kind: 'missing' });
+    // the same key in another bucket is another object
+    expect(await reader.read('elsewhere', 'a/t.result.json')).toEqual({ kind: 'missing' });
     expect(reader.missed()).toBe(2);
   });
 
