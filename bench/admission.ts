@@ -326,8 +326,11 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
     const bareWrites = { seconds: (performance.now() - tf) / 1000, cpu: cpuMsSince(floorCpu0) };
     // the same admission on a level of its own, every object read from memory: no store's work
     const ownLevel = await seedLevel(pages);
-    const ownWork = await measureOwnWork(ownLevel, { reader: r0, bucket, inFlight }, (memory) =>
-      admitLevel({ ...deps, reader: memory }, { crawlId: ownLevel.crawlId, depth: 0, expand: true }),
+    const ownWork = await measureOwnWork(
+      ownLevel,
+      { reader: r0, bucket, inFlight },
+      (memory) => admitLevel({ ...deps, reader: memory }, { crawlId: ownLevel.crawlId, depth: 0, expand: true }),
+      admissionCpu,
     );
     const goalRoom = goalRoomCpuMs(RATIO_GOAL, { seconds: typical.bareSeconds, cpuMs: typical.bareCpu.total }, availableParallelism());
     const pps = pages / seconds;

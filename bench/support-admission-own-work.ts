@@ -6,7 +6,7 @@
 // nothing: the CPU readings carry Postgres's background work and the store's CPU varies by some 5%.
 import { mapLimit } from '../src/domain/map-limit.ts';
 import type { ObjectRead, ObjectReader } from '../src/s3/object-reader.ts';
-import { cpuMsSince, cpuReading } from './support-cpu.ts';
+import { cpuMsSince, type CpuReading } from './support-cpu.ts';
 
 /** Where memoryReader holds an object: its bucket and key, as the store does. */
 export const objectAt = (bucket: string, key: string): string => `${bucket}/${key}`;
@@ -44,18 +44,22 @@ export interface OwnWork {
   objectsMissed: number;
 }
 
-/** The level's objects (each page's manifest and links artifact) read through `reader`, then the level admitted from memory by `admit`. */
+/**
+ * The level's objects (each page's manifest and links artifact) read through `reader`, then the
+ * level admitted from memory by `admit`, its CPU read by `cpu` (the admission bench's own reading).
+ */
 export async function measureOwnWork(
   level: { reported: { manifestKey: string }[] },
   read: { reader: ObjectReader; bucket: string; inFlight: number },
   admit: (reader: ObjectReader) => Promise<{ archivesCreated: number }>,
+  cpu: () => CpuReading<'seaweedfs' | 'postgres'>,
 ): Promise<OwnWork> {
   const objects = new Map<string, string>();
   await mapLimit(level.reported, read.inFlight, async (p) => {
     for (const key of [p.manifestKey, linksKeyOf(p.manifestKey)]) objects.set(objectAt(read.bucket, key), textOf(await read.reader.read(read.bucket, key)));
   });
   const memory = memoryReader(objects);
-  const cpu0 = cpuReading(['seaweedfs', 'postgres']);
+  const cpu0 = cpu();
   const t0 = performance.now();
   const result = await admit(memory);
   const seconds = (performance.now() - t0) / 1000;
