@@ -47,6 +47,7 @@ import { goalRoomCpuMs, linksKeyOf, measureOwnWork, textOf } from './support-adm
 import { coresApart, withStoreApart, type CoresApart } from './support-affinity.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
+import { medianOutside, outsideReads, spanReader } from './support-read-span.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round, startBenchCrawl } from './support-crawl.ts';
 
 export interface AdmissionBenchOptions {
@@ -264,10 +265,13 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
       );
     /** one level admitted, then its bare reads, then the floor pipelined under the same reads */
     const sample = async (level: { crawlId: string; reported: { manifestKey: string }[] }, around: <T>(fn: () => Promise<T>) => Promise<T> = (fn) => fn()) => {
+      const spanned = spanReader(r0);
       const cpu0 = admissionCpu();
       const t0 = performance.now();
-      const result = await around(() => admitLevel(deps, { crawlId: level.crawlId, depth: 0, expand: true }));
-      const seconds = (performance.now() - t0) / 1000;
+      const result = await around(() => admitLevel({ ...deps, reader: spanned }, { crawlId: level.crawlId, depth: 0, expand: true }));
+      const tEnd = performance.now();
+      const seconds = (tEnd - t0) / 1000;
+      const outside = outsideReads(spanned.span(), t0, tEnd);
       const cpu = cpuMsSince(cpu0);
       // what the ledger holds after the admission, before the floor writes rows of its own
       const held = { archives: await count('archives'), outbox: await count('fga_outbox') };
@@ -289,7 +293,7 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
         },
       });
       const pipeline = { seconds: (performance.now() - t2) / 1000, cpu: cpuMsSince(pipeCpu0), rows: pipelineRows };
-      return { level, result, seconds, cpu, held, bareSeconds, bareCpu, pipeline };
+      return { level, result, seconds, outside, cpu, held, bareSeconds, bareCpu, pipeline };
     };
     const archivesBefore = await count('archives');
     const outboxBefore = await count('fga_outbox');
@@ -380,6 +384,10 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
         pipelineFloorRows: typical.pipeline.rows,
         // admission's time over that floor's (the median of the levels): what admission itself adds
         ratioToPipelineFloor: round(median(samples.map((x) => x.seconds / x.pipeline.seconds)), 2),
+        // ms each level's admission spent before its first read and after its last (the store idle
+        // meanwhile: added whole to the time), the median of the levels and every sample
+        outsideReadsMs: medianOutside(samples.map((x) => x.outside)),
+        samplesOutsideReadsMs: samples.map((x) => x.outside),
         // the same admission with every object read from memory (support-admission-own-work.ts), and
         // the CPU the goal leaves an admission beyond its reads on these cores (the median level's
         // bare reads, every core busy): own work well over that room, even alone, cannot meet the goal

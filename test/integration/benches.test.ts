@@ -97,6 +97,14 @@ describe('benches at a small size', () => {
       expect((r.samplesPipelineFloorRatio as number[]).every(finite)).toBe(true);
       expect(r.samplesPipelineFloorRatio).toHaveLength((r.samplesPagesPerSecond as number[]).length);
       for (const k of ['pipelineFloorRatio', 'ratioToPipelineFloor']) expect(finite(r[k]), k).toBe(true);
+      // every level read, so each has its time before the first read and after the last, within the level's own
+      const outside = r.samplesOutsideReadsMs as { beforeMs: number; afterMs: number }[];
+      expect(outside).toHaveLength((r.samplesPagesPerSecond as number[]).length);
+      outside.forEach((o, k) => {
+        expect(o.beforeMs >= 0 && o.afterMs >= 0).toBe(true);
+        expect(o.beforeMs + o.afterMs).toBeLessThan(((r.pages as number) / (r.samplesPagesPerSecond as number[])[k]!) * 1000);
+      });
+      expect(Object.keys(r.outsideReadsMs as object)).toEqual(['beforeMs', 'afterMs']);
       // five levels at the first size, the median of them the figure; one at 10×; three linked as real sites link
       const samples = r.samplesPagesPerSecond as number[];
       expect(samples).toHaveLength(r.navLinks !== 0 ? 3 : r.pages === 30 ? 5 : 1);
