@@ -3,13 +3,12 @@
 // every manifest and links artifact the report leads to, read at most `concurrency` at a time.
 // Nothing is written here.
 import type { Db } from '../db/connect.ts';
-import type { Crawl } from '../db/types.ts';
 import type { ManifestRead } from '../domain/admission.ts';
 import { admittedPages, linksToRead, type PageRead } from '../domain/admission-plan.ts';
 import type { LevelReportBody, PageReport } from '../domain/contract.ts';
 import { foreignTaskProblem } from '../domain/level-dispatch.ts';
 import { mapLimit } from '../domain/map-limit.ts';
-import { getCrawl, getLevelReport } from '../store/crawls.ts';
+import { admissionCrawl, getLevelReport, type AdmissionCrawl } from '../store/crawls.ts';
 import { levelPages, pagesTaken } from '../store/pages.ts';
 import { foreignTaskIds, foreignTaskIdsOfReport } from '../store/task-owners.ts';
 import { AdmissionError, staleReport } from './admission-errors.ts';
@@ -19,7 +18,7 @@ import { placedManifest, readLinks, type ObjectSource } from './manifest-read.ts
 export interface LevelFacts {
   crawlId: string;
   depth: number;
-  crawl: Crawl;
+  crawl: AdmissionCrawl;
   reportId: string;
   report: LevelReportBody;
   /** the reported pages admitted: those the level dispatched, the last report of a URL */
@@ -44,7 +43,7 @@ export async function readLevelFacts(db: Db, input: { crawlId: string; depth: nu
   const { crawlId, depth } = input;
   // all at once: the task ids others hold are read from the stored report beside the report itself
   const [crawl, row, dispatched, prefix, named, takenSoFar] = await Promise.all([
-    getCrawl(db, crawlId),
+    admissionCrawl(db, crawlId),
     getLevelReport(db, crawlId, depth),
     levelPages(db, crawlId, depth),
     levelArtifactPrefix(db, crawlId, depth),

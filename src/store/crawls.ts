@@ -97,6 +97,22 @@ export async function getCrawl(db: Queryable, id: string): Promise<Crawl | undef
   return db.selectFrom('crawls').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** What admitting a level needs of its crawl. */
+export type AdmissionCrawl = Pick<Crawl, 'org_id' | 'submitted_by' | 'rules' | 'seeds' | 'max_depth' | 'max_pages' | 'per_host_delay_ms'>;
+
+/**
+ * The crawl as admission plans with it. Its seeds come as one jsonb value: node-postgres parses a
+ * text[] of 10,000 URLs in some 20 ms, JSON.parse the same in a few, and admission reads this
+ * before its first S3 read.
+ */
+export async function admissionCrawl(db: Queryable, id: string): Promise<AdmissionCrawl | undefined> {
+  return db
+    .selectFrom('crawls')
+    .select(['org_id', 'submitted_by', 'rules', sql<string[]>`to_jsonb(seeds)`.as('seeds'), 'max_depth', 'max_pages', 'per_host_delay_ms'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
 export async function findRunningCrawl(db: Queryable): Promise<Crawl | undefined> {
   return db.selectFrom('crawls').selectAll().where('state', '=', 'running').executeTakeFirst();
 }

@@ -9,7 +9,7 @@ import { mapLimit } from '../../src/domain/map-limit.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
 import type { ObjectReader } from '../../src/s3/object-reader.ts';
 import { registerCapture } from '../../src/ledger/register.ts';
-import { upsertLevelReport } from '../../src/store/crawls.ts';
+import { admissionCrawl, getCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
 import { useAdmitDeps } from '../support/admission.ts';
 import { insertTestCrawl } from '../support/crawl-rows.ts';
 import type { TestDatabase } from '../support/db.ts';
@@ -286,6 +286,34 @@ describe('admitLevel', () => {
 // page's state, one submission per task, an archive and a tuple per capture — with a task the
 // report names twice settled by its last report, and a repeated admission changing nothing.
 const PAGES = 620;
+
+describe('admissionCrawl', () => {
+  it('reads the seeds as the crawl holds them, whatever they contain, and what else admission plans with', async () => {
+    // what a text[] literal must quote or escape, and what JSON must: quotes, commas, braces, backslashes, NULL-looking text
+    const seeds = [
+      'https://a.test/',
+      'https://a.test/a,b',
+      'https://a.test/"q"',
+      'https://a.test/{x}',
+      'https://a.test/back\\slash',
+      'https://a.test/NULL',
+      'https://ä.test/ü',
+    ];
+    const crawlId = await crawlWith(seeds, { maxDepth: 2, maxPages: 50 });
+    const all = await getCrawl(tdb.db, crawlId);
+    expect(await admissionCrawl(tdb.db, crawlId)).toEqual({
+      org_id: all!.org_id,
+      submitted_by: all!.submitted_by,
+      rules: all!.rules,
+      seeds,
+      max_depth: 2,
+      max_pages: 50,
+      per_host_delay_ms: all!.per_host_delay_ms,
+    });
+    expect(all!.seeds).toEqual(seeds);
+    expect(await admissionCrawl(tdb.db, '00000000-0000-4000-8000-000000000000')).toBeUndefined();
+  });
+});
 
 describe('admitLevel with its page rows written while reading', () => {
   it('a level of several chunks ends with every row as one write would leave it', async () => {

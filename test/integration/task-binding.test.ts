@@ -42,15 +42,20 @@ async function report(crawlId: string, body: unknown, headers: Record<string, st
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** What a lying capturer of crawl B writes: a manifest of A's task, at B's own key for it. */
-async function forgedUnderB(crawlB: string, taskId: string, url: string): Promise<PageReport & { taskId: string; manifestKey: string }> {
+/** What a lying capturer of crawl B writes: a manifest of A's task, at B's own key for it (with `links`, a links artifact beside it). */
+async function forgedUnderB(crawlB: string, taskId: string, url: string, links?: string[]): Promise<PageReport & { taskId: string; manifestKey: string }> {
   const base = `${levelPrefix(crawlB, 0)}/${taskId}`;
+  const artifacts: Manifest['artifacts'] = [{ format: 'wacz', bucket: h.bucket, key: `${base}.wacz`, sha256: 'b'.repeat(64), size: 66 }];
+  if (links !== undefined) {
+    await putJson(h.s3, h.bucket, `${base}.links.json`, { url, finalUrl: url, links: links.map((href) => ({ href })) });
+    artifacts.push({ format: 'links', bucket: h.bucket, key: `${base}.links.json`, sha256: 'c'.repeat(64), size: 10 });
+  }
   const m: Manifest = {
     taskId,
     url,
     finalUrl: url,
     status: 'succeeded',
-    artifacts: [{ format: 'wacz', bucket: h.bucket, key: `${base}.wacz`, sha256: 'b'.repeat(64), size: 66 }],
+    artifacts,
     software: 'mallory',
     finishedAt: new Date().toISOString(),
   };
@@ -122,12 +127,7 @@ describe('a report naming another crawl’s task ids', () => {
   });
 
   it('stored without the API check, admission fails the page and leaves A’s rows as they are', async () => {
-    const crawlA = await bareCrawl('alice', ORG_A, 'http://adm-a.test/');
-    const a = await writeCapture(h.s3, h.bucket, levelPrefix(crawlA, 0), { url: 'http://adm-a.test/', noManifest: true });
-    await upsertLevelReport(h.tdb.db, crawlA, 0, { depth: 0, pages: [a] }, 'capture-flow');
-    await admitLevel({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { crawlId: crawlA, depth: 0, expand: false });
-    const before = await ledgerOf([a.taskId]);
-    expect(before.submissions).toHaveLength(1);
+    const { a, before } = await admittedTaskOfA('http://adm-a.test/');
 
     const crawlB = await bareCrawl('mallory', ORG_B, 'http://adm-b.test/');
     const forged = await forgedUnderB(crawlB, a.taskId, 'http://adm-b.test/');
@@ -139,6 +139,31 @@ describe('a report naming another crawl’s task ids', () => {
       { state: 'failed', task_id: null },
     ]);
     expect(await h.tdb.db.selectFrom('capture_submissions').select('task_id').where('crawl_id', '=', crawlB).execute()).toEqual([]);
+  });
+
+  it('in a crawl that goes deeper, the forged page’s links are never followed; B’s own page’s are', async () => {
+    const { a, before } = await admittedTaskOfA('http://deeper-a.test/');
+
+    // B goes one level deeper: its own page's links are read and followed, and a forged links artifact waits beside the forged manifest
+    const b = 'http://deeper-b.test';
+    const crawlB = await bareCrawl('mallory', ORG_B, [`${b}/`, `${b}/forged`], 1);
+    const own = await writeCapture(h.s3, h.bucket, levelPrefix(crawlB, 0), { url: `${b}/`, links: [{ href: '/own' }] });
+    const forged = await forgedUnderB(crawlB, a.taskId, `${b}/forged`, ['/stolen']);
+    await upsertLevelReport(h.tdb.db, crawlB, 0, { depth: 0, pages: [own, forged] }, 'capture-flow');
+    const admitted = await admitLevel({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { crawlId: crawlB, depth: 0, expand: true });
+    expect(admitted).toMatchObject({ captured: 1, failed: 1, archivesCreated: 1, linksRead: 1, nextLevelPages: 1 });
+    const pagesOfB = await h.tdb.db
+      .selectFrom('crawl_pages')
+      .select(['url', 'depth', 'state', 'task_id'])
+      .where('crawl_id', '=', crawlB)
+      .orderBy('url')
+      .execute();
+    expect(pagesOfB).toEqual([
+      { url: `${b}/`, depth: 0, state: 'captured', task_id: own.taskId },
+      { url: `${b}/forged`, depth: 0, state: 'failed', task_id: null },
+      { url: `${b}/own`, depth: 1, state: 'pending', task_id: null },
+    ]);
+    expect(await ledgerOf([a.taskId])).toEqual(before);
   });
 });
 
@@ -173,20 +198,32 @@ describe('reconcile', () => {
   });
 });
 
+/** Crawl A's one page reported and admitted, its manifest not (yet) written: A holds the task's submission. */
+async function admittedTaskOfA(url: string): Promise<{ a: PageReport & { taskId: string }; before: Awaited<ReturnType<typeof ledgerOf>> }> {
+  const crawlA = await bareCrawl('alice', ORG_A, url);
+  const a = await writeCapture(h.s3, h.bucket, levelPrefix(crawlA, 0), { url, noManifest: true });
+  await upsertLevelReport(h.tdb.db, crawlA, 0, { depth: 0, pages: [a] }, 'capture-flow');
+  await admitLevel({ db: h.tdb.db, s3: h.s3, bucket: h.bucket }, { crawlId: crawlA, depth: 0, expand: false });
+  const before = await ledgerOf([a.taskId]);
+  expect(before.submissions).toHaveLength(1);
+  return { a, before };
+}
+
 /** A crawl row with its seed level and nothing running for it (admission and reconcile are called directly). */
-async function bareCrawl(submittedBy: string, orgId: string, seed: string): Promise<string> {
+async function bareCrawl(submittedBy: string, orgId: string, seed: string | string[], maxDepth = 0): Promise<string> {
+  const seeds = typeof seed === 'string' ? [seed] : seed;
   const { id } = await insertCrawl(h.tdb.db, {
     orgId,
     submittedBy,
-    seeds: [seed],
+    seeds,
     rules: [{ follow: 'same-origin' }],
-    maxDepth: 0,
+    maxDepth,
     maxPages: 10,
     perHostDelayMs: 0,
     hostParallelism: 1,
     formats: ['wacz'],
     signing: false,
-    seedLevel: { take: [seed], cut: [] },
+    seedLevel: { take: seeds, cut: [] },
   });
   await finishCrawlRow(h.tdb.db, id, { state: 'succeeded', stopReason: 'max_depth' });
   return id;
