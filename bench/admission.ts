@@ -29,26 +29,23 @@
 //
 //   node bench/admission.ts            (or through npm run bench)
 //   → {"loadAverage":[…],"bench":"admission","pages":1000,…,"ratio":…,"met":…,"nodeCpuUsPerPageBeyondReads":…,…}
-import { randomUUID } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Db } from '../src/db/connect.ts';
-import type { Manifest } from '../src/domain/contract.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
 import { AdmissionPlanner } from '../src/domain/admission-planner.ts';
 import { admitLevel, DEFAULT_READ_CONCURRENCY, planInputOf } from '../src/ledger/admit-level.ts';
 import { readLevelFacts, readLevelObjects } from '../src/ledger/admission-read.ts';
 import { createObjectReader, type ObjectRead, type ObjectReader } from '../src/s3/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
-import { upsertLevelReport } from '../src/store/crawls.ts';
 import { floorLevel } from './support-admission-floor.ts';
+import { nextLevelRows as nextRowsIn, seedBenchLevel, tableRows } from './support-admission-level.ts';
 import { goalRoomCpuMs, linksKeyOf, measureOwnWork, textOf } from './support-admission-own-work.ts';
 import { coresApart, withStoreApart, type CoresApart } from './support-affinity.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
-import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
+import { deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 import { medianOutside, outsideReads, spanReader } from './support-read-span.ts';
-import { benchConfig, createBenchDatabase, percentile, printLines, round, startBenchCrawl } from './support-crawl.ts';
+import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
 
 export interface AdmissionBenchOptions {
   pages?: number;
@@ -172,53 +169,7 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
   /** the crawls whose objects this measurement seeded: taken out of the bucket when it ends */
   const seeded: string[] = [];
   try {
-    // what the flow and capturer would have written for one reported level: manifests and links artifacts
-    const seedLevel = async (size: number): Promise<{ crawlId: string; reported: { manifestKey: string }[] }> => {
-      const urls = Array.from({ length: size }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);
-      const crawlId = await startBenchCrawl(bench.db, urls, size * 3);
-      seeded.push(crawlId);
-      const prefix = `${BENCH_PREFIX}${crawlId}/0`;
-      const now = Date.now();
-      const reported = await mapLimit(urls, 32, async (url, i) => {
-        const taskId = randomUUID();
-        const base = `${prefix}/${taskId}`;
-        const links = Array.from({ length: linksPerPage }, (_, j) => ({ href: j < navLinks ? `/nav/${j}` : `/p/${(i * 7 + j * 13) % (size * 2)}` }));
-        const manifest: Manifest = {
-          taskId,
-          url,
-          finalUrl: url,
-          status: 'succeeded',
-          artifacts: [
-            { format: 'wacz', bucket, key: `${base}.wacz`, sha256: 'a'.repeat(64), size: 4096 },
-            { format: 'links', bucket, key: `${base}.links.json`, sha256: 'b'.repeat(64), size: 512 },
-          ],
-          software: 'bench',
-          startedAt: new Date(now - 2000).toISOString(),
-          finishedAt: new Date(now - 1000).toISOString(),
-        };
-        await s3.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: `${base}.links.json`,
-            Body: JSON.stringify({ url, finalUrl: url, links }),
-            ContentType: 'application/json',
-          }),
-        );
-        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${base}.result.json`, Body: JSON.stringify(manifest), ContentType: 'application/json' }));
-        return {
-          url,
-          status: 'captured' as const,
-          taskId,
-          manifestKey: `${base}.result.json`,
-          finalUrl: url,
-          submittedAt: manifest.startedAt,
-          finishedAt: manifest.finishedAt,
-        };
-      });
-      await bench.db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
-      await upsertLevelReport(bench.db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
-      return { crawlId, reported };
-    };
+    const seedLevel = (size: number) => seedBenchLevel({ db: bench.db, s3, bucket, seeded }, { hosts, linksPerPage, navLinks }, size);
     // as the activity does it: manifests and links through the lean signed-GET reader. The
     // worker's reader lives as long as the worker, its connections open from earlier levels: they
     // are open before the clock starts (48 new connections cost ~0.35 s on this machine, which the
@@ -243,26 +194,14 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
     // the warm-up level's reads opened them; without it they are opened here
     if (opts.warmup === false) await mapLimit(reported.slice(0, inFlight), inFlight, (p) => r0.read(bucket, p.manifestKey));
     const rounds = Math.max(1, opts.rounds ?? 1);
-    const count = async (table: 'archives' | 'fga_outbox'): Promise<number> =>
-      Number((await bench.db.selectFrom(table).select(bench.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const count = (table: 'archives' | 'fga_outbox') => tableRows(bench.db, table);
     /** the bare backend: every manifest and links read admission makes, and nothing else */
     const bareReads = (reported: { manifestKey: string }[]) =>
       mapLimit(reported, inFlight, async (p) => {
         await r0.read(bucket, p.manifestKey);
         await r0.read(bucket, linksKeyOf(p.manifestKey));
       });
-    /** rows an admission left at depth 1 of a crawl, cut ones included */
-    const nextRowsOf = async (crawlId: string): Promise<number> =>
-      Number(
-        (
-          await bench.db
-            .selectFrom('crawl_pages')
-            .select(bench.db.fn.countAll<number>().as('n'))
-            .where('crawl_id', '=', crawlId)
-            .where('depth', '=', 1)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+    const nextRowsOf = (crawlId: string): Promise<number> => nextRowsIn(bench.db, crawlId);
     /** one level admitted, then its bare reads, then the floor pipelined under the same reads */
     const sample = async (level: { crawlId: string; reported: { manifestKey: string }[] }, around: <T>(fn: () => Promise<T>) => Promise<T> = (fn) => fn()) => {
       const spanned = spanReader(r0);

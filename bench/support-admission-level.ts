@@ -1,0 +1,91 @@
+// The level the admission bench admits: what the flow and the capturer would have left for one
+// reported level of a crawl (a manifest and a links artifact per page in the bucket, the level's
+// report stored), and the rows an admission leaves, counted.
+import { randomUUID } from 'node:crypto';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Db } from '../src/db/connect.ts';
+import type { Manifest } from '../src/domain/contract.ts';
+import { mapLimit } from '../src/domain/map-limit.ts';
+import { upsertLevelReport } from '../src/store/crawls.ts';
+import { BENCH_PREFIX } from './support-objects.ts';
+import { startBenchCrawl } from './support-crawl.ts';
+
+/** How the level's pages link: `linksPerPage` each, the first `navLinks` of them the host's navigation. */
+export interface LevelShape {
+  hosts: number;
+  linksPerPage: number;
+  navLinks: number;
+}
+
+export interface SeededLevel {
+  crawlId: string;
+  reported: { manifestKey: string }[];
+}
+
+/**
+ * A crawl of `size` seeds (its page budget three times that), every page captured with its
+ * manifest and links artifact in `bucket`, and its level 0 reported. The crawl's id is pushed
+ * onto `seeded`, so its objects can be taken out of the bucket afterwards.
+ */
+export async function seedBenchLevel(
+  to: { db: Db; s3: S3Client; bucket: string; seeded: string[] },
+  { hosts, linksPerPage, navLinks }: LevelShape,
+  size: number,
+): Promise<SeededLevel> {
+  const { db, s3, bucket } = to;
+  const urls = Array.from({ length: size }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);
+  const crawlId = await startBenchCrawl(db, urls, size * 3);
+  to.seeded.push(crawlId);
+  const prefix = `${BENCH_PREFIX}${crawlId}/0`;
+  const now = Date.now();
+  const reported = await mapLimit(urls, 32, async (url, i) => {
+    const taskId = randomUUID();
+    const base = `${prefix}/${taskId}`;
+    const links = Array.from({ length: linksPerPage }, (_, j) => ({ href: j < navLinks ? `/nav/${j}` : `/p/${(i * 7 + j * 13) % (size * 2)}` }));
+    const manifest: Manifest = {
+      taskId,
+      url,
+      finalUrl: url,
+      status: 'succeeded',
+      artifacts: [
+        { format: 'wacz', bucket, key: `${base}.wacz`, sha256: 'a'.repeat(64), size: 4096 },
+        { format: 'links', bucket, key: `${base}.links.json`, sha256: 'b'.repeat(64), size: 512 },
+      ],
+      software: 'bench',
+      startedAt: new Date(now - 2000).toISOString(),
+      finishedAt: new Date(now - 1000).toISOString(),
+    };
+    const put = (key: string, body: unknown) =>
+      s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(body), ContentType: 'application/json' }));
+    await put(`${base}.links.json`, { url, finalUrl: url, links });
+    await put(`${base}.result.json`, manifest);
+    return {
+      url,
+      status: 'captured' as const,
+      taskId,
+      manifestKey: `${base}.result.json`,
+      finalUrl: url,
+      submittedAt: manifest.startedAt,
+      finishedAt: manifest.finishedAt,
+    };
+  });
+  await db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
+  await upsertLevelReport(db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
+  return { crawlId, reported };
+}
+
+/** Rows in one of the tables admission adds to. */
+export async function tableRows(db: Db, table: 'archives' | 'fga_outbox'): Promise<number> {
+  return Number((await db.selectFrom(table).select(db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+}
+
+/** Rows an admission left at depth 1 of a crawl, cut ones included. */
+export async function nextLevelRows(db: Db, crawlId: string): Promise<number> {
+  const r = await db
+    .selectFrom('crawl_pages')
+    .select(db.fn.countAll<number>().as('n'))
+    .where('crawl_id', '=', crawlId)
+    .where('depth', '=', 1)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
