@@ -5,6 +5,7 @@
 //   node bench/orchestration.ts        (or through npm run bench)
 //   → {"bench":"orchestration","runs":20,"p50Ms":…,"p95Ms":…,"goalP50Ms":100,"met":true,…}
 import { createServer } from 'node:http';
+import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
@@ -28,6 +29,7 @@ export interface OrchestrationBenchOptions {
 
 export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<string, unknown>[]> {
   const runs = opts.runs ?? 20;
+  const load1 = round(loadavg()[0]!, 2);
   quietRuntime();
   // a webhook that accepts every dispatch and keeps only its capability, which the report carries
   const capabilities = new Map<string, string>();
@@ -138,6 +140,7 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
       fromRequestSentP50Ms: round(percentile(fromSend, 50)),
       goalP50Ms: 100,
       met: p50 < 100,
+      load1,
     },
   ];
 }

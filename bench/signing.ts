@@ -10,6 +10,7 @@
 //
 //   node bench/signing.ts     (or npm run bench -- signing)
 //   → {"bench":"signing","kind":"bare-check",...} {"bench":"signing","kind":"api",...} {"bench":"signing","kind":"summary",...}
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { checkQuestion } from '../src/fga/authorize.ts';
 import { checkEndpointOf } from '../src/fga/check.ts';
@@ -46,6 +47,7 @@ async function measure(opts: { requests?: number; concurrency?: number; archives
     // warm up both paths, then measure them alternately twice so drift hits both alike
     await closedLoop(400, concurrency, bare);
     await closedLoop(400, concurrency, viaApi);
+    const load1 = round(loadavg()[0]!, 2);
     const b1 = await closedLoop(requests / 2, concurrency, bare);
     const a1 = await closedLoop(requests / 2, concurrency, viaApi);
     const b2 = await closedLoop(requests / 2, concurrency, bare);
@@ -74,6 +76,7 @@ async function measure(opts: { requests?: number; concurrency?: number; archives
         addedP99Pct,
         goal: 'throughput ≥ 0.8× the bare check, < 25% added to its p99',
         met: throughputRatio >= 0.8 && addedP99Pct < 25,
+        load1,
       },
     ];
   } finally {
