@@ -39,7 +39,7 @@ import { readLevelFacts, readLevelObjects } from '../src/ledger/admission-read.t
 import { createObjectReader, type ObjectRead, type ObjectReader } from '../src/s3/object-reader.ts';
 import { createS3 } from '../src/s3/client.ts';
 import { floorLevel } from './support-admission-floor.ts';
-import { nextLevelRows as nextRowsIn, seedBenchLevel, tableRows } from './support-admission-level.ts';
+import { nextLevelRows, seedBenchLevel, tableRows } from './support-admission-level.ts';
 import { goalRoomCpuMs, linksKeyOf, measureOwnWork, textOf } from './support-admission-own-work.ts';
 import { coresApart, withStoreApart, type CoresApart } from './support-affinity.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
@@ -194,14 +194,12 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
     // the warm-up level's reads opened them; without it they are opened here
     if (opts.warmup === false) await mapLimit(reported.slice(0, inFlight), inFlight, (p) => r0.read(bucket, p.manifestKey));
     const rounds = Math.max(1, opts.rounds ?? 1);
-    const count = (table: 'archives' | 'fga_outbox') => tableRows(bench.db, table);
     /** the bare backend: every manifest and links read admission makes, and nothing else */
     const bareReads = (reported: { manifestKey: string }[]) =>
       mapLimit(reported, inFlight, async (p) => {
         await r0.read(bucket, p.manifestKey);
         await r0.read(bucket, linksKeyOf(p.manifestKey));
       });
-    const nextRowsOf = (crawlId: string): Promise<number> => nextRowsIn(bench.db, crawlId);
     /** one level admitted, then its bare reads, then the floor pipelined under the same reads */
     const sample = async (level: { crawlId: string; reported: { manifestKey: string }[] }, around: <T>(fn: () => Promise<T>) => Promise<T> = (fn) => fn()) => {
       const spanned = spanReader(r0);
@@ -213,8 +211,8 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
       const outside = outsideReads(spanned.span(), t0, tEnd);
       const cpu = cpuMsSince(cpu0);
       // what the ledger holds after the admission, before the floor writes rows of its own
-      const held = { archives: await count('archives'), outbox: await count('fga_outbox') };
-      const floor = await floorLevel(bench.db, { pages, nextRows: await nextRowsOf(level.crawlId), hosts });
+      const held = { archives: await tableRows(bench.db, 'archives'), outbox: await tableRows(bench.db, 'fga_outbox') };
+      const floor = await floorLevel(bench.db, { pages, nextRows: await nextLevelRows(bench.db, level.crawlId), hosts });
       const bareCpu0 = admissionCpu();
       const t1 = performance.now();
       await bareReads(level.reported);
@@ -234,8 +232,8 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
       const pipeline = { seconds: (performance.now() - t2) / 1000, cpu: cpuMsSince(pipeCpu0), rows: pipelineRows };
       return { level, result, seconds, outside, cpu, held, bareSeconds, bareCpu, pipeline };
     };
-    const archivesBefore = await count('archives');
-    const outboxBefore = await count('fga_outbox');
+    const archivesBefore = await tableRows(bench.db, 'archives');
+    const outboxBefore = await tableRows(bench.db, 'fga_outbox');
     const samples = [await sample({ crawlId, reported }, opts.around)];
     const first = samples[0]!.result;
     const outbox = samples[0]!.held.outbox - outboxBefore;
@@ -261,8 +259,8 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
       typical.cpu.node,
     );
     // the same rows written alone, on a level of their own: a floor under the writes
-    const nextLevelRows = await nextRowsOf(level.crawlId);
-    const floor = await floorLevel(bench.db, { pages, nextRows: nextLevelRows, hosts });
+    const nextRows = await nextLevelRows(bench.db, level.crawlId);
+    const floor = await floorLevel(bench.db, { pages, nextRows, hosts });
     const floorCpu0 = admissionCpu();
     const tf = performance.now();
     const floorRows = await floor.write();
@@ -341,7 +339,7 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
         outboxRows: outbox,
         nextLevelPages: first.nextLevelPages,
         // rows the median level's admission left at depth 1, cut ones included
-        nextLevelRows,
+        nextLevelRows: nextRows,
         repeatSeconds: round(againSeconds, 3),
         repeatArchivesCreated: again.archivesCreated,
         timings: typical.result.timings,
