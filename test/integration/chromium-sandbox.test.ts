@@ -21,6 +21,7 @@ import { chromiumBrowsers, descendants, type ProcessInfo } from '../support/proc
 import { startSite, type Site } from '../support/site.ts';
 
 const SANDBOX_OFF = '--no-sandbox';
+const RELAUNCHED = 'the first page did not open; opening it once more';
 const isRoot = process.getuid?.() === 0;
 
 interface Sandboxing {
@@ -120,13 +121,19 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
 
   it('a capture process already running as the capture user launches Chromium itself, sandboxed the same way', async () => {
     const child = startAsCaptureUser();
+    // what it says on stderr, to name the cause if it exits before its page is open
+    let said = '';
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (said += s));
     try {
       const lines = createInterface({ input: child.stdout! });
       const ready = await new Promise<string>((resolve, reject) => {
-        child.once('exit', (code) => reject(new Error(`the capture-user process exited (${code}) before its page was open`)));
+        child.once('exit', (code, signal) =>
+          reject(new Error(`the capture-user process exited (${code ?? signal}) before its page was open; its stderr:\n${said}`)),
+        );
         lines.once('line', resolve);
       });
       expect(ready).toBe('ready');
+      if (said.includes(RELAUNCHED)) console.warn(`the capture-user process opened its page at the second try:\n${said}`);
       const self = descendants().find((p) => p.pid === child.pid)!;
       const node = [self, ...descendants(self)].find((p) => p.args[0] === process.execPath)!;
       const flowBrowsers = descendants(node).filter((p) => /(^|\/)chromium$/.test(p.args[0] ?? '') && !p.args.some((a) => a.startsWith('--type=')));
@@ -144,19 +151,25 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
 /**
  * A node process running as the capture user (through runuser when this one is root, as the
  * capture worker is run) that opens a page in a CaptureBrowser, says "ready" and closes the
- * browser when its stdin ends. It is given no environment beyond PATH.
+ * browser when its stdin ends. It is given no environment beyond PATH. A first page that fails
+ * to open is tried once more, as the flow's next capture would, and said on stderr.
  */
 function startAsCaptureUser(): ChildProcess {
   const launch = new URL('../../src/flow/browser/launch.ts', import.meta.url).href;
   const code = [
+    `const RELAUNCHED = ${JSON.stringify(RELAUNCHED)};`,
     `import { CaptureBrowser } from ${JSON.stringify(launch)};`,
     'const browser = new CaptureBrowser((line) => console.error(line));',
-    "const context = await browser.newContext({ userAgent: 'sandbox-test' });",
-    "await (await context.newPage()).setContent('<title>held</title><p>open</p>');",
+    'const open = async () => {',
+    "  const context = await browser.newContext({ userAgent: 'sandbox-test' });",
+    "  await (await context.newPage()).setContent('<title>held</title><p>open</p>');",
+    '};',
+    // as the flow does: a launch that fails is tried again by the next capture (launch.ts)
+    'await open().catch((err) => { console.error(`${RELAUNCHED}: ${err.stack}`); return open(); });',
     "console.log('ready');",
     "process.stdin.on('data', () => {}).on('end', async () => { await browser.close(); process.exit(0); });",
   ].join('\n');
   const node = [process.execPath, '--input-type=module', '-e', code];
   const [cmd, ...args] = isRoot ? ['/usr/sbin/runuser', '-u', CAPTURE_USER, '--', ...node] : node;
-  return spawn(cmd!, args, { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['pipe', 'pipe', 'inherit'] });
+  return spawn(cmd!, args, { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['pipe', 'pipe', 'pipe'] });
 }
