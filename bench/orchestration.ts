@@ -5,7 +5,6 @@
 //   node bench/orchestration.ts        (or through npm run bench)
 //   → {"bench":"orchestration","runs":20,"p50Ms":…,"p95Ms":…,"goalP50Ms":100,"met":true,…}
 import { createServer } from 'node:http';
-import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
@@ -21,7 +20,7 @@ import { createAppClients } from '../src/api/deps.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
 import { progressQuery } from '../src/workflows/messages.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
-import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
+import { benchConfig, createBenchDatabase, load1Now, percentile, printLines, round } from './support-crawl.ts';
 
 export interface OrchestrationBenchOptions {
   runs?: number;
@@ -29,7 +28,7 @@ export interface OrchestrationBenchOptions {
 
 export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<string, unknown>[]> {
   const runs = opts.runs ?? 20;
-  const load1 = round(loadavg()[0]!, 2);
+  const load1 = load1Now();
   quietRuntime();
   // a webhook that accepts every dispatch and keeps only its capability, which the report carries
   const capabilities = new Map<string, string>();

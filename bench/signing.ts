@@ -10,13 +10,12 @@
 //
 //   node bench/signing.ts     (or npm run bench -- signing)
 //   → {"bench":"signing","kind":"bare-check",...} {"bench":"signing","kind":"api",...} {"bench":"signing","kind":"summary",...}
-import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { checkQuestion } from '../src/fga/authorize.ts';
 import { checkEndpointOf } from '../src/fga/check.ts';
 import { archiveRef } from '../src/fga/tuples.ts';
 import { drain, insertJob, insertManyArchives } from '../test/support/ledger.ts';
-import { printLines, round } from './support-crawl.ts';
+import { load1Now, printLines, round } from './support-crawl.ts';
 import { closedLoop, keepAlivePost, startBenchApi } from './support-api.ts';
 
 export async function run(opts: { requests?: number; concurrency?: number; archives?: number } = {}): Promise<Record<string, unknown>[]> {
@@ -47,7 +46,7 @@ async function measure(opts: { requests?: number; concurrency?: number; archives
     // warm up both paths, then measure them alternately twice so drift hits both alike
     await closedLoop(400, concurrency, bare);
     await closedLoop(400, concurrency, viaApi);
-    const load1 = round(loadavg()[0]!, 2);
+    const load1 = load1Now();
     const b1 = await closedLoop(requests / 2, concurrency, bare);
     const a1 = await closedLoop(requests / 2, concurrency, viaApi);
     const b2 = await closedLoop(requests / 2, concurrency, bare);
