@@ -157,8 +157,8 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
 function startAsCaptureUser(): ChildProcess {
   const launch = new URL('../../src/flow/browser/launch.ts', import.meta.url).href;
   const code = [
-    `const RELAUNCHED = ${JSON.stringify(RELAUNCHED)};`,
     `import { CaptureBrowser } from ${JSON.stringify(launch)};`,
+    `const RELAUNCHED = ${JSON.stringify(RELAUNCHED)};`,
     'const browser = new CaptureBrowser((line) => console.error(line));',
     'const open = async () => {',
     "  const context = await browser.newContext({ userAgent: 'sandbox-test' });",
