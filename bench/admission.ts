@@ -28,8 +28,8 @@
 // the figure; every sample is printed beside it.
 //
 //   node bench/admission.ts            (or through npm run bench)
-//   → {"loadAverage":[…],"bench":"admission","pages":1000,…,"ratio":…,"met":…,"nodeCpuUsPerPageBeyondReads":…,…}
-import { availableParallelism, loadavg } from 'node:os';
+//   → {"load1":…,"bench":"admission","pages":1000,…,"ratio":…,"met":…,"nodeCpuUsPerPageBeyondReads":…,…}
+import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import type { Db } from '../src/db/connect.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
@@ -46,6 +46,7 @@ import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 import { medianOutside, outsideReads, spanReader } from './support-read-span.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
+import { load1Now } from './support-load.ts';
 
 export interface AdmissionBenchOptions {
   pages?: number;
@@ -156,7 +157,7 @@ export async function measure(opts: AdmissionBenchOptions & { pages: number }): 
 }
 
 async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): Promise<Record<string, unknown>[]> {
-  const loadAverage = loadavg().map((n) => round(n, 2));
+  const load1 = load1Now();
   const pages = opts.pages;
   const linksPerPage = opts.linksPerPage ?? 20;
   const navLinks = Math.min(opts.navLinks ?? 0, linksPerPage);
@@ -278,8 +279,8 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
     const ratio = median(samples.map((x) => x.seconds / x.bareSeconds));
     return [
       {
-        // the machine's load when this line's measurement began (1, 5, 15 minutes)
-        loadAverage,
+        // the machine's one-minute load when this line's measurement began
+        load1,
         bench: 'admission',
         pages,
         // filled in by measure(): shared cores, or the store on cores of its own

@@ -141,7 +141,7 @@ export function run(pages = 200): Promise<CaptureBenchResult[]> {
           cpuPerPageQa: fixed(flowQa!.cpuSeconds / total, 3),
           cpuQaOverOff: fixed(flowQa!.cpuSeconds / flow!.cpuSeconds, 3),
           secondsQaOverOff: fixed(flowQa!.seconds / flow!.seconds, 3),
-          load1: fixed(flowQa!.load1, 2),
+          load1: flowQa!.load1,
         },
       ];
     },

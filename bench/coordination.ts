@@ -25,7 +25,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -36,6 +35,7 @@ import { freePort } from '../test/support/private.ts';
 import { cpuSecondsOf } from '../test/support/processes.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
 import { benchFlowOptions, benchTemporal } from './support-flow.ts';
+import { load1Now } from './support-load.ts';
 import { spawnReady, stopProcess, type ReadyProcess } from './support-process.ts';
 
 const SIM_WORKERS = 100;
@@ -276,7 +276,7 @@ export async function run(
     const server = name === 'stack' ? stackTemporal() : await memoryTemporal();
     try {
       for (const pages of sizes) {
-        const load1 = loadavg()[0]!;
+        const load1 = load1Now();
         const c = await coordinated(pages, server);
         const b = await bare(pages, server);
         out.push(record(name, pages, load1, c, b));

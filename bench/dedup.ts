@@ -28,7 +28,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import type { DispatchBody } from '../src/domain/contract.ts';
 import { readWacz } from '../src/domain/wacz/read.ts';
@@ -39,6 +38,7 @@ import { startSite, type SitePage } from '../test/support/site.ts';
 import { breakdown, perPage, type Breakdown } from './dedup-breakdown.ts';
 import { benchSite, type SiteProfile } from './dedup-sites.ts';
 import { benchFlowOptions } from './support-flow.ts';
+import { load1Now } from './support-load.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
 
 export interface DedupBenchResult {
@@ -72,8 +72,8 @@ export interface DedupBenchResult {
   goal?: number;
   met?: boolean;
   ok?: boolean;
-  /** the 1-minute load average when this site's runs started */
-  load1AtStart?: number;
+  /** the one-minute load average when this site's runs started */
+  load1?: number;
   seconds?: number;
   /** the after run's bytes, per page, by part */
   perPage?: Breakdown;
@@ -213,7 +213,7 @@ interface SiteRun {
 }
 
 async function crawlSite(profile: SiteProfile, pages: number, modes: readonly Mode[], keep?: string): Promise<SiteRun> {
-  const load1 = Number(loadavg()[0]!.toFixed(2));
+  const load1 = load1Now();
   const perHost = Math.max(1, Math.round(pages / HOSTS.length));
   const { assets, page } = benchSite(profile);
   const site = await startSite({ hosts: Object.fromEntries(HOSTS.map((n, h) => [n, { pages: hostPages(perHost, assets, (j) => page(j, h)) }])) });
@@ -244,7 +244,7 @@ function floors(r: SiteRun): { raw: number; gzip: number } {
 }
 
 async function rows(r: SiteRun): Promise<DedupBenchResult[]> {
-  const base = { bench: 'dedup' as const, site: r.site, pages: r.pages, hosts: HOSTS.length, sharedAssets: r.sharedAssets };
+  const base = { bench: 'dedup' as const, site: r.site, pages: r.pages, hosts: HOSTS.length, sharedAssets: r.sharedAssets, load1: r.load1 };
   const floor = floors(r);
   const per = (t: Tally): number => t.waczBytes / r.pages;
   const ratio = (t: Tally | undefined, of = floor.raw): number | undefined => (t === undefined ? undefined : round3(per(t) / of));
@@ -272,7 +272,6 @@ async function rows(r: SiteRun): Promise<DedupBenchResult[]> {
     ...(after !== undefined ? { payloadRatioAfter: round3(after.payloadBytes / r.pages / floor.raw) } : {}),
     goal: 1.2,
     ...(ratioAfter !== undefined ? { met: ratioAfter <= 1.2 } : {}),
-    load1AtStart: r.load1,
   };
   const parts = after === undefined ? [] : [{ ...base, mode: 'breakdown' as const, perPage: perPage(await breakdown(after.waczs), r.pages) }];
   const site: DedupBenchResult = { ...base, mode: 'site', assetBytes: r.assetBytes, pageHtmlBytes: r.pageHtmlBytes };

@@ -20,7 +20,6 @@
 //
 //   node bench/listing.ts [archives]   (or npm run bench -- listing; default 10,000 and 100,000)
 import { randomUUID } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { ConsistencyPreference } from '@openfga/sdk';
 import { sql } from 'kysely';
@@ -31,6 +30,7 @@ import { membershipTuples } from '../src/fga/tuples.ts';
 import { listContext, reachableJobs, sharedArchives } from '../src/fga/reach.ts';
 import { archiveCandidates, type CandidateScope } from '../src/store/archives.ts';
 import { percentile, printLines, round } from './support-crawl.ts';
+import { load1Now } from './support-load.ts';
 import { startBenchApi, type ApiBench } from './support-api.ts';
 import { analyzeFgaTuples } from './support-fga-statistics.ts';
 
@@ -236,8 +236,8 @@ export async function run(opts: { archives?: number; samples?: number } = {}): P
   const base = opts.archives ?? 10_000;
   const samples = opts.samples ?? 100;
   const out: Record<string, unknown>[] = [];
-  const loadAverage = loadavg().map((l) => round(l, 2));
-  for (const archives of [base, base * 10]) out.push(...(await measurePoint({ archives, samples })).map((r) => ({ ...r, loadAverage })));
+  const load1 = load1Now();
+  for (const archives of [base, base * 10]) out.push(...(await measurePoint({ archives, samples })).map((r) => ({ ...r, load1 })));
   return out;
 }
 

@@ -24,7 +24,6 @@
 //
 //   node bench/outbox.ts [--fresh-store]     (or npm run bench -- outbox)
 import { randomUUID } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import type { OpenFgaClient } from '@openfga/sdk';
 import type { Db } from '../src/db/connect.ts';
@@ -32,6 +31,7 @@ import { drainOutbox, enqueueTuples } from '../src/fga/outbox.ts';
 import type { Tuple } from '../src/fga/tuples.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
+import { load1Now } from './support-load.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { archiveParentTuples, bareWrite, preloadedStore, tuplesInStore } from './support-outbox.ts';
 
@@ -169,12 +169,12 @@ async function measure(
     concurrency: CONCURRENCY,
     goal: `≥ ${GOAL_RATIO}× the bare OpenFGA Write (batches of 100, ${CONCURRENCY} in flight)`,
     met: median.ratio >= GOAL_RATIO,
-    load1: round(load1, 2),
+    load1,
   };
 }
 
 export async function run(opts: OutboxBenchOptions = {}): Promise<Record<string, unknown>[]> {
-  const load1 = loadavg()[0]!;
+  const load1 = load1Now();
   const sizes = opts.sizes ?? [
     // five rounds: one round here takes about a second, and an autovacuum ANALYZE of OpenFGA's
     // tuple table (about 2 s, every few seconds while tuples are written) lands on one side of it

@@ -35,6 +35,7 @@ import { startFlow } from '../src/flow/server.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { startSite } from '../test/support/site.ts';
+import { load1Now } from './support-load.ts';
 import { uniform } from './support-random.ts';
 
 export interface PacingBenchResult {
@@ -63,6 +64,8 @@ export interface PacingBenchResult {
   spread?: number;
   draws?: number;
   ratioP90?: number;
+  /** flow: the one-minute load average when the level started */
+  load1?: number;
   ok: boolean;
 }
 
@@ -79,6 +82,8 @@ export interface PacingCalibration {
   targetMs: number;
   holdMs: number;
   ratioWithoutHold: number;
+  /** the one-minute load average when the level without a hold started */
+  load1: number;
 }
 
 const PAGES_PER_HOST = [12, 9, 6, 3];
@@ -89,6 +94,7 @@ const DELAY_MS = 300;
 const CAPTURE_TARGET_MS = 420;
 
 async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelism: number): Promise<PacingBenchResult> {
+  const load1 = load1Now();
   const names = ['h1', 'h2', 'h3', 'h4'];
   const site = await startSite({
     hosts: Object.fromEntries(
@@ -168,6 +174,7 @@ async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelis
       gapViolations,
       siteGapViolations,
       meanGapOverDelayMs,
+      load1,
       ok: ratio <= GOAL && gapViolations === 0 && siteGapViolations === 0,
     };
   } finally {
@@ -317,6 +324,7 @@ async function calibrate(hostParallelism: number): Promise<PacingCalibration> {
     targetMs: CAPTURE_TARGET_MS,
     holdMs: Math.max(0, CAPTURE_TARGET_MS - chromiumMs),
     ratioWithoutHold: probe.ratio,
+    load1: probe.load1!,
   };
 }
 

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { drain, insertJob, insertManyArchives } from '../test/support/ledger.ts';
 import { printLines, round } from './support-crawl.ts';
 import { closedLoop, keepAlivePost, startBenchApi } from './support-api.ts';
+import { load1Now } from './support-load.ts';
 
 interface ProfileNode {
   id: number;
@@ -59,6 +60,7 @@ export function partOf(frame: ProfileNode['callFrame']): string {
 export async function run(opts: { requests?: number; concurrency?: number } = {}): Promise<Record<string, unknown>[]> {
   const requests = opts.requests ?? 3000;
   const concurrency = opts.concurrency ?? 32;
+  const load1 = load1Now();
   const dir = mkdtempSync(join(tmpdir(), 'cl-profile-'));
   const api = await startBenchApi({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
   let load;
@@ -88,10 +90,11 @@ export async function run(opts: { requests?: number; concurrency?: number } = {}
     const busy = [...us].filter(([k]) => k !== 'idle').reduce((a, [, v]) => a + v, 0);
     const parts = [...us].filter(([k]) => k !== 'idle').sort((a, b) => b[1] - a[1]);
     return [
-      { bench: 'profile-signing', kind: 'load', ...load },
+      { bench: 'profile-signing', kind: 'load', ...load, load1 },
       {
         bench: 'profile-signing',
         kind: 'cpu',
+        load1,
         busyMs: round(busy / 1000, 0),
         idleMs: round((us.get('idle') ?? 0) / 1000, 0),
         cpuPerRequestMs: round(busy / 1000 / (requests + 300), 3),

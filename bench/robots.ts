@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { MAX_URL_LENGTH } from '../src/domain/address-policy.ts';
 import { robotsFrom } from '../src/domain/robots.ts';
+import { load1Now } from './support-load.ts';
 
 export interface RobotsBenchResult {
   bench: 'robots';
@@ -18,6 +19,8 @@ export interface RobotsBenchResult {
   parseMs: number;
   decideMs: number;
   goalMs: number;
+  /** the one-minute load average when the case started */
+  load1: number;
   ok: boolean;
 }
 
@@ -31,6 +34,7 @@ function median(xs: number[]): number {
 
 function measure(name: string, rules: number, rule: (i: number) => string, path: string): RobotsBenchResult {
   const body = `User-agent: *\n${Array.from({ length: rules }, (_, i) => `Disallow: ${rule(i)}`).join('\n')}\n`;
+  const load1 = load1Now();
   const parse: number[] = [];
   const decide: number[] = [];
   for (let k = 0; k < 5; k++) {
@@ -52,6 +56,7 @@ function measure(name: string, rules: number, rule: (i: number) => string, path:
     parseMs,
     decideMs,
     goalMs: GOAL_MS,
+    load1,
     ok: parseMs + decideMs < GOAL_MS,
   };
 }

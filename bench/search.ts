@@ -14,7 +14,6 @@
 //   → {"bench":"search-index","pages":10000,"seconds":…,"pagesPerSecond":…}
 //   → {"bench":"search-query","queries":…,"p50Ms":…,"p99Ms":…,"ratioP50":…,"fullPageRate":1,"phases":{…},"met":true,…}
 import { randomBytes, randomUUID } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ClientWriteRequestOnDuplicateWrites, type OpenFgaClient } from '@openfga/sdk';
@@ -32,6 +31,7 @@ import { searchForCaller, type SearchDeps, type SearchPhase } from '../src/searc
 import { HIT_FIELDS, matchQuery, queryIndex } from '../src/search/query.ts';
 import { createTestStore } from '../test/support/fga.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
+import { load1Now } from './support-load.ts';
 import { analyzeFgaTuples } from './support-fga-statistics.ts';
 import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 
@@ -129,7 +129,7 @@ function phaseRecorder(): { trace: NonNullable<SearchDeps['trace']>; next: () =>
 
 /** One point of the bench: its index record and its query record. */
 export async function measure(opts: SearchBenchOptions & { pages: number }): Promise<Record<string, unknown>[]> {
-  const loadAtStart = loadavg().map((l) => round(l, 2));
+  const load1 = load1Now();
   const pages = opts.pages;
   const orgs = opts.orgs ?? 10;
   const queries = opts.queries ?? 300;
@@ -300,6 +300,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
       {
         bench: 'search-index',
         pages,
+        load1,
         through: viaIndexer ? 'indexer' : 'bulk writes of pageDocuments',
         archives: rows.length,
         indexed: indexed.indexed,
@@ -329,7 +330,7 @@ export async function measure(opts: SearchBenchOptions & { pages: number }): Pro
         avgRawTotal: Math.round(rawTotal / queries),
         avgVisibleHits: round(visible / queries, 2),
         phases: phases.summary(queries),
-        loadAverageAtStart: loadAtStart,
+        load1,
         goal: 'fullPageRate 1, p50 ≤ 50 ms, ratioP50 ≤ 2.5',
         met: fullPages === queries && p50 <= 50 && ratioP50 <= 2.5,
       },

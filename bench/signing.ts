@@ -15,7 +15,8 @@ import { checkQuestion } from '../src/fga/authorize.ts';
 import { checkEndpointOf } from '../src/fga/check.ts';
 import { archiveRef } from '../src/fga/tuples.ts';
 import { drain, insertJob, insertManyArchives } from '../test/support/ledger.ts';
-import { load1Now, printLines, round } from './support-crawl.ts';
+import { printLines, round } from './support-crawl.ts';
+import { load1Now } from './support-load.ts';
 import { closedLoop, keepAlivePost, startBenchApi } from './support-api.ts';
 
 export async function run(opts: { requests?: number; concurrency?: number; archives?: number } = {}): Promise<Record<string, unknown>[]> {
@@ -65,8 +66,15 @@ async function measure(opts: { requests?: number; concurrency?: number; archives
     const throughputRatio = round(apiR.perSecond / bareR.perSecond, 2);
     post.close();
     return [
-      { bench: 'signing', kind: 'bare-check', side: 'one plain OpenFGA Check per question (POST /check), keep-alive', archives: opts.archives, ...bareR },
-      { bench: 'signing', kind: 'api', side: 'POST /api/archives/:id/url with a JWT, API in its own process', archives: opts.archives, ...apiR },
+      {
+        bench: 'signing',
+        kind: 'bare-check',
+        side: 'one plain OpenFGA Check per question (POST /check), keep-alive',
+        archives: opts.archives,
+        ...bareR,
+        load1,
+      },
+      { bench: 'signing', kind: 'api', side: 'POST /api/archives/:id/url with a JWT, API in its own process', archives: opts.archives, ...apiR, load1 },
       {
         bench: 'signing',
         kind: 'summary',

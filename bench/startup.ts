@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ROOT, loadEnv } from '../scripts/lib/env.mjs';
+import { load1Now } from './support-load.ts';
 
 interface App {
   name: string;
@@ -99,6 +100,7 @@ export async function run(options: StartupOptions = {}): Promise<Record<string, 
   };
   const records: Record<string, unknown>[] = [];
   for (const app of APPS) {
+    const load1 = load1Now();
     const samples = [];
     for (let i = 0; i < opts.runs; i++) samples.push(await startOnce(app, opts, env));
     records.push({
@@ -109,6 +111,7 @@ export async function run(options: StartupOptions = {}): Promise<Record<string, 
       runs: opts.runs,
       readyMs: Math.round(median(samples.map((s) => s.ms))),
       rssMb: Math.round(median(samples.map((s) => s.rssMb))),
+      load1,
     });
   }
   return records;

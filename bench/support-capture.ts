@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
 import { chromium } from 'playwright-core';
 import type { CaptureBehaviors } from '../src/domain/behavior-budget.ts';
 import type { DispatchBody } from '../src/domain/contract.ts';
@@ -14,6 +13,7 @@ import { behaviorsScript, runBehaviors } from '../src/flow/browser/behaviors.ts'
 import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow, type FlowOptions } from '../src/flow/server.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
+import { load1Now } from './support-load.ts';
 import { pagesArg } from './support-main.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
@@ -110,7 +110,7 @@ export interface ModeRun {
 export async function bareRun(byHost: string[][], args: string[], behaviors = false): Promise<ModeRun> {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args });
   try {
-    const load1 = loadavg()[0]!;
+    const load1 = load1Now();
     const cpu0 = treeCpuByKind();
     const started = Date.now();
     await Promise.all(
@@ -281,7 +281,7 @@ export async function startBenchFlow(options: (token: string) => FlowOptions): P
         pages: urls.map((url) => ({ url, follow: false })),
         ...extra,
       };
-      const load1 = loadavg()[0]!;
+      const load1 = load1Now();
       const cpu0 = treeCpuByKind();
       const started = Date.now();
       const res = await fetch(flow.webhookUrl, {
@@ -342,7 +342,7 @@ export function runFigures(r: ModeRun, pages: number): Pick<CaptureRecord, 'seco
     pagesPerSecond: fixed(pages / r.seconds, 2),
     cpuSeconds: fixed(r.cpuSeconds, 1),
     cpuByProcess: r.cpuByProcess,
-    load1: fixed(r.load1, 2),
+    load1: r.load1,
   };
 }
 

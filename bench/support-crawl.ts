@@ -1,7 +1,6 @@
 // Shared by the crawl benchmarks: a fresh, migrated database of their own (dropped afterwards),
 // the project's configuration, and percentiles.
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import pg from 'pg';
 import { createDb, type Db } from '../src/db/connect.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -103,9 +102,6 @@ export function percentile(values: number[], p: number): number {
 }
 
 export const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;
-
-/** The one-minute load average now, to two places: what a bench prints beside its figures (issue 28). */
-export const load1Now = (): number => round(loadavg()[0]!, 2);
 
 /** Prints records as JSON lines when a bench file is run directly. */
 export function printLines(records: unknown[]): void {
