@@ -4,7 +4,7 @@
 //   npm run bench -- address-policy
 import { checkParsedUrl, checkUrl, createAddressPolicy, parseAllowlist } from '../src/domain/address-policy.ts';
 import { selectLinks } from '../src/domain/links.ts';
-import { load1Now } from './support-load.ts';
+import { load1Now } from './support-figures.ts';
 
 const URLS = 100_000;
 

@@ -45,8 +45,8 @@ import { coresApart, withStoreApart, type CoresApart } from './support-affinity.
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 import { medianOutside, outsideReads, spanReader } from './support-read-span.ts';
-import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
-import { load1Now } from './support-load.ts';
+import { benchConfig, createBenchDatabase, percentile, printLines } from './support-crawl.ts';
+import { load1Now, round } from './support-figures.ts';
 
 export interface AdmissionBenchOptions {
   pages?: number;

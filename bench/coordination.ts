@@ -35,7 +35,7 @@ import { freePort } from '../test/support/private.ts';
 import { cpuSecondsOf } from '../test/support/processes.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
 import { benchFlowOptions, benchTemporal } from './support-flow.ts';
-import { load1Now } from './support-load.ts';
+import { load1Now } from './support-figures.ts';
 import { spawnReady, stopProcess, type ReadyProcess } from './support-process.ts';
 
 const SIM_WORKERS = 100;

@@ -38,7 +38,7 @@ import { startSite, type SitePage } from '../test/support/site.ts';
 import { breakdown, perPage, type Breakdown } from './dedup-breakdown.ts';
 import { benchSite, type SiteProfile } from './dedup-sites.ts';
 import { benchFlowOptions } from './support-flow.ts';
-import { load1Now } from './support-load.ts';
+import { load1Now } from './support-figures.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
 
 export interface DedupBenchResult {

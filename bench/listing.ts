@@ -29,8 +29,8 @@ import { viewableArchives } from '../src/fga/authorize.ts';
 import { membershipTuples } from '../src/fga/tuples.ts';
 import { listContext, reachableJobs, sharedArchives } from '../src/fga/reach.ts';
 import { archiveCandidates, type CandidateScope } from '../src/store/archives.ts';
-import { percentile, printLines, round } from './support-crawl.ts';
-import { load1Now } from './support-load.ts';
+import { percentile, printLines } from './support-crawl.ts';
+import { load1Now, round } from './support-figures.ts';
 import { startBenchApi, type ApiBench } from './support-api.ts';
 import { analyzeFgaTuples } from './support-fga-statistics.ts';
 

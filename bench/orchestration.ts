@@ -20,8 +20,8 @@ import { createAppClients } from '../src/api/deps.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
 import { progressQuery } from '../src/workflows/messages.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
-import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
-import { load1Now } from './support-load.ts';
+import { benchConfig, createBenchDatabase, percentile, printLines } from './support-crawl.ts';
+import { load1Now, round } from './support-figures.ts';
 
 export interface OrchestrationBenchOptions {
   runs?: number;

@@ -30,8 +30,8 @@ import type { Db } from '../src/db/connect.ts';
 import { drainOutbox, enqueueTuples } from '../src/fga/outbox.ts';
 import type { Tuple } from '../src/fga/tuples.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
-import { benchConfig, createBenchDatabase, printLines, round } from './support-crawl.ts';
-import { load1Now } from './support-load.ts';
+import { benchConfig, createBenchDatabase, printLines } from './support-crawl.ts';
+import { load1Now, round } from './support-figures.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { archiveParentTuples, bareWrite, preloadedStore, tuplesInStore } from './support-outbox.ts';
 

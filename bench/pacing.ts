@@ -35,7 +35,7 @@ import { startFlow } from '../src/flow/server.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { startSite } from '../test/support/site.ts';
-import { load1Now } from './support-load.ts';
+import { load1Now } from './support-figures.ts';
 import { uniform } from './support-random.ts';
 
 export interface PacingBenchResult {

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { drain, insertJob, insertManyArchives } from '../test/support/ledger.ts';
-import { printLines, round } from './support-crawl.ts';
+import { printLines } from './support-crawl.ts';
 import { closedLoop, keepAlivePost, startBenchApi } from './support-api.ts';
-import { load1Now } from './support-load.ts';
+import { load1Now, round } from './support-figures.ts';
 
 interface ProfileNode {
   id: number;

@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { MAX_URL_LENGTH } from '../src/domain/address-policy.ts';
 import { robotsFrom } from '../src/domain/robots.ts';
-import { load1Now } from './support-load.ts';
+import { load1Now } from './support-figures.ts';
 
 export interface RobotsBenchResult {
   bench: 'robots';

@@ -30,8 +30,8 @@ import { sql } from 'kysely';
 import { searchForCaller, type SearchDeps, type SearchPhase } from '../src/search/caller-search.ts';
 import { HIT_FIELDS, matchQuery, queryIndex } from '../src/search/query.ts';
 import { createTestStore } from '../test/support/fga.ts';
-import { benchConfig, createBenchDatabase, percentile, printLines, round } from './support-crawl.ts';
-import { load1Now } from './support-load.ts';
+import { benchConfig, createBenchDatabase, percentile, printLines } from './support-crawl.ts';
+import { load1Now, round } from './support-figures.ts';
 import { analyzeFgaTuples } from './support-fga-statistics.ts';
 import { BENCH_PREFIX, deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
 

@@ -15,8 +15,8 @@ import { checkQuestion } from '../src/fga/authorize.ts';
 import { checkEndpointOf } from '../src/fga/check.ts';
 import { archiveRef } from '../src/fga/tuples.ts';
 import { drain, insertJob, insertManyArchives } from '../test/support/ledger.ts';
-import { printLines, round } from './support-crawl.ts';
-import { load1Now } from './support-load.ts';
+import { printLines } from './support-crawl.ts';
+import { load1Now, round } from './support-figures.ts';
 import { closedLoop, keepAlivePost, startBenchApi } from './support-api.ts';
 
 export async function run(opts: { requests?: number; concurrency?: number; archives?: number } = {}): Promise<Record<string, unknown>[]> {

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ROOT, loadEnv } from '../scripts/lib/env.mjs';
-import { load1Now } from './support-load.ts';
+import { load1Now } from './support-figures.ts';
 
 interface App {
   name: string;

@@ -11,7 +11,8 @@ import { createAppClients, type AppDeps } from '../src/api/deps.ts';
 import { ORGANIZATIONS_HEADER, SUBJECT_HEADER } from '../src/api/identity.ts';
 import { startIssuer, type RunningIssuer } from '../src/issuer/issuer.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
-import { benchConfig, createBenchDatabase, percentile, round, type BenchDatabase } from './support-crawl.ts';
+import { round } from './support-figures.ts';
+import { benchConfig, createBenchDatabase, percentile, type BenchDatabase } from './support-crawl.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 

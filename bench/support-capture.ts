@@ -13,7 +13,7 @@ import { behaviorsScript, runBehaviors } from '../src/flow/browser/behaviors.ts'
 import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow, type FlowOptions } from '../src/flow/server.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
-import { load1Now } from './support-load.ts';
+import { load1Now } from './support-figures.ts';
 import { pagesArg } from './support-main.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 

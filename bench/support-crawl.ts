@@ -101,8 +101,6 @@ export function percentile(values: number[], p: number): number {
   return s[i]!;
 }
 
-export const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;
-
 /** Prints records as JSON lines when a bench file is run directly. */
 export function printLines(records: unknown[]): void {
   for (const r of records) console.log(JSON.stringify(r));
