@@ -16,21 +16,29 @@ import { createActivities } from '../src/activities/index.ts';
 import type { CrawlProgress } from '../src/domain/crawl.ts';
 import { CAPABILITY_HEADER, type DispatchBody } from '../src/domain/contract.ts';
 import { buildApp } from '../src/api/app.ts';
-import { createAppClients } from '../src/api/deps.ts';
+import { createAppClients, type AppClients } from '../src/api/deps.ts';
+import type { Config } from '../src/config/env.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
 import { progressQuery } from '../src/workflows/messages.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
-import { benchConfig, createBenchDatabase, percentile, printLines } from './support-crawl.ts';
+import { benchConfig, createBenchDatabase, percentile, printLines, type BenchDatabase } from './support-crawl.ts';
 import { load1Now, round } from './support-figures.ts';
 
 export interface OrchestrationBenchOptions {
   runs?: number;
 }
 
-export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<string, unknown>[]> {
-  const runs = opts.runs ?? 20;
-  const load1 = load1Now();
-  quietRuntime();
+/** The dev identity every request of this bench is made as: user:bench, a submitter of organization:bench. */
+const HEADERS = { 'x-capture-ledger-subject': 'bench', 'x-capture-ledger-organizations': 'bench', 'content-type': 'application/json' };
+
+interface DispatchHook {
+  url: string;
+  /** each dispatch's capability, by `${crawlId}/${depth}` */
+  capabilities: Map<string, string>;
+  close(): void;
+}
+
+async function startDispatchHook(): Promise<DispatchHook> {
   // a webhook that accepts every dispatch and keeps only its capability, which the report carries
   const capabilities = new Map<string, string>();
   const hook = createServer((req, res) => {
@@ -43,20 +51,33 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
     });
   });
   await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-  const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/crawl`;
+  const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/crawl`;
+  return { url, capabilities, close: () => void hook.close() };
+}
 
-  const base = benchConfig();
-  const fgaAdmin = new OpenFgaClient({ apiUrl: base.fga.apiUrl });
-  const fgaStore = await fgaAdmin.createStore({ name: `bench-orchestration-${Date.now()}` });
-  const model = await new OpenFgaClient({ apiUrl: base.fga.apiUrl, storeId: fgaStore.id }).writeAuthorizationModel(
+interface FgaStore {
+  /** the client that created the store, to delete it */
+  admin: OpenFgaClient;
+  storeId: string;
+  modelId: string;
+}
+
+/** A new OpenFGA store with the project's model (fga/model.fga). */
+async function createFgaStore(apiUrl: string): Promise<FgaStore> {
+  const admin = new OpenFgaClient({ apiUrl });
+  const store = await admin.createStore({ name: `bench-orchestration-${Date.now()}` });
+  const model = await new OpenFgaClient({ apiUrl, storeId: store.id }).writeAuthorizationModel(
     transformer.transformDSLToJSONObject(readFileSync(new URL('../fga/model.fga', import.meta.url), 'utf8')) as never,
   );
-  const bench = await createBenchDatabase(base.databaseUrl);
-  const taskQueue = `bench-orchestration-${Date.now()}`;
-  const config = benchConfig({
-    CAPTURE_LEDGER_DATABASE_URL: bench.url,
-    CAPTURE_LEDGER_FGA_STORE_ID: fgaStore.id,
-    CAPTURE_LEDGER_FGA_MODEL_ID: model.authorization_model_id,
+  return { admin, storeId: store.id, modelId: model.authorization_model_id };
+}
+
+/** The project's configuration over this bench's database, store, webhook and task queue, with the dev identity and no search. */
+function orchestrationConfig(databaseUrl: string, store: FgaStore, hookUrl: string, taskQueue: string): Config {
+  return benchConfig({
+    CAPTURE_LEDGER_DATABASE_URL: databaseUrl,
+    CAPTURE_LEDGER_FGA_STORE_ID: store.storeId,
+    CAPTURE_LEDGER_FGA_MODEL_ID: store.modelId,
     CAPTURE_LEDGER_CRAWL_WEBHOOK_URL: hookUrl,
     CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN: 'bench',
     CAPTURE_LEDGER_TEMPORAL_TASK_QUEUE: taskQueue,
@@ -64,7 +85,26 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
     CAPTURE_LEDGER_DEV_IDENTITY: '1',
     CAPTURE_LEDGER_OPENSEARCH_URL: '',
   });
-  const fga = new OpenFgaClient({ apiUrl: config.fga.apiUrl, storeId: fgaStore.id, authorizationModelId: model.authorization_model_id });
+}
+
+interface BenchApi {
+  config: Config;
+  bench: BenchDatabase;
+  fga: OpenFgaClient;
+  s3: AppClients['s3'];
+  /** Temporal's client, the API's too */
+  client: Client;
+  apiUrl: string;
+  close(): Promise<void>;
+}
+
+/** The API in this process over a database and store of its own, dispatching to `hookUrl`. */
+async function startApi(hookUrl: string): Promise<BenchApi> {
+  const base = benchConfig();
+  const store = await createFgaStore(base.fga.apiUrl);
+  const bench = await createBenchDatabase(base.databaseUrl);
+  const config = orchestrationConfig(bench.url, store, hookUrl, `bench-orchestration-${Date.now()}`);
+  const fga = new OpenFgaClient({ apiUrl: config.fga.apiUrl, storeId: store.storeId, authorizationModelId: store.modelId });
   await fga.write({ writes: [{ user: 'user:bench', relation: 'submitter', object: 'organization:bench' }] });
   const clients = createAppClients(config);
   const s3 = clients.s3;
@@ -72,10 +112,35 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const app = await buildApp({ config, db: bench.db, fga, ...clients, temporal: client }, { logger: false });
   const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    config,
+    bench,
+    fga,
+    s3,
+    client,
+    apiUrl,
+    async close() {
+      await app.close();
+      await connection.close();
+      s3.destroy();
+      await bench.drop();
+      await store.admin.deleteStore({ storeId: store.storeId } as never).catch(() => undefined);
+    },
+  };
+}
 
+interface AdmissionWorker {
+  /** when admitLevel started, by report id (ms since the epoch) */
+  admitStarted: Map<string, number>;
+  stop(): Promise<void>;
+}
+
+/** A worker in this process on the API's task queue. */
+async function startWorker(api: BenchApi): Promise<AdmissionWorker> {
+  const { config } = api;
   // the project's activities, with admitLevel's start time recorded
   const admitStarted = new Map<string, number>();
-  const activities = createActivities({ config: { ...config, api: { ...config.api, publicUrl: apiUrl } }, db: bench.db, s3, fga });
+  const activities = createActivities({ config: { ...config, api: { ...config.api, publicUrl: api.apiUrl } }, db: api.bench.db, s3: api.s3, fga: api.fga });
   const admitLevel: typeof activities.admitLevel = async (input) => {
     admitStarted.set(input.reportId, performance.timeOrigin + performance.now());
     return activities.admitLevel(input);
@@ -84,65 +149,101 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
   const worker = await Worker.create({
     connection: native,
     namespace: config.temporal.namespace,
-    taskQueue,
+    taskQueue: config.temporal.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
     activities: { ...activities, admitLevel },
   });
   const running = worker.run();
+  return {
+    admitStarted,
+    async stop() {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await native.close();
+    },
+  };
+}
 
-  const headers = { 'x-capture-ledger-subject': 'bench', 'x-capture-ledger-organizations': 'bench', 'content-type': 'application/json' };
+/** POST /api/crawls of one seed, no deeper; the crawl's id. */
+async function submitCrawl(apiUrl: string, i: number): Promise<string> {
+  const res = await fetch(`${apiUrl}/api/crawls`, {
+    method: 'POST',
+    headers: HEADERS,
+    body: JSON.stringify({ seeds: [`https://bench.test/${i}`], maxDepth: 0 }),
+  });
+  if (res.status !== 202) throw new Error(`POST /api/crawls answered ${res.status}: ${await res.text()}`);
+  const { crawlId } = (await res.json()) as { crawlId: string };
+  return crawlId;
+}
+
+interface ReportTimes {
+  /** the level report sent, answered 202, and admitLevel started for it (ms since the epoch) */
+  sent: number;
+  accepted: number;
+  started: number;
+}
+
+/** One crawl, its level 0 reported, through to its end. */
+async function timeReport(api: BenchApi, hook: DispatchHook, admitStarted: Map<string, number>, i: number): Promise<ReportTimes> {
+  const { apiUrl, client } = api;
+  const crawlId = await submitCrawl(apiUrl, i);
+  // report once the workflow is waiting for it, as a real level (seconds long) would find it
+  await waitForPhase(client, crawlId, 'waiting');
+  const sent = performance.timeOrigin + performance.now();
+  const rep = await fetch(`${apiUrl}/api/crawls/${crawlId}/levels/0`, {
+    method: 'POST',
+    headers: { ...HEADERS, [CAPABILITY_HEADER]: hook.capabilities.get(`${crawlId}/0`) ?? '' },
+    body: JSON.stringify({ depth: 0, pages: [{ url: `https://bench.test/${i}`, status: 'failed' }] }),
+  });
+  const accepted = performance.timeOrigin + performance.now();
+  if (rep.status !== 202) throw new Error(`report answered ${rep.status}: ${await rep.text()}`);
+  const { reportId } = (await rep.json()) as { reportId: string };
+  await client.workflow.getHandle(`crawl-${crawlId}`).result();
+  const started = admitStarted.get(reportId);
+  if (started === undefined) throw new Error(`admitLevel never started for report ${reportId}`);
+  return { sent, accepted, started };
+}
+
+/** The bench's record: from the report's 202 (and from its sending) to admitLevel starting, against the goal. */
+function summary(runs: number, from202: number[], fromSend: number[], load1: number): Record<string, unknown> {
+  const p50 = percentile(from202, 50);
+  return {
+    bench: 'orchestration',
+    runs,
+    p50Ms: round(p50),
+    p95Ms: round(percentile(from202, 95)),
+    maxMs: round(Math.max(...from202)),
+    fromRequestSentP50Ms: round(percentile(fromSend, 50)),
+    goalP50Ms: 100,
+    met: p50 < 100,
+    load1,
+  };
+}
+
+export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<string, unknown>[]> {
+  const runs = opts.runs ?? 20;
+  const load1 = load1Now();
+  quietRuntime();
+  const hook = await startDispatchHook();
+  const api = await startApi(hook.url);
+  const worker = await startWorker(api);
   const from202: number[] = [];
   const fromSend: number[] = [];
   try {
     for (let i = 0; i < runs + 2; i += 1) {
-      const res = await fetch(`${apiUrl}/api/crawls`, { method: 'POST', headers, body: JSON.stringify({ seeds: [`https://bench.test/${i}`], maxDepth: 0 }) });
-      if (res.status !== 202) throw new Error(`POST /api/crawls answered ${res.status}: ${await res.text()}`);
-      const { crawlId } = (await res.json()) as { crawlId: string };
-      // report once the workflow is waiting for it, as a real level (seconds long) would find it
-      await waitForPhase(client, crawlId, 'waiting');
-      const sent = performance.timeOrigin + performance.now();
-      const rep = await fetch(`${apiUrl}/api/crawls/${crawlId}/levels/0`, {
-        method: 'POST',
-        headers: { ...headers, [CAPABILITY_HEADER]: capabilities.get(`${crawlId}/0`) ?? '' },
-        body: JSON.stringify({ depth: 0, pages: [{ url: `https://bench.test/${i}`, status: 'failed' }] }),
-      });
-      const accepted = performance.timeOrigin + performance.now();
-      if (rep.status !== 202) throw new Error(`report answered ${rep.status}: ${await rep.text()}`);
-      const { reportId } = (await rep.json()) as { reportId: string };
-      await client.workflow.getHandle(`crawl-${crawlId}`).result();
-      const started = admitStarted.get(reportId);
-      if (started === undefined) throw new Error(`admitLevel never started for report ${reportId}`);
+      const t = await timeReport(api, hook, worker.admitStarted, i);
       if (i >= 2) {
         // the first two warm up the worker's caches
-        from202.push(started - accepted);
-        fromSend.push(started - sent);
+        from202.push(t.started - t.accepted);
+        fromSend.push(t.started - t.sent);
       }
     }
   } finally {
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await native.close();
-    await app.close();
-    await connection.close();
-    s3.destroy();
-    await bench.drop();
-    await fgaAdmin.deleteStore({ storeId: fgaStore.id } as never).catch(() => undefined);
+    await worker.stop();
+    await api.close();
     hook.close();
   }
-  const p50 = percentile(from202, 50);
-  return [
-    {
-      bench: 'orchestration',
-      runs,
-      p50Ms: round(p50),
-      p95Ms: round(percentile(from202, 95)),
-      maxMs: round(Math.max(...from202)),
-      fromRequestSentP50Ms: round(percentile(fromSend, 50)),
-      goalP50Ms: 100,
-      met: p50 < 100,
-      load1,
-    },
-  ];
+  return [summary(runs, from202, fromSend, load1)];
 }
 
 async function waitForPhase(client: Client, crawlId: string, phase: CrawlProgress['phase']): Promise<void> {

@@ -26,15 +26,15 @@
 //
 //   node bench/pacing.ts                    (or via npm run bench, which calls run())
 //   node bench/pacing.ts --parallelism 2    the flow at hostParallelism 2 only (and the simulations)
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { DispatchBody } from '../src/domain/contract.ts';
-import { pacingViolations, politenessLowerBound, simulatePacing, type SimPage } from '../src/domain/pacing.ts';
-import { startFlow } from '../src/flow/server.ts';
+import { pacingViolations, politenessLowerBound, simulatePacing, type Capture, type SimPage } from '../src/domain/pacing.ts';
+import { startFlow, type Flow } from '../src/flow/server.ts';
 import { benchFlowOptions } from './support-flow.ts';
 import { memoryStore } from '../src/flow/store.ts';
-import { startSite } from '../test/support/site.ts';
+import { startSite, type Site } from '../test/support/site.ts';
 import { load1Now } from './support-figures.ts';
 import { uniform } from './support-random.ts';
 
@@ -93,22 +93,112 @@ const DELAY_MS = 300;
  * (1.4×) as under the 600 ms where two slots stop meeting it. */
 const CAPTURE_TARGET_MS = 420;
 
-async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelism: number): Promise<PacingBenchResult> {
-  const load1 = load1Now();
-  const names = ['h1', 'h2', 'h3', 'h4'];
-  const site = await startSite({
+const HOST_NAMES = ['h1', 'h2', 'h3', 'h4'];
+
+/** The 4-host test site: host i has PAGES_PER_HOST[i] pages, /p0, /p1, … */
+async function startPacingSite(): Promise<Site> {
+  return startSite({
     hosts: Object.fromEntries(
-      names.map((n, i) => [
+      HOST_NAMES.map((n, i) => [
         n,
         { pages: Object.fromEntries(Array.from({ length: PAGES_PER_HOST[i]! }, (_, j) => [`/p${j}`, `<title>${n} ${j}</title><p>page ${j}</p>`])) },
       ]),
     ),
   });
+}
+
+/** Where the flow sends its report: each one accepted and dropped (the bench reads the level's from the flow). */
+async function startReceiver(): Promise<Server> {
   const receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(202).end('{}'));
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  return receiver;
+}
+
+/** The level's pages: every page of the site, none followed. */
+function sitePages(site: Site): DispatchBody['pages'] {
+  // interleave hosts in the dispatch, as a level of discovered links would be
+  const pages: DispatchBody['pages'] = [];
+  for (let j = 0; j < Math.max(...PAGES_PER_HOST); j++)
+    HOST_NAMES.forEach((n, i) => j < PAGES_PER_HOST[i]! && pages.push({ url: site.url(n, `/p${j}`), follow: false }));
+  return pages;
+}
+
+/** Level 0 of a crawl over `pages`, with no formats but WACZ, no signing and no hold from earlier levels. */
+function levelDispatch(crawlId: string, reportUrl: string, perHostDelayMs: number, hostParallelism: number, pages: DispatchBody['pages']): DispatchBody {
+  return {
+    crawlId,
+    depth: 0,
+    orgId: 'bench',
+    reportUrl,
+    formats: ['wacz'],
+    signing: false,
+    perHostDelayMs,
+    hostParallelism,
+    notBefore: {},
+    // no in-page behaviors: they hold every capture ≥ 1 s (behavior-budget.ts), and this bench's
+    // captures are meant to take captureMs
+    behaviors: { seconds: 0, siteSpecific: false },
+    pages,
+  };
+}
+
+/** The level dispatched to the flow over HTTP, and its captures (host, submit, finish) once it is done. */
+async function captureLevel(flow: Flow, token: string, body: DispatchBody): Promise<Capture[]> {
+  const res = await fetch(flow.webhookUrl, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
+  const run = await flow.waitForLevel(body.crawlId, 0, 120_000);
+  const report = run.report!;
+  const failed = report.pages.filter((p) => p.status !== 'captured');
+  if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
+  return report.pages.map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
+}
+
+/** The flow's record of a level: its makespan against the bound from the measured durations, and
+ * the gap violations in the report and as the site felt them. */
+function flowResult(body: DispatchBody, captures: Capture[], site: Site, captureMs: number, load1: number): PacingBenchResult {
+  const { perHostDelayMs, hostParallelism } = body;
+  const t0 = Math.min(...captures.map((c) => c.start));
+  const makespan = Math.max(...captures.map((c) => c.finish)) - t0;
+  const measured: SimPage[] = captures.map((c) => ({ host: c.host, durationMs: c.finish - c.start }));
+  const lb = politenessLowerBound(measured, { perHostDelayMs, hostParallelism }, t0) - t0;
+  const gapViolations = pacingViolations(captures, { perHostDelayMs, hostParallelism }).length;
+  const siteGapViolations = HOST_NAMES.flatMap((n) => site.gaps(n)).filter((g) => g.gapMs < perHostDelayMs).length;
+  const ratio = makespan / lb;
+  const over = gapsOverDelay(captures, perHostDelayMs);
+  const durations = measured.map((m) => m.durationMs).sort((a, b) => a - b);
+  const meanGapOverDelayMs = over.length === 0 ? 0 : Number((over.reduce((a, b) => a + b, 0) / over.length).toFixed(1));
+  return {
+    bench: 'pacing',
+    mode: 'flow',
+    hosts: HOST_NAMES.length,
+    pages: body.pages.length,
+    captureMs,
+    medianCaptureMs: durations[Math.floor(durations.length / 2)]!,
+    perHostDelayMs,
+    hostParallelism,
+    makespanMs: makespan,
+    lowerBoundMs: Math.round(lb),
+    ratio: Number(ratio.toFixed(4)),
+    goal: GOAL,
+    gapViolations,
+    siteGapViolations,
+    meanGapOverDelayMs,
+    load1,
+    ok: ratio <= GOAL && gapViolations === 0 && siteGapViolations === 0,
+  };
+}
+
+async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelism: number): Promise<PacingBenchResult> {
+  const load1 = load1Now();
+  const site = await startPacingSite();
+  const receiver = await startReceiver();
   const token = 'bench-token';
   const flow = await startFlow({
     ...benchFlowOptions(token, memoryStore('bench')),
@@ -117,66 +207,11 @@ async function flowRun(captureMs: number, perHostDelayMs: number, hostParallelis
     reportRetry: { attempts: 1, baseDelayMs: 1 },
   });
   try {
-    // interleave hosts in the dispatch, as a level of discovered links would be
-    const pages: DispatchBody['pages'] = [];
-    for (let j = 0; j < Math.max(...PAGES_PER_HOST); j++)
-      names.forEach((n, i) => j < PAGES_PER_HOST[i]! && pages.push({ url: site.url(n, `/p${j}`), follow: false }));
-    const crawlId = `bench-${Date.now()}`;
-    const body: DispatchBody = {
-      crawlId,
-      depth: 0,
-      orgId: 'bench',
-      reportUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`,
-      formats: ['wacz'],
-      signing: false,
-      perHostDelayMs,
-      hostParallelism,
-      notBefore: {},
-      // no in-page behaviors: they hold every capture ≥ 1 s (behavior-budget.ts), and this bench's
-      // captures are meant to take captureMs
-      behaviors: { seconds: 0, siteSpecific: false },
-      pages,
-    };
-    const res = await fetch(flow.webhookUrl, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
-    const run = await flow.waitForLevel(crawlId, 0, 120_000);
-    const report = run.report!;
-    const failed = report.pages.filter((p) => p.status !== 'captured');
-    if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
-    const captures = report.pages.map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
-    const t0 = Math.min(...captures.map((c) => c.start));
-    const makespan = Math.max(...captures.map((c) => c.finish)) - t0;
-    const measured: SimPage[] = captures.map((c) => ({ host: c.host, durationMs: c.finish - c.start }));
-    const lb = politenessLowerBound(measured, { perHostDelayMs, hostParallelism }, t0) - t0;
-    const gapViolations = pacingViolations(captures, { perHostDelayMs, hostParallelism }).length;
-    const siteGapViolations = names.flatMap((n) => site.gaps(n)).filter((g) => g.gapMs < perHostDelayMs).length;
-    const ratio = makespan / lb;
-    const over = gapsOverDelay(captures, perHostDelayMs);
-    const durations = measured.map((m) => m.durationMs).sort((a, b) => a - b);
-    const meanGapOverDelayMs = over.length === 0 ? 0 : Number((over.reduce((a, b) => a + b, 0) / over.length).toFixed(1));
-    return {
-      bench: 'pacing',
-      mode: 'flow',
-      hosts: names.length,
-      pages: pages.length,
-      captureMs,
-      medianCaptureMs: durations[Math.floor(durations.length / 2)]!,
-      perHostDelayMs,
-      hostParallelism,
-      makespanMs: makespan,
-      lowerBoundMs: Math.round(lb),
-      ratio: Number(ratio.toFixed(4)),
-      goal: GOAL,
-      gapViolations,
-      siteGapViolations,
-      meanGapOverDelayMs,
-      load1,
-      ok: ratio <= GOAL && gapViolations === 0 && siteGapViolations === 0,
-    };
+    const pages = sitePages(site);
+    const reportUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/r`;
+    const body = levelDispatch(`bench-${Date.now()}`, reportUrl, perHostDelayMs, hostParallelism, pages);
+    const captures = await captureLevel(flow, token, body);
+    return flowResult(body, captures, site, captureMs, load1);
   } finally {
     await flow.close();
     await site.close();

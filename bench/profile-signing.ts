@@ -23,37 +23,48 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
+/** Where packages' frames go, read in order: the first part that names a package, or a prefix of its name, takes it. */
+const PACKAGE_PARTS: { part: string; names?: string[]; prefixes?: string[] }[] = [
+  { part: 'jwt (jose)', names: ['jose'] },
+  { part: 'openfga client (sdk, axios)', names: ['@openfga/sdk', 'axios'], prefixes: ['@opentelemetry'] },
+  { part: 'row lookup (pg, kysely)', names: ['pg', 'pg-protocol', 'kysely'], prefixes: ['pg-'] },
+  { part: 'presign (aws sdk)', prefixes: ['@aws-sdk', '@smithy', '@aws-crypto'] },
+  { part: 'logging and serialising', names: ['pino', 'sonic-boom', 'fast-json-stringify', 'thread-stream'], prefixes: ['pino-'] },
+  { part: 'fastify', names: ['fastify', 'find-my-way', 'light-my-request', 'avvio', 'ajv'], prefixes: ['@fastify'] },
+];
+
+/** A frame with no script URL: V8's own entries by their names, anything else native code. */
+function nativePart(functionName: string): string {
+  if (functionName === '(idle)') return 'idle';
+  if (functionName === '(garbage collector)') return 'gc';
+  if (functionName.startsWith('(')) return functionName;
+  return `native: ${functionName || 'anonymous'}`;
+}
+
+/** A frame in node_modules: the part its package belongs to, else the package itself. */
+function packagePart(pkg: string): string {
+  const rule = PACKAGE_PARTS.find(({ names = [], prefixes = [] }) => names.includes(pkg) || prefixes.some((p) => pkg.startsWith(p)));
+  return rule?.part ?? `other: ${pkg}`;
+}
+
+/** A frame in Node's own modules: the first two levels of its path, past internal/. */
+function nodePart(url: string): string {
+  return `node: ${url
+    .slice(5)
+    .replace(/^internal\//, '')
+    .split('/')
+    .slice(0, 2)
+    .join('/')}`;
+}
+
 /** The part of the process a frame belongs to, from its script URL. */
 export function partOf(frame: ProfileNode['callFrame']): string {
   const { url, functionName } = frame;
-  if (url === '')
-    return functionName === '(idle)'
-      ? 'idle'
-      : functionName === '(garbage collector)'
-        ? 'gc'
-        : functionName.startsWith('(')
-          ? functionName
-          : `native: ${functionName || 'anonymous'}`;
+  if (url === '') return nativePart(functionName);
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
-  if (pkg !== undefined) {
-    if (pkg === 'jose') return 'jwt (jose)';
-    if (pkg === '@openfga/sdk' || pkg === 'axios' || pkg.startsWith('@opentelemetry')) return 'openfga client (sdk, axios)';
-    if (pkg === 'pg' || pkg === 'pg-protocol' || pkg === 'kysely' || pkg.startsWith('pg-')) return 'row lookup (pg, kysely)';
-    if (pkg.startsWith('@aws-sdk') || pkg.startsWith('@smithy') || pkg.startsWith('@aws-crypto')) return 'presign (aws sdk)';
-    if (pkg === 'pino' || pkg.startsWith('pino-') || pkg === 'sonic-boom' || pkg === 'fast-json-stringify' || pkg === 'thread-stream')
-      return 'logging and serialising';
-    if (pkg === 'fastify' || pkg.startsWith('@fastify') || pkg === 'find-my-way' || pkg === 'light-my-request' || pkg === 'avvio' || pkg === 'ajv')
-      return 'fastify';
-    return `other: ${pkg}`;
-  }
+  if (pkg !== undefined) return packagePart(pkg);
   if (url.includes('/src/')) return `ours: ${url.slice(url.indexOf('/src/') + 1)}`;
-  if (url.startsWith('node:'))
-    return `node: ${url
-      .slice(5)
-      .replace(/^internal\//, '')
-      .split('/')
-      .slice(0, 2)
-      .join('/')}`;
+  if (url.startsWith('node:')) return nodePart(url);
   return 'other';
 }
 

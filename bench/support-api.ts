@@ -41,13 +41,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** `npm run api` in a child process with its own database and store; no crawls. */
-export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt' | 'dev' } = {}): Promise<ApiBench> {
-  const base = benchConfig();
-  const [bench, store] = await Promise.all([createBenchDatabase(base.databaseUrl), createTestStore()]);
-  const port = await freePort();
-  const issuer: RunningIssuer | undefined = (opts.identity ?? 'jwt') === 'jwt' ? await startIssuer({ port: 0 }) : undefined;
-  const env: Record<string, string> = {
+/** The API process's environment: this bench's database and store, Bearer JWTs from `issuer` or
+ * the dev headers without one, no crawls, on `port`. */
+function apiEnv(bench: BenchDatabase, store: TestStore, issuer: RunningIssuer | undefined, port: number): Record<string, string> {
+  return {
     ...(process.env as Record<string, string>),
     CAPTURE_LEDGER_DATABASE_URL: bench.url,
     CAPTURE_LEDGER_FGA_STORE_ID: store.storeId,
@@ -60,23 +57,56 @@ export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt
     CAPTURE_LEDGER_API_HOST: '127.0.0.1',
     CAPTURE_LEDGER_API_PORT: String(port),
   };
-  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), 'src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+interface ApiProcess {
+  child: ChildProcess;
+  /** the last API_OUTPUT_KEPT characters of its stdout and stderr */
+  said(): string;
+}
+
+/** `src/api/main.ts` in a child process under `nodeArgs`, its output kept for an error. */
+function spawnApi(nodeArgs: string[], env: Record<string, string>): ApiProcess {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'src/api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   // what the API said last (its log is on stdout), for the error when it does not start
   let said = '';
   const keep = (d: Buffer): void => void (said = (said + d.toString()).slice(-API_OUTPUT_KEPT));
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const url = `http://127.0.0.1:${port}`;
+  return { child, said: () => said };
+}
+
+/** Polls the API's /healthz at `url` until it answers ok; throws with what the API said if it exits or a minute passes. */
+async function waitForHealthz(api: ApiProcess, url: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`bench api exited ${child.exitCode}: ${said}`);
+    if (api.child.exitCode !== null) throw new Error(`bench api exited ${api.child.exitCode}: ${api.said()}`);
     const ok = await fetch(`${url}/healthz`)
       .then((r) => r.ok)
       .catch(() => false);
     if (ok) break;
-    if (Date.now() > deadline) throw new Error(`bench api did not start: ${said}`);
+    if (Date.now() > deadline) throw new Error(`bench api did not start: ${api.said()}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** SIGTERM, up to 15 s to exit, then SIGKILL. */
+async function stopApi(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** `npm run api` in a child process with its own database and store; no crawls. */
+export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt' | 'dev' } = {}): Promise<ApiBench> {
+  const base = benchConfig();
+  const [bench, store] = await Promise.all([createBenchDatabase(base.databaseUrl), createTestStore()]);
+  const port = await freePort();
+  const issuer: RunningIssuer | undefined = (opts.identity ?? 'jwt') === 'jwt' ? await startIssuer({ port: 0 }) : undefined;
+  const api = spawnApi(opts.nodeArgs ?? [], apiEnv(bench, store, issuer, port));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealthz(api, url);
   const config = benchConfig({
     CAPTURE_LEDGER_DATABASE_URL: bench.url,
     CAPTURE_LEDGER_FGA_STORE_ID: store.storeId,
@@ -93,10 +123,7 @@ export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt
       return { authorization: `Bearer ${await issuer.mint({ subject, organizations, ttlSeconds: 3600 })}` };
     },
     async close() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      await stopApi(api.child);
       deps.s3.destroy();
       await issuer?.close();
       await bench.drop();
