@@ -24,19 +24,9 @@
 import type { CaptureBehaviors } from '../src/domain/behavior-budget.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { benchFlowOptions } from './support-flow.ts';
+import { round } from './support-figures.ts';
 import { isMain, printAndExit } from './support-main.ts';
-import {
-  BARE,
-  bareRecords,
-  capturePagesArg,
-  fixed,
-  FLOW_BEHAVIORS,
-  memoryOf,
-  ratioFigures,
-  runFigures,
-  runOnCaptureSite,
-  startBenchFlow,
-} from './support-capture.ts';
+import { BARE, bareRecords, capturePagesArg, FLOW_BEHAVIORS, memoryOf, ratioFigures, runFigures, runOnCaptureSite, startBenchFlow } from './support-capture.ts';
 import type { CaptureRecord, ModeRun } from './support-capture.ts';
 import { descendants } from '../test/support/processes.ts';
 
@@ -109,12 +99,12 @@ function behaviorRecords(base: Omit<CaptureBenchResult, 'mode'>, total: number, 
       ...base,
       mode: 'behaviors-cost',
       behaviorsSeconds: FLOW_BEHAVIORS.on.seconds,
-      cpuPerPageOff: fixed(off.cpuSeconds / total, 3),
-      cpuPerPageOn: fixed(on.cpuSeconds / total, 3),
-      cpuPerPageBareOn: fixed(bareOn.cpuSeconds / total, 3),
-      cpuOnOverOff: fixed(on.cpuSeconds / off.cpuSeconds, 3),
-      secondsOnOverOff: fixed(on.seconds / off.seconds, 3),
-      cpuRatioBehaviors: fixed(bareOn.cpuSeconds / on.cpuSeconds, 3),
+      cpuPerPageOff: round(off.cpuSeconds / total, 3),
+      cpuPerPageOn: round(on.cpuSeconds / total, 3),
+      cpuPerPageBareOn: round(bareOn.cpuSeconds / total, 3),
+      cpuOnOverOff: round(on.cpuSeconds / off.cpuSeconds, 3),
+      secondsOnOverOff: round(on.seconds / off.seconds, 3),
+      cpuRatioBehaviors: round(bareOn.cpuSeconds / on.cpuSeconds, 3),
     },
   ];
 }
@@ -137,10 +127,10 @@ export function run(pages = 200): Promise<CaptureBenchResult[]> {
         {
           ...base,
           mode: 'qa-cost',
-          cpuPerPageOff: fixed(flow!.cpuSeconds / total, 3),
-          cpuPerPageQa: fixed(flowQa!.cpuSeconds / total, 3),
-          cpuQaOverOff: fixed(flowQa!.cpuSeconds / flow!.cpuSeconds, 3),
-          secondsQaOverOff: fixed(flowQa!.seconds / flow!.seconds, 3),
+          cpuPerPageOff: round(flow!.cpuSeconds / total, 3),
+          cpuPerPageQa: round(flowQa!.cpuSeconds / total, 3),
+          cpuQaOverOff: round(flowQa!.cpuSeconds / flow!.cpuSeconds, 3),
+          secondsQaOverOff: round(flowQa!.seconds / flow!.seconds, 3),
           load1: flowQa!.load1,
         },
       ];

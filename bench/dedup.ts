@@ -38,7 +38,7 @@ import { startSite, type SitePage } from '../test/support/site.ts';
 import { breakdown, perPage, type Breakdown } from './dedup-breakdown.ts';
 import { benchSite, type SiteProfile } from './dedup-sites.ts';
 import { benchFlowOptions } from './support-flow.ts';
-import { load1Now } from './support-figures.ts';
+import { load1Now, round } from './support-figures.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
 
 export interface DedupBenchResult {
@@ -229,8 +229,6 @@ async function crawlSite(profile: SiteProfile, pages: number, modes: readonly Mo
   }
 }
 
-const round3 = (n: number): number => Number(n.toFixed(3));
-
 /** The floor: every distinct payload any run recorded, once — raw, and each gzipped on its own. */
 function floors(r: SiteRun): { raw: number; gzip: number } {
   const payloads = new Map(Object.values(r.runs).flatMap((t) => [...t.payloads]));
@@ -247,7 +245,7 @@ async function rows(r: SiteRun): Promise<DedupBenchResult[]> {
   const base = { bench: 'dedup' as const, site: r.site, pages: r.pages, hosts: HOSTS.length, sharedAssets: r.sharedAssets, load1: r.load1 };
   const floor = floors(r);
   const per = (t: Tally): number => t.waczBytes / r.pages;
-  const ratio = (t: Tally | undefined, of = floor.raw): number | undefined => (t === undefined ? undefined : round3(per(t) / of));
+  const ratio = (t: Tally | undefined, of = floor.raw): number | undefined => (t === undefined ? undefined : round(per(t) / of, 3));
   const measured = MODES.flatMap((mode) => {
     const t = r.runs[mode];
     if (t === undefined) return [];
@@ -269,7 +267,7 @@ async function rows(r: SiteRun): Promise<DedupBenchResult[]> {
     ...(r.runs.before !== undefined ? { ratioBefore: ratio(r.runs.before) } : {}),
     ...(ratioAfter !== undefined ? { ratioAfter, ratioAfterGzipFloor: ratio(after, floor.gzip) } : {}),
     ...(r.runs['after-one-level'] !== undefined ? { ratioAfterOneLevel: ratio(r.runs['after-one-level']) } : {}),
-    ...(after !== undefined ? { payloadRatioAfter: round3(after.payloadBytes / r.pages / floor.raw) } : {}),
+    ...(after !== undefined ? { payloadRatioAfter: round(after.payloadBytes / r.pages / floor.raw, 3) } : {}),
     goal: 1.2,
     ...(ratioAfter !== undefined ? { met: ratioAfter <= 1.2 } : {}),
   };

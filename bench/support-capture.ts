@@ -13,7 +13,7 @@ import { behaviorsScript, runBehaviors } from '../src/flow/browser/behaviors.ts'
 import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow, type FlowOptions } from '../src/flow/server.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
-import { load1Now } from './support-figures.ts';
+import { load1Now, round } from './support-figures.ts';
 import { pagesArg } from './support-main.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
@@ -333,14 +333,12 @@ export function memoryOf(pids: number[]): { rss: number; unique: number } {
   return { rss, unique: anon + file + shmem };
 }
 
-export const fixed = (n: number, digits: number): number => Number(n.toFixed(digits));
-
 /** A mode's time, rate, CPU and load, rounded as every record prints them. */
 export function runFigures(r: ModeRun, pages: number): Pick<CaptureRecord, 'seconds' | 'pagesPerSecond' | 'cpuSeconds' | 'cpuByProcess' | 'load1'> {
   return {
-    seconds: fixed(r.seconds, 2),
-    pagesPerSecond: fixed(pages / r.seconds, 2),
-    cpuSeconds: fixed(r.cpuSeconds, 1),
+    seconds: round(r.seconds, 2),
+    pagesPerSecond: round(pages / r.seconds, 2),
+    cpuSeconds: round(r.cpuSeconds, 1),
     cpuByProcess: r.cpuByProcess,
     load1: r.load1,
   };
@@ -353,9 +351,9 @@ export function ratioFigures(
   same: ModeRun,
 ): Pick<CaptureRecord, 'ratio' | 'cpuRatio' | 'ratioSameSwitches' | 'cpuRatioSameSwitches'> {
   return {
-    ratio: fixed(bare.seconds / flow.seconds, 3),
-    cpuRatio: fixed(bare.cpuSeconds / flow.cpuSeconds, 3),
-    ratioSameSwitches: fixed(same.seconds / flow.seconds, 3),
-    cpuRatioSameSwitches: fixed(same.cpuSeconds / flow.cpuSeconds, 3),
+    ratio: round(bare.seconds / flow.seconds, 3),
+    cpuRatio: round(bare.cpuSeconds / flow.cpuSeconds, 3),
+    ratioSameSwitches: round(same.seconds / flow.seconds, 3),
+    cpuRatioSameSwitches: round(same.cpuSeconds / flow.cpuSeconds, 3),
   };
 }
