@@ -137,13 +137,27 @@ export async function up(profiles, only = []) {
   loadEnv();
   const wanted = SERVICES.filter((s) => (only.length ? only.includes(s.name) : !s.profile || profiles.has(s.profile)));
   // every command first: a missing tool stops stack:up before anything was started
+  const missing = missingTools(wanted);
+  if (missing.length) throw new StackError(`nothing was started.\n  ${missing.join('\n  ')}`);
+  // and every port of a service that is not running yet must be free
+  const taken = await takenPorts(wanted);
+  if (taken.length) throw new StackError(`nothing was started.\n  ${taken.join('\n  ')}`);
+  await startAll(wanted);
+  say(`stack is up: ${wanted.map((s) => s.name).join(', ')} (logs in .stack/logs, \`npm run stack:status\`)`);
+}
+
+/** The services not running whose command is not installed, each with how to get it. */
+function missingTools(wanted) {
   const missing = [];
   for (const { name } of wanted) {
     const spec = serviceSpec(name);
     if (!spec.tool && !readPid(name)?.running) missing.push(`${name}: command not found: ${spec.missing}`);
   }
-  if (missing.length) throw new StackError(`nothing was started.\n  ${missing.join('\n  ')}`);
-  // and every port of a service that is not running yet must be free
+  return missing;
+}
+
+/** The ports a service not running yet needs and some other process holds. */
+async function takenPorts(wanted) {
   const taken = [];
   for (const { name } of wanted) {
     if (readPid(name)?.running) continue;
@@ -154,7 +168,11 @@ export async function up(profiles, only = []) {
         );
     }
   }
-  if (taken.length) throw new StackError(`nothing was started.\n  ${taken.join('\n  ')}`);
+  return taken;
+}
+
+/** Each service in order; when one fails, what this run started is stopped again. */
+async function startAll(wanted) {
   const started = [];
   try {
     for (const { name } of wanted) {
@@ -167,7 +185,6 @@ export async function up(profiles, only = []) {
     }
     throw err;
   }
-  say(`stack is up: ${wanted.map((s) => s.name).join(', ')} (logs in .stack/logs, \`npm run stack:status\`)`);
 }
 
 async function downOne(name) {

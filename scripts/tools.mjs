@@ -113,40 +113,55 @@ function buildInfo(bin) {
 
 async function buildGo(name, pin) {
   const bin = TOOLS_BIN + name;
-  const pkgPath = pin.module + pin.package.replace(/^\.(?=\/)/, '').replace(/^\.$/, '');
-  if (existsSync(bin)) {
-    if (samePin(stampOf(name)?.pin, pin)) {
-      say(`${name}: up to date (${pin.module}@${pin.version})`);
-      return;
-    }
-    // built before stamps existed (or by hand with the same recipe): adopt it if it is that package
-    const info = stampOf(name) ? null : buildInfo(bin);
-    if (info && info.path === pkgPath && info.mod === pin.module && (info.version === pin.version || info.version === '(devel)')) {
-      writeStamp(name, pin, { adopted: true });
-      say(`${name}: up to date (${pin.module}@${pin.version}, existing build adopted)`);
-      return;
-    }
-  }
+  if (existsSync(bin) && alreadyBuilt(name, pin, bin)) return;
   if (!onPath('go')) throw new ToolError(`${name}: the go command is not on PATH (needed to build ${pin.module}@${pin.version})`);
   const started = Date.now();
+  const { dir, env } = await moduleSource(name, pin, started);
+  await compileGo(name, pin, { dir, env, bin, started });
+  writeStamp(name, pin);
+  say(`${name}: built .tools/bin/${name} in ${elapsed(started)}`);
+}
+
+/** True (and said) when `bin` is this pin's build: stamped so, or built before stamps existed from the same package. */
+function alreadyBuilt(name, pin, bin) {
+  if (samePin(stampOf(name)?.pin, pin)) {
+    say(`${name}: up to date (${pin.module}@${pin.version})`);
+    return true;
+  }
+  // built before stamps existed (or by hand with the same recipe): adopt it if it is that package
+  const pkgPath = pin.module + pin.package.replace(/^\.(?=\/)/, '').replace(/^\.$/, '');
+  const info = stampOf(name) ? null : buildInfo(bin);
+  if (info && info.path === pkgPath && info.mod === pin.module && (info.version === pin.version || info.version === '(devel)')) {
+    writeStamp(name, pin, { adopted: true });
+    say(`${name}: up to date (${pin.module}@${pin.version}, existing build adopted)`);
+    return true;
+  }
+  return false;
+}
+
+/** The module's source, downloaded: the module cache's copy, or a copy with `pin.upgrade` applied; and the env to build it with. */
+async function moduleSource(name, pin, started) {
   say(`${name}: downloading ${pin.module}@${pin.version}`);
   const json = await run('go', ['mod', 'download', '-json', `${pin.module}@${pin.version}`], { env: goEnv(), label: name, cwd: TOOLS_DIR });
   const info = JSON.parse(json.slice(json.indexOf('{')));
   if (info.Error || !info.Dir) throw new ToolError(`${name}: go mod download ${pin.module}@${pin.version}: ${info.Error ?? 'no directory'}`);
-  let dir = info.Dir;
-  let env = goEnv();
-  if (pin.upgrade?.length) {
-    // go.sum of the copy gains the entries of the upgraded versions as they are used
-    env = { ...env, GOFLAGS: env.GOFLAGS + ' -mod=mod' };
-    // some dependency versions it names are not served: build a copy with those upgraded
-    dir = `${TOOLS_DIR}src/${name}@${pin.version}`;
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(TOOLS_DIR + 'src', { recursive: true });
-    cpSync(info.Dir, dir, { recursive: true });
-    execFileSync('chmod', ['-R', 'u+w', dir]);
-    say(`${name}: upgrading ${pin.upgrade.join(', ')} in a copy of the module`);
-    await run('go', ['get', ...pin.upgrade], { cwd: dir, env, label: name, tick: () => say(`${name}: still resolving (${elapsed(started)})`) });
-  }
+  if (!pin.upgrade?.length) return { dir: info.Dir, env: goEnv() };
+  // go.sum of the copy gains the entries of the upgraded versions as they are used
+  const base = goEnv();
+  const env = { ...base, GOFLAGS: base.GOFLAGS + ' -mod=mod' };
+  // some dependency versions it names are not served: build a copy with those upgraded
+  const dir = `${TOOLS_DIR}src/${name}@${pin.version}`;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(TOOLS_DIR + 'src', { recursive: true });
+  cpSync(info.Dir, dir, { recursive: true });
+  execFileSync('chmod', ['-R', 'u+w', dir]);
+  say(`${name}: upgrading ${pin.upgrade.join(', ')} in a copy of the module`);
+  await run('go', ['get', ...pin.upgrade], { cwd: dir, env, label: name, tick: () => say(`${name}: still resolving (${elapsed(started)})`) });
+  return { dir, env };
+}
+
+/** `go build` of the pinned package into `bin`, through a temporary file: a build cut short leaves no binary. */
+async function compileGo(name, pin, { dir, env, bin, started }) {
   say(`${name}: listing packages of ${pin.package}`);
   let deps = 0;
   await run('go', ['list', '-deps', pin.package], {
@@ -176,8 +191,6 @@ async function buildGo(name, pin) {
   } finally {
     rmSync(tmp, { force: true });
   }
-  writeStamp(name, pin);
-  say(`${name}: built .tools/bin/${name} in ${elapsed(started)}`);
 }
 
 function fileHash(p) {

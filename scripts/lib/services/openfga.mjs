@@ -1,0 +1,62 @@
+// OpenFGA: the authorization server, on its own Postgres database (CAPTURE_LEDGER_FGA_DATABASE_URL).
+import { intSetting } from '../env.mjs';
+import { resolveBinary } from '../tools.mjs';
+import { httpOk } from './http.mjs';
+
+// List and search checks (MINIMIZE_LATENCY) may be answered from OpenFGA's caches for 10 s, as
+// Auth0 FGA does; signing and can_submit ask at HIGHER_CONSISTENCY, which bypasses them.
+// compose.yaml passes the same flags.
+export const OPENFGA_CACHE_FLAGS = [
+  '--check-query-cache-enabled=true',
+  '--check-query-cache-ttl=10s',
+  '--check-iterator-cache-enabled=true',
+  '--check-iterator-cache-ttl=10s',
+  '--list-objects-iterator-cache-enabled=true',
+  '--list-objects-iterator-cache-ttl=10s',
+];
+
+/**
+ * `openfga run` on a Postgres datastore, serving HTTP and gRPC on 127.0.0.1, with no metrics, no
+ * playground and text logs: the stack's server, and the fault tests' private one
+ * (test/support/private.ts), which add their own log level and caches.
+ */
+export function openfgaRunArgs(datastoreUri, httpPort, grpcPort) {
+  return [
+    'run',
+    '--datastore-engine',
+    'postgres',
+    '--datastore-uri',
+    datastoreUri,
+    '--http-addr',
+    `127.0.0.1:${httpPort}`,
+    '--grpc-addr',
+    `127.0.0.1:${grpcPort}`,
+    '--metrics-enabled=false',
+    '--datastore-metrics-enabled=false',
+    '--playground-enabled=false',
+    '--log-format',
+    'text',
+  ];
+}
+
+export function openfgaSpec(env) {
+  const http = intSetting('CAPTURE_LEDGER_FGA_HTTP_PORT');
+  const grpc = intSetting('CAPTURE_LEDGER_FGA_GRPC_PORT');
+  const tool = resolveBinary('openfga');
+  return {
+    name: 'openfga',
+    ports: [
+      { setting: 'CAPTURE_LEDGER_FGA_HTTP_PORT', port: http },
+      { setting: 'CAPTURE_LEDGER_FGA_GRPC_PORT', port: grpc },
+    ],
+    timeoutMs: 60000,
+    tool,
+    missing: 'openfga (npm run tools builds it into .tools/bin)',
+    match: 'openfga',
+    command() {
+      return [tool.path, [...openfgaRunArgs(env.CAPTURE_LEDGER_FGA_DATABASE_URL, http, grpc), '--log-level', 'warn', ...OPENFGA_CACHE_FLAGS]];
+    },
+    health: () => httpOk(`http://127.0.0.1:${http}/healthz`, (b) => b.includes('SERVING')),
+    url: `http://127.0.0.1:${http}`,
+  };
+}
