@@ -37,7 +37,7 @@ import type { ArtifactStore } from '../src/flow/store.ts';
 import { startSite, type SitePage } from '../test/support/site.ts';
 import { breakdown, perPage, type Breakdown } from './dedup-breakdown.ts';
 import { benchSite, type SiteProfile } from './dedup-sites.ts';
-import { benchFlowOptions } from './support-flow.ts';
+import { benchFlowOptions, capturedReport, dispatchLevel } from './support-flow.ts';
 import { load1Now, round } from './support-figures.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
 
@@ -169,16 +169,7 @@ async function level(flow: Flow, reportUrl: string, crawlId: string, depth: numb
     notBefore: {},
     pages: urls.map((url) => ({ url, follow: false })),
   };
-  const res = await fetch(flow.webhookUrl, {
-    method: 'POST',
-    headers: { authorization: 'Bearer bench-token', 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
-  const run = await flow.waitForLevel(crawlId, depth, 3_600_000);
-  const failed = (run.report?.pages ?? []).filter((p) => p.status !== 'captured');
-  if (run.report === undefined || failed.length > 0)
-    throw new Error(`level ${crawlId}/${depth}: ${failed.length} pages not captured: ${JSON.stringify(failed[0] ?? run.state)}`);
+  capturedReport(await dispatchLevel(flow, 'bench-token', body, 3_600_000), body);
 }
 
 async function capture(mode: Mode, urls: string[], keep?: string): Promise<Tally & { seconds: number }> {

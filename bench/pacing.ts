@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import type { DispatchBody } from '../src/domain/contract.ts';
 import { pacingViolations, politenessLowerBound, simulatePacing, type Capture, type SimPage } from '../src/domain/pacing.ts';
 import { startFlow, type Flow } from '../src/flow/server.ts';
-import { benchFlowOptions } from './support-flow.ts';
+import { benchFlowOptions, capturedReport, dispatchLevel } from './support-flow.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { startSite, type Site } from '../test/support/site.ts';
 import { load1Now } from './support-figures.ts';
@@ -147,16 +147,7 @@ function levelDispatch(crawlId: string, reportUrl: string, perHostDelayMs: numbe
 
 /** The level dispatched to the flow over HTTP, and its captures (host, submit, finish) once it is done. */
 async function captureLevel(flow: Flow, token: string, body: DispatchBody): Promise<Capture[]> {
-  const res = await fetch(flow.webhookUrl, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
-  const run = await flow.waitForLevel(body.crawlId, 0, 120_000);
-  const report = run.report!;
-  const failed = report.pages.filter((p) => p.status !== 'captured');
-  if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
+  const report = capturedReport(await dispatchLevel(flow, token, body, 120_000), body);
   return report.pages.map((p) => ({ host: new URL(p.url).host, start: Date.parse(p.submittedAt!), finish: Date.parse(p.finishedAt!) }));
 }
 

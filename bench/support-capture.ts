@@ -14,6 +14,7 @@ import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow, type FlowOptions } from '../src/flow/server.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
 import { load1Now, round } from './support-figures.ts';
+import { capturedReport, dispatchLevel } from './support-flow.ts';
 import { pagesArg } from './support-main.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
@@ -284,18 +285,11 @@ export async function startBenchFlow(options: (token: string) => FlowOptions): P
       const load1 = load1Now();
       const cpu0 = treeCpuByKind();
       const started = Date.now();
-      const res = await fetch(flow.webhookUrl, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
-      const run = await flow.waitForLevel(body.crawlId, 0, 3_600_000);
+      const run = await dispatchLevel(flow, BENCH_TOKEN, body, 3_600_000);
       const seconds = (Date.now() - started) / 1000;
       // read while any capture worker processes live: their CPU is theirs until they are reaped
       const cpu = cpuSince(cpu0);
-      const failed = run.report!.pages.filter((p) => p.status !== 'captured');
-      if (failed.length > 0) throw new Error(`${failed.length} pages not captured: ${JSON.stringify(failed[0])}`);
+      capturedReport(run, body);
       return { seconds, ...cpu, load1 };
     },
     async close() {
