@@ -207,15 +207,15 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
   const seeded: string[] = [];
   try {
     const rig = rigOf({ db: bench.db, s3, bucket: config.s3.bucket, reader, inFlight, seeded, pages: opts.pages }, shape);
-    const coldPagesPerSecond = opts.warmup === false ? null : await warmUp(rig, opts.pages);
+    const coldPagesPerSecond = opts.warmup === false ? null : await warmUp(rig);
     admittedInProcess = true;
-    const level = await rig.seedLevel(opts.pages);
+    const level = await rig.seedLevel(rig.pages);
     // the warm-up level's reads opened them; without it they are opened here
     if (opts.warmup === false) await mapLimit(level.reported.slice(0, inFlight), inFlight, (p) => reader.read(rig.bucket, p.manifestKey));
     const rounds = Math.max(1, opts.rounds ?? 1);
     const measured = await measureRounds(rig, level, rounds, opts.around);
     const beside = await besideTheTypical(rig, measured.samples);
-    const head = { load1, pages: opts.pages, ...shape, readConcurrency: inFlight, rounds };
+    const head = { load1, pages: rig.pages, ...shape, readConcurrency: inFlight, rounds };
     return [admissionLine(head, { ...measured, ...beside, coldPagesPerSecond })];
   } finally {
     await bench.drop();
@@ -253,8 +253,8 @@ function rigOf(
  * V8 has already compiled: another crawl's level of (at most) 1,000 pages is admitted first.
  * When that one is the process's first admission, its pages per second are returned (cold).
  */
-async function warmUp(rig: Rig, pages: number): Promise<number | null> {
-  const warm = await rig.seedLevel(Math.min(pages, 1000));
+async function warmUp(rig: Rig): Promise<number | null> {
+  const warm = await rig.seedLevel(Math.min(rig.pages, 1000));
   const cold = !admittedInProcess;
   const tw = performance.now();
   await admitLevel(rig.deps, { crawlId: warm.crawlId, depth: 0, expand: true });
