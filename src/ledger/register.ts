@@ -94,6 +94,16 @@ async function recordRequires(trx: Queryable, created: { archiveId: string; item
       ON CONFLICT DO NOTHING
     `.execute(trx);
   }
+  // Nearly always no unresolved edge names a new archive. Asking that first probes one partial
+  // index; the join below cost more to plan (1.3 ms, with 1,000 ids) than it then had to do.
+  const named = created.map((c) => c.item.archive);
+  const unresolved = await sql<{ any: boolean }>`
+    SELECT EXISTS (
+      SELECT 1 FROM archive_requires e
+      WHERE e.required_id IS NULL
+        AND (e.bucket, e.object_key) IN (SELECT * FROM unnest(${named.map((a) => a.bucket)}::text[], ${named.map((a) => a.objectKey)}::text[]))
+    ) AS any`.execute(trx);
+  if (unresolved.rows[0]?.any !== true) return;
   const ids = created.map((c) => c.archiveId);
   await sql`
     UPDATE archive_requires e SET required_id = a.id

@@ -174,6 +174,124 @@ describe('crawl_pages', () => {
   });
 });
 
+describe('a row names its crawl: checked once a statement (migrations/0017)', () => {
+  const missing = '00000000-0000-4000-8000-00000000dead';
+  const pages = (crawlId: string, n: number, tag = 'p') =>
+    Array.from({ length: n }, (_, i) => ({ crawl_id: crawlId, url: `https://example.com/${tag}/${i}`, depth: 1, host: 'example.com' }));
+  const submission = (crawlId: string | null, taskId: string) => ({
+    task_id: taskId,
+    org_id: 'acme',
+    submitted_by: 'alice',
+    crawl_id: crawlId,
+    url: 'https://example.com/',
+  });
+
+  it('pages naming a crawl that is not there fail the statement with 23503, and none of them lands', async () => {
+    const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
+    for (const rows of [pages(missing, 3), [...pages(a.id, 500), ...pages(missing, 1, 'q')]]) {
+      const err = await pgError(() => t.db.insertInto('crawl_pages').values(rows).execute());
+      expect(err.code).toBe('23503');
+      expect(err.detail).toBe(`Key (crawl_id)=(${missing}) is not present in table "crawls".`);
+    }
+    expect(await t.db.selectFrom('crawl_pages').select('id').execute()).toEqual([]);
+    await t.db.insertInto('crawl_pages').values(pages(a.id, 500)).execute();
+    expect((await t.db.selectFrom('crawl_pages').select('id').where('crawl_id', '=', a.id).execute()).length).toBe(500);
+  });
+
+  it('a submission naming a crawl that is not there fails with 23503; one naming none is kept', async () => {
+    const err = await pgError(() => t.db.insertInto('capture_submissions').values(submission(missing, 'task-missing')).execute());
+    expect(err.code).toBe('23503');
+    await t.db.insertInto('capture_submissions').values(submission(null, 'task-none')).execute();
+    const rows = await t.db.selectFrom('capture_submissions').select(['task_id', 'crawl_id']).where('task_id', 'in', ['task-missing', 'task-none']).execute();
+    expect(rows).toEqual([{ task_id: 'task-none', crawl_id: null }]);
+    await t.db.deleteFrom('capture_submissions').execute();
+  });
+
+  it('an UPDATE may move a row only to a crawl that is there, and a crawl keeps its id', async () => {
+    const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
+    await finish(a.id);
+    const b = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
+    await t.db.insertInto('crawl_pages').values(pages(a.id, 1)).execute();
+    await t.db.insertInto('capture_submissions').values(submission(a.id, 'task-moved')).execute();
+    for (const table of ['crawl_pages', 'capture_submissions'] as const) {
+      expect((await pgError(() => t.db.updateTable(table).set({ crawl_id: missing }).execute())).code).toBe('23503');
+      await t.db.updateTable(table).set({ crawl_id: b.id }).execute();
+      expect((await t.db.selectFrom(table).select('crawl_id').execute()).map((r) => r.crawl_id)).toEqual([b.id]);
+    }
+    const err = await pgError(() => t.db.updateTable('crawls').set({ id: missing }).where('id', '=', b.id).execute());
+    expect(err.code).toBe('23503');
+    await t.db.deleteFrom('capture_submissions').execute();
+  });
+
+  it("deleting a crawl takes its pages and clears its submissions, and leaves other crawls' rows", async () => {
+    const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
+    await finish(a.id);
+    const b = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
+    await t.db
+      .insertInto('crawl_pages')
+      .values([...pages(a.id, 3), ...pages(b.id, 2)])
+      .execute();
+    await t.db
+      .insertInto('capture_submissions')
+      .values([submission(a.id, 'task-a'), submission(b.id, 'task-b')])
+      .execute();
+    await t.db.deleteFrom('crawls').where('id', '=', a.id).execute();
+    const left = await t.db.selectFrom('crawl_pages').select('crawl_id').execute();
+    expect(left.map((r) => r.crawl_id)).toEqual([b.id, b.id]);
+    const subs = await t.db.selectFrom('capture_submissions').select(['task_id', 'crawl_id']).orderBy('task_id').execute();
+    expect(subs).toEqual([
+      { task_id: 'task-a', crawl_id: null },
+      { task_id: 'task-b', crawl_id: b.id },
+    ]);
+    await t.db.deleteFrom('capture_submissions').execute();
+  });
+
+  /** Two sessions of their own on the test database, for what one transaction does to another. */
+  async function withClients(run: (writer: pg.Client, deleter: pg.Client) => Promise<void>): Promise<void> {
+    const writer = new pg.Client({ connectionString: t.url });
+    const deleter = new pg.Client({ connectionString: t.url });
+    await Promise.all([writer.connect(), deleter.connect()]);
+    try {
+      await run(writer, deleter);
+    } finally {
+      await Promise.all([writer.end(), deleter.end()]);
+    }
+  }
+
+  it('rows inserted hold their crawl until their transaction ends: a delete waits, then takes them too', async () => {
+    const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
+    await withClients(async (writer, deleter) => {
+      await writer.query('BEGIN');
+      await writer.query(
+        `INSERT INTO crawl_pages (crawl_id, url, depth, host) SELECT $1, 'https://example.com/w/' || g, 1, 'example.com' FROM generate_series(1, 100) g`,
+        [a.id],
+      );
+      await deleter.query(`SET lock_timeout = '200ms'`);
+      const blocked = await pgError(() => deleter.query('DELETE FROM crawls WHERE id = $1', [a.id]));
+      expect(blocked.code).toBe('55P03'); // lock_not_available: the writer's key-share lock
+      await writer.query('COMMIT');
+      const deleted = await deleter.query('DELETE FROM crawls WHERE id = $1', [a.id]);
+      expect(deleted.rowCount).toBe(1);
+      expect(await t.db.selectFrom('crawl_pages').select('id').where('crawl_id', '=', a.id).execute()).toEqual([]);
+    });
+  });
+
+  it('a crawl being deleted: an insert naming it waits, then fails with 23503 once the delete commits', async () => {
+    const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
+    await withClients(async (writer, deleter) => {
+      await deleter.query('BEGIN');
+      await deleter.query('DELETE FROM crawls WHERE id = $1', [a.id]);
+      await writer.query(`SET lock_timeout = '200ms'`);
+      const insert = () =>
+        writer.query(`INSERT INTO crawl_pages (crawl_id, url, depth, host) VALUES ($1, 'https://example.com/late', 1, 'example.com')`, [a.id]);
+      expect((await pgError(insert)).code).toBe('55P03');
+      await deleter.query('COMMIT');
+      expect((await pgError(insert)).code).toBe('23503');
+      expect(await t.db.selectFrom('crawl_pages').select('id').where('crawl_id', '=', a.id).execute()).toEqual([]);
+    });
+  });
+});
+
 describe('capture_targets', () => {
   it('url_hash equals sha256 of the url computed in TypeScript', async () => {
     const urls = ['https://example.org/', 'https://example.org/ä?b=c'];
