@@ -28,9 +28,11 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import type { DispatchBody } from '../src/domain/contract.ts';
 import { startFlow } from '../src/flow/server.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { temporalDevServerFlags } from '../scripts/lib/services.mjs';
+import { dispatch } from '../test/support/flow-dispatch.ts';
 import { freePort } from '../test/support/private.ts';
 import { cpuSecondsOf } from '../test/support/processes.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
@@ -145,7 +147,7 @@ async function reportReceiver(): Promise<{ url: string; reported: Promise<void>;
   return { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/report`, reported, close: () => receiver.close() };
 }
 
-function levelBody(pages: number, reportUrl: string): Record<string, unknown> & { crawlId: string } {
+function levelBody(pages: number, reportUrl: string): DispatchBody {
   const hosts = Math.max(1, Math.round(pages / PAGES_PER_HOST));
   return {
     crawlId: `sim-${Date.now()}`,
@@ -175,12 +177,7 @@ export async function coordinated(pages: number, server: TemporalServer = stackT
     const m = await measure(
       server,
       async () => {
-        const res = await fetch(flow.webhookUrl, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
+        await dispatch(flow, token, body);
         await receiver.reported;
       },
       sim.child.pid,

@@ -37,7 +37,8 @@ import type { ArtifactStore } from '../src/flow/store.ts';
 import { startSite, type SitePage } from '../test/support/site.ts';
 import { breakdown, perPage, type Breakdown } from './dedup-breakdown.ts';
 import { benchSite, type SiteProfile } from './dedup-sites.ts';
-import { benchFlowOptions, capturedReport, dispatchLevel } from './support-flow.ts';
+import { dispatchLevel } from '../test/support/flow-dispatch.ts';
+import { benchFlowOptions, capturedReport } from './support-flow.ts';
 import { load1Now, round } from './support-figures.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
 

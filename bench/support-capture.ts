@@ -14,7 +14,8 @@ import { CHROMIUM_PATH, chromiumArgs } from '../src/flow/browser/launch.ts';
 import { startFlow, type FlowOptions } from '../src/flow/server.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
 import { load1Now, round } from './support-figures.ts';
-import { capturedReport, dispatchLevel } from './support-flow.ts';
+import { dispatchLevel } from '../test/support/flow-dispatch.ts';
+import { capturedReport } from './support-flow.ts';
 import { pagesArg } from './support-main.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 

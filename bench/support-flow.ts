@@ -5,10 +5,10 @@
 // for a worker in this process or in one of its own (support-capture-worker.ts).
 import { randomBytes } from 'node:crypto';
 import { parseAllowlist } from '../src/domain/address-policy.ts';
-import type { DispatchBody, LevelReportBody } from '../src/domain/contract.ts';
+import type { LevelReportBody } from '../src/domain/contract.ts';
 import type { CaptureWorkerConfig } from '../src/flow/config.ts';
 import type { LevelRun } from '../src/flow/level-runs.ts';
-import type { Flow, FlowOptions } from '../src/flow/server.ts';
+import type { FlowOptions } from '../src/flow/server.ts';
 import type { ArtifactStore } from '../src/flow/store.ts';
 import { TEST_SITES_ALLOW } from '../test/support/config.ts';
 
@@ -37,17 +37,6 @@ export function benchFlowOptions(token: string, store: ArtifactStore, slots = 8)
     config: { port: 0, webhookToken: token, temporal: { ...temporal, ...queues }, identity: { mode: 'none' } },
     capture: { config: benchCaptureConfig(queues.captureQueue, store.bucket, slots), store },
   };
-}
-
-/** `body` dispatched to the flow's webhook bearing `token` (answered 202), and the level once it settles. */
-export async function dispatchLevel(flow: Flow, token: string, body: DispatchBody, timeoutMs: number): Promise<LevelRun> {
-  const res = await fetch(flow.webhookUrl, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 202) throw new Error(`dispatch answered ${res.status}: ${await res.text()}`);
-  return flow.waitForLevel(body.crawlId, body.depth, timeoutMs);
 }
 
 /** The level's report, every page of it captured: a bench measures captures, not failures. */

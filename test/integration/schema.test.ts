@@ -23,6 +23,8 @@ afterAll(async () => {
 beforeEach(async () => {
   await t.db.deleteFrom('crawls').execute();
   await t.db.deleteFrom('capture_targets').execute();
+  // deleting a crawl keeps its submissions (their crawl_id set to NULL)
+  await t.db.deleteFrom('capture_submissions').execute();
 });
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
@@ -204,7 +206,6 @@ describe('a row names its crawl: checked once a statement (migrations/0017)', ()
     await t.db.insertInto('capture_submissions').values(submission(null, 'task-none')).execute();
     const rows = await t.db.selectFrom('capture_submissions').select(['task_id', 'crawl_id']).where('task_id', 'in', ['task-missing', 'task-none']).execute();
     expect(rows).toEqual([{ task_id: 'task-none', crawl_id: null }]);
-    await t.db.deleteFrom('capture_submissions').execute();
   });
 
   it('an UPDATE may move a row only to a crawl that is there, and a crawl keeps its id', async () => {
@@ -220,7 +221,6 @@ describe('a row names its crawl: checked once a statement (migrations/0017)', ()
     }
     const err = await pgError(() => t.db.updateTable('crawls').set({ id: missing }).where('id', '=', b.id).execute());
     expect(err.code).toBe('23503');
-    await t.db.deleteFrom('capture_submissions').execute();
   });
 
   it("deleting a crawl takes its pages and clears its submissions, and leaves other crawls' rows", async () => {
@@ -243,7 +243,6 @@ describe('a row names its crawl: checked once a statement (migrations/0017)', ()
       { task_id: 'task-a', crawl_id: null },
       { task_id: 'task-b', crawl_id: b.id },
     ]);
-    await t.db.deleteFrom('capture_submissions').execute();
   });
 
   /** Two sessions of their own on the test database, for what one transaction does to another. */

@@ -3,7 +3,6 @@
 // to a receiver of the test's own that takes any report (how a report authenticates is
 // flow.test.ts's subject), the real bucket read back, and a level dispatched through the webhook.
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { expect } from 'vitest';
 import type { Config } from '../../src/config/env.ts';
 import type { DispatchBody } from '../../src/domain/contract.ts';
 import type { LevelRun } from '../../src/flow/level-runs.ts';
@@ -11,6 +10,7 @@ import { startFlow, type Flow } from '../../src/flow/server.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from './config.ts';
 import { testFlowOptions } from './flow.ts';
+import { dispatchLevel } from './flow-dispatch.ts';
 import { startReceiver } from './report-receiver.ts';
 
 /** The test configuration a flow without a ledger loads: its webhook token `token`, placeholders for what it never reaches. */
@@ -27,17 +27,6 @@ export function flowAloneConfig(token: string): Config {
 export async function getObjectBytes(s3: S3Client, bucket: string, key: string): Promise<Buffer> {
   const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   return Buffer.from(await r.Body!.transformToByteArray());
-}
-
-/** POSTs `body` to the flow's webhook (with `query`) bearing `token`: answered 202, the level once it settles. */
-export async function dispatchLevel(flow: Flow, token: string, body: DispatchBody, timeoutMs: number, query = ''): Promise<LevelRun> {
-  const res = await fetch(`${flow.webhookUrl}${query}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(202);
-  return flow.waitForLevel(body.crawlId, body.depth, timeoutMs);
 }
 
 export interface FlowAlone {
