@@ -110,11 +110,18 @@ describe('benches at a small size', () => {
         expect(o.beforeMs + o.afterMs).toBeLessThan(((r.pages as number) / (r.samplesPagesPerSecond as number[])[k]!) * 1000);
       });
       expect(Object.keys(r.outsideReadsMs as object)).toEqual(['beforeMs', 'afterMs']);
-      // five levels at the first size, the median of them the figure; one at 10×; three linked as real sites link
+      // five levels at the first size, the median of them the figure; three at 10×, and three linked as real sites link
       const samples = r.samplesPagesPerSecond as number[];
-      expect(samples).toHaveLength(r.navLinks !== 0 ? 3 : r.pages === 30 ? 5 : 1);
+      expect(samples).toHaveLength(r.pages === 30 && r.navLinks === 0 ? 5 : 3);
       expect(samples.every(finite)).toBe(true);
-      expect(r.pagesPerSecond).toBe([...samples].sort((a, b) => a - b)[(samples.length - 1) / 2]);
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) / 2];
+      expect(r.pagesPerSecond).toBe(median(samples));
+      // each level's ratio, the median of them the figure; every other level's bare reads ran first
+      const ratios = r.samplesRatio as number[];
+      expect(ratios).toHaveLength(samples.length);
+      expect(ratios.every(finite)).toBe(true);
+      expect(r.ratio).toBe(median(ratios));
+      expect(r.samplesReadsFirst).toEqual(samples.map((_, k) => k % 2 === 1));
     }
     expectLoad1(records);
   });
