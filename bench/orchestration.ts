@@ -224,12 +224,17 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
   const runs = opts.runs ?? 20;
   const load1 = load1Now();
   quietRuntime();
-  const hook = await startDispatchHook();
-  const api = await startApi(hook.url);
-  const worker = await startWorker(api);
   const from202: number[] = [];
   const fromSend: number[] = [];
+  // what has started is stopped again, last first, also when a later part fails to start
+  const stops: (() => unknown)[] = [];
   try {
+    const hook = await startDispatchHook();
+    stops.push(() => hook.close());
+    const api = await startApi(hook.url);
+    stops.push(() => api.close());
+    const worker = await startWorker(api);
+    stops.push(() => worker.stop());
     for (let i = 0; i < runs + 2; i += 1) {
       const t = await timeReport(api, hook, worker.admitStarted, i);
       if (i >= 2) {
@@ -239,9 +244,7 @@ export async function run(opts: OrchestrationBenchOptions = {}): Promise<Record<
       }
     }
   } finally {
-    await worker.stop();
-    await api.close();
-    hook.close();
+    for (const stop of stops.reverse()) await stop();
   }
   return [summary(runs, from202, fromSend, load1)];
 }

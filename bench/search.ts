@@ -144,12 +144,17 @@ async function openStack(): Promise<Stack> {
   const index = `cl-bench-search-${randomBytes(4).toString('hex')}`;
   const config = benchConfig({ CAPTURE_LEDGER_OPENSEARCH_INDEX: index });
   const search = createSearchIndex({ url: config.opensearch?.url ?? 'http://127.0.0.1:9200', index });
-  const s3 = createS3(config.s3);
   const bench = await createBenchDatabase(config.databaseUrl);
-
-  // an OpenFGA store of its own with the project's model
-  const store = await createTestStore();
-  return { index, search, s3, bucket: config.s3.bucket, bench, fga: store.client };
+  try {
+    // an OpenFGA store of its own with the project's model
+    const store = await createTestStore();
+    return { index, search, s3: createS3(config.s3), bucket: config.s3.bucket, bench, fga: store.client };
+  } catch (err) {
+    // nothing else was made yet: the database is the one thing to take back
+    await search.client.close();
+    await bench.drop();
+    throw err;
+  }
 }
 
 /** Everything the point made goes again: its objects, its index, its OpenFGA store, its database. */
@@ -272,6 +277,8 @@ async function pageWacz(url: string, i: number, t: { title: string; text: string
 
 /** The archives' rows, their crawl_pages and capture_submissions, 1,000 archives a statement. */
 async function insertArchiveRows(db: Db, bucket: string, rows: SeededArchive[], crawlIds: string[], when: Date): Promise<void> {
+  // crawl i belongs to organization i (createCrawls)
+  const orgOf = new Map(crawlIds.map((id, i) => [id, `org${i}`]));
   for (let i = 0; i < rows.length; i += 1000) {
     const chunk = rows.slice(i, i + 1000);
     await db
@@ -296,9 +303,7 @@ async function insertArchiveRows(db: Db, bucket: string, rows: SeededArchive[], 
     // what admission writes next to each archive (task -> crawl), which the search's scope reads
     await db
       .insertInto('capture_submissions')
-      .values(
-        chunk.map((r) => ({ task_id: `task-${r.id}`, org_id: `org${crawlIds.indexOf(r.crawlId)}`, submitted_by: 'bench', crawl_id: r.crawlId, url: r.url })),
-      )
+      .values(chunk.map((r) => ({ task_id: `task-${r.id}`, org_id: orgOf.get(r.crawlId)!, submitted_by: 'bench', crawl_id: r.crawlId, url: r.url })))
       .execute();
   }
 }

@@ -12,6 +12,7 @@ import { ORGANIZATIONS_HEADER, SUBJECT_HEADER } from '../src/api/identity.ts';
 import { startIssuer, type RunningIssuer } from '../src/issuer/issuer.ts';
 import { createTestStore, type TestStore } from '../test/support/fga.ts';
 import { round } from './support-figures.ts';
+import { stopProcess } from './support-process.ts';
 import { benchConfig, createBenchDatabase, percentile, type BenchDatabase } from './support-crawl.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -90,14 +91,6 @@ async function waitForHealthz(api: ApiProcess, url: string): Promise<void> {
   }
 }
 
-/** SIGTERM, up to 15 s to exit, then SIGKILL. */
-async function stopApi(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
-
 /** `npm run api` in a child process with its own database and store; no crawls. */
 export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt' | 'dev' } = {}): Promise<ApiBench> {
   const base = benchConfig();
@@ -123,7 +116,8 @@ export async function startBenchApi(opts: { nodeArgs?: string[]; identity?: 'jwt
       return { authorization: `Bearer ${await issuer.mint({ subject, organizations, ttlSeconds: 3600 })}` };
     },
     async close() {
-      await stopApi(api.child);
+      // up to 15 s to drain, then SIGKILL
+      await stopProcess(api.child, 15_000);
       deps.s3.destroy();
       await issuer?.close();
       await bench.drop();

@@ -27,10 +27,20 @@ export async function spawnReady(script: string, args: readonly string[], what: 
   return { child, lines };
 }
 
-/** SIGTERM, and the process's exit (at once when it has exited already). */
-export async function stopProcess(child: ChildProcess): Promise<void> {
+/**
+ * SIGTERM, and the process's exit (at once when it has exited already); with `killAfterMs`, a
+ * process still running that long after is sent SIGKILL.
+ */
+export async function stopProcess(child: ChildProcess, killAfterMs?: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
-  await exited;
+  if (killAfterMs === undefined) return void (await exited);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, killAfterMs)))]);
+  clearTimeout(timer);
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGKILL');
+    await exited;
+  }
 }

@@ -15,35 +15,28 @@ export { SEARCH_ATTRIBUTES, TEMPORAL_DYNAMIC_CONFIG, temporalDevServerFlags } fr
 export { OPENFGA_CACHE_FLAGS, openfgaRunArgs } from './services/openfga.mjs';
 export { PUT_ONLY_S3_POLICY, captureWorkerS3Credentials, s3Settings, seaweedIdentities } from './services/seaweedfs.mjs';
 
-/** name → description, in start order; `profile` services start only when that profile is asked for. */
+/**
+ * name → description and spec builder (given the merged settings, loadEnv()), in start order;
+ * `profile` services start only when that profile is asked for.
+ */
 export const SERVICES = [
-  { name: 'postgres', what: 'Postgres (ledger + OpenFGA databases)' },
-  { name: 'temporal', what: 'Temporal dev server + Web UI' },
-  { name: 'openfga', what: 'OpenFGA (postgres datastore)' },
-  { name: 'seaweedfs', what: 'SeaweedFS S3' },
-  { name: 'opensearch', what: 'OpenSearch single node', profile: 'search' },
+  { name: 'postgres', what: 'Postgres (ledger + OpenFGA databases)', spec: postgresSpec },
+  { name: 'temporal', what: 'Temporal dev server + Web UI', spec: temporalSpec },
+  { name: 'openfga', what: 'OpenFGA (postgres datastore)', spec: openfgaSpec },
+  { name: 'seaweedfs', what: 'SeaweedFS S3', spec: seaweedfsSpec },
+  { name: 'opensearch', what: 'OpenSearch single node', profile: 'search', spec: opensearchSpec },
 ];
 
 export const PROFILES = ['search'];
-
-/** Each service's spec builder, given the merged settings (loadEnv()). */
-const SPEC_BUILDERS = new Map([
-  ['postgres', postgresSpec],
-  ['temporal', temporalSpec],
-  ['openfga', openfgaSpec],
-  ['seaweedfs', seaweedfsSpec],
-  ['opensearch', opensearchSpec],
-]);
 
 /**
  * Everything stack.mjs needs to run one service: the ports it takes, the command, how to tell
  * it is healthy, and what to do once it is.
  */
 export function serviceSpec(name) {
-  const env = loadEnv();
-  const build = SPEC_BUILDERS.get(name);
-  if (!build) throw new Error(`unknown service ${name}`);
-  return build(env);
+  const service = SERVICES.find((s) => s.name === name);
+  if (!service) throw new Error(`unknown service ${name}`);
+  return service.spec(loadEnv());
 }
 
 export { ROOT };
