@@ -178,6 +178,12 @@ describe('crawl_pages', () => {
 
 describe('a row names its crawl: checked once a statement (migrations/0017)', () => {
   const missing = '00000000-0000-4000-8000-00000000dead';
+  /** the foreign key's own error, as the constraint gave it: its code, the table, the missing key */
+  const expectMissingCrawl = (err: Awaited<ReturnType<typeof pgError>>, table: string, crawlId = missing) => {
+    expect(err.code).toBe('23503');
+    expect(err.message).toBe(`insert or update on table "${table}" violates its crawl reference`);
+    expect(err.detail).toBe(`Key (crawl_id)=(${crawlId}) is not present in table "crawls".`);
+  };
   const pages = (crawlId: string, n: number, tag = 'p') =>
     Array.from({ length: n }, (_, i) => ({ crawl_id: crawlId, url: `https://example.com/${tag}/${i}`, depth: 1, host: 'example.com' }));
   const submission = (crawlId: string | null, taskId: string) => ({
@@ -191,9 +197,7 @@ describe('a row names its crawl: checked once a statement (migrations/0017)', ()
   it('pages naming a crawl that is not there fail the statement with 23503, and none of them lands', async () => {
     const a = await t.db.insertInto('crawls').values(crawl()).returning('id').executeTakeFirstOrThrow();
     for (const rows of [pages(missing, 3), [...pages(a.id, 500), ...pages(missing, 1, 'q')]]) {
-      const err = await pgError(() => t.db.insertInto('crawl_pages').values(rows).execute());
-      expect(err.code).toBe('23503');
-      expect(err.detail).toBe(`Key (crawl_id)=(${missing}) is not present in table "crawls".`);
+      expectMissingCrawl(await pgError(() => t.db.insertInto('crawl_pages').values(rows).execute()), 'crawl_pages');
     }
     expect(await t.db.selectFrom('crawl_pages').select('id').execute()).toEqual([]);
     await t.db.insertInto('crawl_pages').values(pages(a.id, 500)).execute();
@@ -201,8 +205,10 @@ describe('a row names its crawl: checked once a statement (migrations/0017)', ()
   });
 
   it('a submission naming a crawl that is not there fails with 23503; one naming none is kept', async () => {
-    const err = await pgError(() => t.db.insertInto('capture_submissions').values(submission(missing, 'task-missing')).execute());
-    expect(err.code).toBe('23503');
+    expectMissingCrawl(
+      await pgError(() => t.db.insertInto('capture_submissions').values(submission(missing, 'task-missing')).execute()),
+      'capture_submissions',
+    );
     await t.db.insertInto('capture_submissions').values(submission(null, 'task-none')).execute();
     const rows = await t.db.selectFrom('capture_submissions').select(['task_id', 'crawl_id']).where('task_id', 'in', ['task-missing', 'task-none']).execute();
     expect(rows).toEqual([{ task_id: 'task-none', crawl_id: null }]);
@@ -215,7 +221,7 @@ describe('a row names its crawl: checked once a statement (migrations/0017)', ()
     await t.db.insertInto('crawl_pages').values(pages(a.id, 1)).execute();
     await t.db.insertInto('capture_submissions').values(submission(a.id, 'task-moved')).execute();
     for (const table of ['crawl_pages', 'capture_submissions'] as const) {
-      expect((await pgError(() => t.db.updateTable(table).set({ crawl_id: missing }).execute())).code).toBe('23503');
+      expectMissingCrawl(await pgError(() => t.db.updateTable(table).set({ crawl_id: missing }).execute()), table);
       await t.db.updateTable(table).set({ crawl_id: b.id }).execute();
       expect((await t.db.selectFrom(table).select('crawl_id').execute()).map((r) => r.crawl_id)).toEqual([b.id]);
     }
