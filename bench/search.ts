@@ -143,15 +143,14 @@ interface Stack {
 async function openStack(): Promise<Stack> {
   const index = `cl-bench-search-${randomBytes(4).toString('hex')}`;
   const config = benchConfig({ CAPTURE_LEDGER_OPENSEARCH_INDEX: index });
-  const search = createSearchIndex({ url: config.opensearch?.url ?? 'http://127.0.0.1:9200', index });
   const bench = await createBenchDatabase(config.databaseUrl);
   try {
     // an OpenFGA store of its own with the project's model
     const store = await createTestStore();
+    const search = createSearchIndex({ url: config.opensearch?.url ?? 'http://127.0.0.1:9200', index });
     return { index, search, s3: createS3(config.s3), bucket: config.s3.bucket, bench, fga: store.client };
   } catch (err) {
     // nothing else was made yet: the database is the one thing to take back
-    await search.client.close();
     await bench.drop();
     throw err;
   }
