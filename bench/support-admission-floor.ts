@@ -1,7 +1,7 @@
 // The admission bench's write floor (issue 28): the rows one admitted level leaves (its pages
 // captured, a capture_submissions row, an archive and its outbox tuple each, and the next level's
-// rows), written alone with the leanest SQL there is (rows from arrays, 1,000 a statement, one
-// transaction) into the same tables with the same indexes, constraints and triggers. What that
+// rows), written alone with the leanest SQL there is (new rows by COPY, the pages' updates and the
+// next level's rows from arrays; 1,000 a statement, one transaction) into the same tables with the same indexes, constraints and triggers. What that
 // costs is about the least any admission's writes can cost: beside the bare reads it says how
 // near 1.0 an admission can come on this machine. pipeline() writes the same rows as admission
 // meets them, while the level's objects are read and parsed: that, timed, is the least an
@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Queryable } from '../src/db/connect.ts';
+import { copyRows } from '../src/db/copy.ts';
 import { CANDIDATE_CHUNK, chunkShare, PAGE_ROWS_CHUNK } from '../src/domain/admission-planner.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
 import { archiveTuples } from '../src/fga/tuples.ts';
@@ -117,25 +118,26 @@ async function writePages(trx: Queryable, crawlId: string, rows: Row[]): Promise
     UPDATE crawl_pages p SET state = 'captured', task_id = x.task, final_url = x.url, submitted_at = ${at}::timestamptz, finished_at = ${at}::timestamptz
     FROM unnest(${ids}::bigint[], ${tasks}::text[], ${urls}::text[]) AS x(id, task, url) WHERE p.id = x.id
   `.execute(trx);
-  const submissions = await sql`
-    INSERT INTO capture_submissions (task_id, org_id, submitted_by, crawl_id, url, manifest_key)
-    SELECT task, 'bench', 'bench', ${crawlId}::uuid, url, 'bench/' || task || '.result.json' FROM unnest(${tasks}::text[], ${urls}::text[]) AS x(task, url)
-  `.execute(trx);
-  // the provenance admission keeps for such a manifest
-  const provenance = rows.map((r) =>
-    JSON.stringify({ manifestKey: `bench/${r.task}.result.json`, formats: ['wacz', 'links'], software: 'bench', startedAt: at, finishedAt: at }),
+  await copyRows(
+    trx,
+    { table: 'capture_submissions', columns: ['task_id', 'org_id', 'submitted_by', 'crawl_id', 'url', 'manifest_key'] },
+    rows.map((r) => [r.task, 'bench', 'bench', crawlId, r.url, `bench/${r.task}.result.json`]),
   );
-  const archives = await sql<{ id: string }>`
-    INSERT INTO archives (task_id, bucket, object_key, url, final_url, sha256, size, provenance, captured_at)
-    SELECT task, 'captures', 'bench/' || task || '.wacz', url, url, ${'a'.repeat(64)}, 4096, provenance::jsonb, ${at}::timestamptz
-    FROM unnest(${tasks}::text[], ${urls}::text[], ${provenance}::text[]) AS x(task, url, provenance)
-    RETURNING id
-  `.execute(trx);
-  const tuples = archives.rows.flatMap((a) => archiveTuples(a.id, crawlId));
-  const queued = await sql`
-    INSERT INTO fga_outbox (operation, tuple_user, relation, object)
-    SELECT 'write', u, r, o FROM unnest(${tuples.map((t) => t.user)}::text[], ${tuples.map((t) => t.relation)}::text[], ${tuples.map((t) => t.object)}::text[]) AS x(u, r, o)
-  `.execute(trx);
-  const n = (r: { numAffectedRows?: bigint }): number => Number(r.numAffectedRows ?? 0);
-  return { pages: n(pages), submissions: n(submissions), archives: archives.rows.length, tuples: n(queued) };
+  // the provenance admission keeps for such a manifest
+  const archives = rows.map((r) => {
+    const provenance = { manifestKey: `bench/${r.task}.result.json`, formats: ['wacz', 'links'], software: 'bench', startedAt: at, finishedAt: at };
+    return [randomUUID(), r.task, 'captures', `bench/${r.task}.wacz`, r.url, r.url, 'a'.repeat(64), 4096, JSON.stringify(provenance), at];
+  });
+  await copyRows(
+    trx,
+    { table: 'archives', columns: ['id', 'task_id', 'bucket', 'object_key', 'url', 'final_url', 'sha256', 'size', 'provenance', 'captured_at'] },
+    archives,
+  );
+  const tuples = archives.flatMap((a) => archiveTuples(a[0] as string, crawlId));
+  await copyRows(
+    trx,
+    { table: 'fga_outbox', columns: ['operation', 'tuple_user', 'relation', 'object'] },
+    tuples.map((t) => ['write', t.user, t.relation, t.object]),
+  );
+  return { pages: Number(pages.numAffectedRows ?? 0), submissions: rows.length, archives: archives.length, tuples: tuples.length };
 }

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { CopyingClient } from './copy.ts';
 import type { Database } from './types.ts';
 
 // bigint (int8) comes back as a string by default; counts here stay far below 2^53.
@@ -33,6 +34,8 @@ export interface DbOptions {
 
 export function createDb(databaseUrl: string, max = 10, opts: DbOptions = {}): Db {
   const pool = new pg.Pool({
+    // a statement whose parameter is a CopyInput is a COPY FROM STDIN (copy.ts)
+    Client: CopyingClient,
     connectionString: databaseUrl,
     max,
     statement_timeout: opts.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,

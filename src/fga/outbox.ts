@@ -10,22 +10,24 @@
 // operator puts it back (reviveDeadLetters, `npm run fga:drain -- --retry-dead`) or deletes it.
 import type { OpenFgaClient } from '@openfga/sdk';
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { Queryable } from '../db/connect.ts';
+import { copyRows, type CopyTarget } from '../db/copy.ts';
 import type { Database } from '../db/types.ts';
 import { groupFailures, overtakingUnits, planBatch, type Unit } from '../domain/outbox-plan.ts';
 import { sendUnits, type QueuedRow, type SendOutcome } from './outbox-send.ts';
 import type { Tuple } from './tuples.ts';
 
-export async function enqueueTuples(trx: Kysely<Database> | Transaction<Database>, tuples: Tuple[], operation: 'write' | 'delete' = 'write'): Promise<void> {
-  if (tuples.length === 0) return;
-  // one jsonb parameter rather than five per row: admission queues a tuple per archive, 1,000s a level
-  const rows = tuples.map((t, ord) => ({ ord, tuple_user: t.user, relation: t.relation, object: t.object, condition: t.condition ?? null }));
-  await sql`
-    INSERT INTO fga_outbox (operation, tuple_user, relation, object, condition)
-    SELECT ${operation}, x.tuple_user, x.relation, x.object, x.condition
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(ord int, tuple_user text, relation text, object text, condition jsonb)
-    ORDER BY x.ord
-  `.execute(trx);
+export async function enqueueTuples(trx: Queryable, tuples: Tuple[], operation: 'write' | 'delete' = 'write'): Promise<void> {
+  // copied in (src/db/copy.ts): admission queues a tuple per archive, 1,000s a level, and the
+  // outbox has no key a row could already hold
+  await copyRows(
+    trx,
+    OUTBOX_COPY,
+    tuples.map((t) => [operation, t.user, t.relation, t.object, t.condition === undefined ? null : JSON.stringify(t.condition)]),
+  );
 }
+
+const OUTBOX_COPY: CopyTarget = { table: 'fga_outbox', columns: ['operation', 'tuple_user', 'relation', 'object', 'condition'] };
 
 /** OpenFGA refuses more than 100 tuples (writes and deletes together) in one write. */
 export const MAX_TUPLES_PER_WRITE = 100;

@@ -1,12 +1,14 @@
 // Putting captures into the ledger. An archive row and its relationship tuples are written in
 // the same transaction (the tuples as outbox rows), so either both land or neither does. Used by
 // level admission and by reconcile, so both paths register exactly the same way.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ArchiveRecord } from '../domain/admission.ts';
 import type { SubmissionRecord } from '../domain/admission-plan.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
 import { archiveTuples, type Tuple } from '../fga/tuples.ts';
 import type { Queryable } from '../db/connect.ts';
+import { copyOrElse, copyRows, type CopyTarget } from '../db/copy.ts';
 
 export interface Registration {
   taskId: string;
@@ -18,16 +20,69 @@ export interface Registration {
 /**
  * Registers captures as archives, each with `archive#parent capture_job:<crawlId>` queued in the
  * same transaction. Idempotent: a task already in the ledger is left as it is (ON CONFLICT DO
- * NOTHING) and gets no second set of tuples. Call it inside a transaction.
+ * NOTHING) and gets no second set of tuples. The rows are copied in (COPY, about half Postgres's
+ * CPU) unless the ledger holds one of them already. Call it inside a transaction.
  */
 export async function registerCaptures(trx: Queryable, items: { archive: ArchiveRecord; crawlId: string }[]): Promise<Registration[]> {
   if (items.length === 0) return [];
   // one row per task: a batch must not name the same task twice
   const byTask = new Map(items.map((i) => [i.archive.taskId, i]));
   const unique = [...byTask.values()];
+  const inserted = await copyOrElse(
+    trx,
+    () => copyArchives(trx, unique),
+    () => insertArchives(trx, unique),
+  );
+  const tuples: Tuple[] = [];
+  const created = new Map<string, string>();
+  for (const row of inserted) {
+    created.set(row.task_id, row.id);
+    tuples.push(...archiveTuples(row.id, byTask.get(row.task_id)!.crawlId));
+  }
+  await enqueueTuples(trx, tuples);
+  await recordRequires(
+    trx,
+    inserted.map((row) => ({ archiveId: row.id, item: byTask.get(row.task_id)! })),
+  );
+  const missing = unique.filter((i) => !created.has(i.archive.taskId)).map((i) => i.archive.taskId);
+  const existing = missing.length === 0 ? [] : await trx.selectFrom('archives').select(['id', 'task_id']).where('task_id', 'in', missing).execute();
+  const existingIds = new Map(existing.map((r) => [r.task_id, r.id]));
+  return unique.map((i) => {
+    const id = created.get(i.archive.taskId);
+    if (id !== undefined) return { taskId: i.archive.taskId, archiveId: id, created: true };
+    // a (bucket, key) held by another task has no row for this task: report it as not created
+    return { taskId: i.archive.taskId, archiveId: existingIds.get(i.archive.taskId) ?? '', created: false };
+  });
+}
+
+const ARCHIVES_COPY: CopyTarget = {
+  table: 'archives',
+  columns: ['id', 'task_id', 'bucket', 'object_key', 'url', 'final_url', 'sha256', 'size', 'provenance', 'captured_at'],
+};
+
+/** The archives, none of which the ledger holds yet, copied in whole (copy.ts); their ids are made here. */
+async function copyArchives(trx: Queryable, items: { archive: ArchiveRecord }[]): Promise<{ id: string; task_id: string }[]> {
+  const rows = items.map(({ archive: a }) => [
+    randomUUID(),
+    a.taskId,
+    a.bucket,
+    a.objectKey,
+    a.url,
+    a.finalUrl,
+    a.sha256,
+    a.size,
+    JSON.stringify(a.provenance),
+    a.capturedAt,
+  ]);
+  await copyRows(trx, ARCHIVES_COPY, rows);
+  return rows.map((r) => ({ id: r[0] as string, task_id: r[1] as string }));
+}
+
+/** The archives the ledger does not hold yet, when some of them it may: the rest are left as they are. */
+async function insertArchives(trx: Queryable, items: { archive: ArchiveRecord }[]): Promise<{ id: string; task_id: string }[]> {
   // the rows go as one jsonb parameter: a multi-row VALUES of 9 parameters a row cost more to
   // build and to parse than the rows cost to write (admission registers 1,000s per level)
-  const rows = unique.map(({ archive: a }, ord) => ({
+  const rows = items.map(({ archive: a }, ord) => ({
     ord,
     task_id: a.taskId,
     bucket: a.bucket,
@@ -49,26 +104,7 @@ export async function registerCaptures(trx: Queryable, items: { archive: Archive
     ON CONFLICT DO NOTHING
     RETURNING id, task_id
   `.execute(trx);
-  const tuples: Tuple[] = [];
-  const created = new Map<string, string>();
-  for (const row of inserted) {
-    created.set(row.task_id, row.id);
-    tuples.push(...archiveTuples(row.id, byTask.get(row.task_id)!.crawlId));
-  }
-  await enqueueTuples(trx, tuples);
-  await recordRequires(
-    trx,
-    inserted.map((row) => ({ archiveId: row.id, item: byTask.get(row.task_id)! })),
-  );
-  const missing = unique.filter((i) => !created.has(i.archive.taskId)).map((i) => i.archive.taskId);
-  const existing = missing.length === 0 ? [] : await trx.selectFrom('archives').select(['id', 'task_id']).where('task_id', 'in', missing).execute();
-  const existingIds = new Map(existing.map((r) => [r.task_id, r.id]));
-  return unique.map((i) => {
-    const id = created.get(i.archive.taskId);
-    if (id !== undefined) return { taskId: i.archive.taskId, archiveId: id, created: true };
-    // a (bucket, key) held by another task has no row for this task: report it as not created
-    return { taskId: i.archive.taskId, archiveId: existingIds.get(i.archive.taskId) ?? '', created: false };
-  });
+  return inserted;
 }
 
 /**
@@ -130,7 +166,31 @@ export type { SubmissionRecord };
 export async function recordSubmissions(trx: Queryable, subs: SubmissionRecord[]): Promise<Set<string>> {
   if (subs.length === 0) return new Set();
   const unique = [...new Map(subs.map((s) => [s.taskId, s])).values()];
-  const rows = unique.map((s, ord) => ({
+  return copyOrElse(
+    trx,
+    () => copySubmissions(trx, unique),
+    () => upsertSubmissions(trx, unique),
+  );
+}
+
+const SUBMISSIONS_COPY: CopyTarget = {
+  table: 'capture_submissions',
+  columns: ['task_id', 'org_id', 'submitted_by', 'crawl_id', 'url', 'manifest_key', 'manifest_error'],
+};
+
+/** Submissions of tasks the ledger has no row for yet (a level's first admission), copied in whole. */
+async function copySubmissions(trx: Queryable, subs: SubmissionRecord[]): Promise<Set<string>> {
+  await copyRows(
+    trx,
+    SUBMISSIONS_COPY,
+    subs.map((s) => [s.taskId, s.orgId, s.submittedBy, s.crawlId, s.url, s.manifestKey, s.manifestError]),
+  );
+  return new Set(subs.map((s) => s.taskId));
+}
+
+/** Submissions some of whose tasks the ledger may hold: a task's row is replaced only within its own crawl. */
+async function upsertSubmissions(trx: Queryable, subs: SubmissionRecord[]): Promise<Set<string>> {
+  const rows = subs.map((s, ord) => ({
     ord,
     task_id: s.taskId,
     org_id: s.orgId,

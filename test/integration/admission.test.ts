@@ -8,7 +8,7 @@ import type { PageReport } from '../../src/domain/contract.ts';
 import { mapLimit } from '../../src/domain/map-limit.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
 import type { ObjectReader } from '../../src/s3/object-reader.ts';
-import { registerCapture } from '../../src/ledger/register.ts';
+import { recordSubmissions, registerCapture, registerCaptures } from '../../src/ledger/register.ts';
 import { admissionCrawl, getCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
 import { useAdmitDeps } from '../support/admission.ts';
 import { insertTestCrawl } from '../support/crawl-rows.ts';
@@ -277,6 +277,76 @@ describe('admitLevel', () => {
     ).rejects.toThrow('rolled back');
     expect(await tdb.db.selectFrom('archives').select('id').where('task_id', '=', archive2.taskId).execute()).toEqual([]);
     expect((await tdb.db.selectFrom('fga_outbox').select('id').execute()).length).toBe(outboxBefore + 1);
+  });
+
+  // The rows go in by COPY, which has no ON CONFLICT: a batch the ledger already holds some of
+  // (a reconcile got there first, a repeated admission) is written by the INSERT it falls back on.
+  it('registerCaptures: of a batch the ledger partly holds, exactly the rest is registered, each with one tuple', async () => {
+    const crawlId = await crawlWith(['https://a.test/p'], { maxDepth: 0, maxPages: 1 });
+    const archive = (n: number, key = `part/${crawlId}/${n}.wacz`) => ({
+      taskId: `part-${n}-${crawlId}`,
+      bucket: 'captures',
+      objectKey: key,
+      url: `https://a.test/p/${n}`,
+      finalUrl: n === 1 ? 'https://a.test/p/1\tmoved' : null,
+      sha256: null,
+      size: n,
+      capturedAt: '2026-12-06T10:00:00.123Z',
+      provenance: { title: `page "${n}"\n`, n },
+    });
+    const items = (ns: number[]) => ns.map((n) => ({ archive: archive(n), crawlId }));
+    const first = await tdb.db.transaction().execute((trx) => registerCaptures(trx, items([1, 2])));
+    // 4's object key is 3's: held by another task, so 4 is not registered either
+    const batch = [...items([1, 2, 3]), { archive: archive(4, archive(3).objectKey), crawlId }, ...items([5])];
+    const second = await tdb.db.transaction().execute((trx) => registerCaptures(trx, batch));
+    expect(second.map((r) => [r.taskId, r.created])).toEqual([
+      [archive(1).taskId, false],
+      [archive(2).taskId, false],
+      [archive(3).taskId, true],
+      [archive(4).taskId, false],
+      [archive(5).taskId, true],
+    ]);
+    expect(second.slice(0, 2).map((r) => r.archiveId)).toEqual(first.map((r) => r.archiveId));
+    expect(second[3]!.archiveId).toBe('');
+    const rows = await tdb.db.selectFrom('archives').selectAll().where('task_id', 'like', `part-%-${crawlId}`).orderBy('size').execute();
+    expect(rows.map((r) => [r.task_id, r.object_key, r.final_url, r.provenance])).toEqual(
+      [1, 2, 3, 5].map((n) => [archive(n).taskId, archive(n).objectKey, archive(n).finalUrl, archive(n).provenance]),
+    );
+    expect(rows.every((r) => r.captured_at.toISOString() === '2026-12-06T10:00:00.123Z')).toBe(true);
+    const objects = rows.map((r) => `archive:${r.id}`);
+    const tuples = await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).where('object', 'in', objects).orderBy('id').execute();
+    expect(tuples).toEqual(rows.map((r) => ({ tuple_user: `capture_job:${crawlId}`, relation: 'parent', object: `archive:${r.id}` })));
+  });
+
+  it("recordSubmissions: a task of another crawl stays that crawl's; the batch's other tasks are written", async () => {
+    const [a, b] = [await crawlWith(['https://a.test/s'], { maxDepth: 0, maxPages: 1 }), await crawlWith(['https://b.test/s'], { maxDepth: 0, maxPages: 1 })];
+    const sub = (taskId: string, crawlId: string, manifestKey: string | null) => ({
+      taskId,
+      orgId: 'acme',
+      submittedBy: 'alice',
+      crawlId,
+      url: `https://a.test/${taskId}`,
+      manifestKey,
+      manifestError: manifestKey === null ? 'failed\twith a tab' : null,
+    });
+    const task = (n: number) => `sub-${n}-${a}`;
+    const written = await tdb.db.transaction().execute((trx) => recordSubmissions(trx, [sub(task(1), b, 'b/1.json'), sub(task(2), a, null)]));
+    expect([...written].sort()).toEqual([task(1), task(2)]);
+    const again = await tdb.db
+      .transaction()
+      .execute((trx) => recordSubmissions(trx, [sub(task(1), a, 'a/1.json'), sub(task(2), a, 'a/2.json'), sub(task(3), a, 'a/3.json')]));
+    expect([...again].sort()).toEqual([task(2), task(3)]);
+    const rows = await tdb.db
+      .selectFrom('capture_submissions')
+      .select(['task_id', 'crawl_id', 'manifest_key', 'manifest_error'])
+      .where('task_id', 'like', `sub-%-${a}`)
+      .orderBy('task_id')
+      .execute();
+    expect(rows).toEqual([
+      { task_id: task(1), crawl_id: b, manifest_key: 'b/1.json', manifest_error: null },
+      { task_id: task(2), crawl_id: a, manifest_key: 'a/2.json', manifest_error: null },
+      { task_id: task(3), crawl_id: a, manifest_key: 'a/3.json', manifest_error: null },
+    ]);
   });
 });
 
