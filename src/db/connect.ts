@@ -9,6 +9,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 export type Db = Kysely<Database>;
 /** what a store function runs its queries on: the database, or a transaction a caller holds */
 export type Queryable = Db | Transaction<Database>;
+/** a transaction a caller holds: what needs one connection throughout (a savepoint) takes this */
+export type Trx = Transaction<Database>;
 
 /**
  * Every statement the ledger sends is cut off server-side after this long, so a runaway query (a

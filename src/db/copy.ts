@@ -14,7 +14,7 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { copyText, type CopyField } from './copy-text.ts';
-import type { Queryable } from './connect.ts';
+import type { Queryable, Trx } from './connect.ts';
 
 /** COPY's input, passed as its statement's only parameter. */
 export class CopyInput {
@@ -70,10 +70,10 @@ const UNIQUE_VIOLATION = '23505';
 /**
  * Tries `copy` under a savepoint; when it meets a row the table already holds (a repeated
  * admission, a reconcile that got there first), the savepoint is rolled back and `orElse` (the
- * INSERT ... ON CONFLICT the rows went through before) writes them instead. `trx` must be a
- * transaction. Any other failure is the transaction's.
+ * INSERT ... ON CONFLICT the rows went through before) writes them instead. Any other failure is
+ * the transaction's.
  */
-export async function copyOrElse<T>(trx: Queryable, copy: () => Promise<T>, orElse: () => Promise<T>): Promise<T> {
+export async function copyOrElse<T>(trx: Trx, copy: () => Promise<T>, orElse: () => Promise<T>): Promise<T> {
   await trx.executeQuery(CompiledQuery.raw('SAVEPOINT copy_rows'));
   try {
     const copied = await copy();

@@ -3,9 +3,7 @@
 // archives and tuples. Page rows and next-level candidates are written as the plan hands them
 // over, while the level is still read; the level's report row is locked last: a report that
 // replaced the one planned from fails the admission (StaleReport) and nothing is written.
-import type { Db } from '../db/connect.ts';
-import type { Transaction } from 'kysely';
-import type { Database } from '../db/types.ts';
+import type { Db, Trx } from '../db/connect.ts';
 import { capturesOf, withoutForeignTask, type AdmissionPlan, type NextLevelPlan } from '../domain/admission-plan.ts';
 import type { PageRows } from '../domain/admission-planner.ts';
 import type { PageAdmission } from '../domain/admission.ts';
@@ -15,8 +13,6 @@ import { recordHosts } from '../store/level-dispatches.ts';
 import { applyPageAdmissions, cutLevel, failUnreported, insertCandidates, levelHasPages, pagesCut, resetFrontier } from '../store/pages.ts';
 import { staleReport } from './admission-errors.ts';
 import { recordSubmissions, registerCaptures, type Registration } from './register.ts';
-
-type Trx = Transaction<Database>;
 
 export interface WrittenLevel {
   /** the admissions as written: a task another crawl took meanwhile is failed after all */

@@ -7,7 +7,7 @@ import type { ArchiveRecord } from '../domain/admission.ts';
 import type { SubmissionRecord } from '../domain/admission-plan.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
 import { archiveTuples, type Tuple } from '../fga/tuples.ts';
-import type { Queryable } from '../db/connect.ts';
+import type { Queryable, Trx } from '../db/connect.ts';
 import { copyOrElse, copyRows, type CopyTarget } from '../db/copy.ts';
 
 export interface Registration {
@@ -23,7 +23,7 @@ export interface Registration {
  * NOTHING) and gets no second set of tuples. The rows are copied in (COPY, about half Postgres's
  * CPU) unless the ledger holds one of them already. Call it inside a transaction.
  */
-export async function registerCaptures(trx: Queryable, items: { archive: ArchiveRecord; crawlId: string }[]): Promise<Registration[]> {
+export async function registerCaptures(trx: Trx, items: { archive: ArchiveRecord; crawlId: string }[]): Promise<Registration[]> {
   if (items.length === 0) return [];
   // one row per task: a batch must not name the same task twice
   const byTask = new Map(items.map((i) => [i.archive.taskId, i]));
@@ -61,25 +61,29 @@ const ARCHIVES_COPY: CopyTarget = {
 };
 
 /** The archives, none of which the ledger holds yet, copied in whole (copy.ts); their ids are made here. */
-async function copyArchives(trx: Queryable, items: { archive: ArchiveRecord }[]): Promise<{ id: string; task_id: string }[]> {
-  const rows = items.map(({ archive: a }) => [
-    randomUUID(),
-    a.taskId,
-    a.bucket,
-    a.objectKey,
-    a.url,
-    a.finalUrl,
-    a.sha256,
-    a.size,
-    JSON.stringify(a.provenance),
-    a.capturedAt,
-  ]);
-  await copyRows(trx, ARCHIVES_COPY, rows);
-  return rows.map((r) => ({ id: r[0] as string, task_id: r[1] as string }));
+async function copyArchives(trx: Trx, items: { archive: ArchiveRecord }[]): Promise<{ id: string; task_id: string }[]> {
+  const created = items.map(({ archive }) => ({ id: randomUUID(), task_id: archive.taskId }));
+  await copyRows(
+    trx,
+    ARCHIVES_COPY,
+    items.map(({ archive: a }, i) => [
+      created[i]!.id,
+      a.taskId,
+      a.bucket,
+      a.objectKey,
+      a.url,
+      a.finalUrl,
+      a.sha256,
+      a.size,
+      JSON.stringify(a.provenance),
+      a.capturedAt,
+    ]),
+  );
+  return created;
 }
 
 /** The archives the ledger does not hold yet, when some of them it may: the rest are left as they are. */
-async function insertArchives(trx: Queryable, items: { archive: ArchiveRecord }[]): Promise<{ id: string; task_id: string }[]> {
+async function insertArchives(trx: Trx, items: { archive: ArchiveRecord }[]): Promise<{ id: string; task_id: string }[]> {
   // the rows go as one jsonb parameter: a multi-row VALUES of 9 parameters a row cost more to
   // build and to parse than the rows cost to write (admission registers 1,000s per level)
   const rows = items.map(({ archive: a }, ord) => ({
@@ -150,7 +154,7 @@ async function recordRequires(trx: Queryable, created: { archiveId: string; item
 }
 
 /** One capture: the archive and its tuple in the caller's transaction. */
-export async function registerCapture(trx: Queryable, archive: ArchiveRecord, crawlId: string): Promise<Registration> {
+export async function registerCapture(trx: Trx, archive: ArchiveRecord, crawlId: string): Promise<Registration> {
   const [r] = await registerCaptures(trx, [{ archive, crawlId }]);
   return r!;
 }
@@ -163,7 +167,7 @@ export type { SubmissionRecord };
  * but a row never moves to another crawl: a task another crawl holds is left as it is. Returns the
  * task ids whose row is now this record's.
  */
-export async function recordSubmissions(trx: Queryable, subs: SubmissionRecord[]): Promise<Set<string>> {
+export async function recordSubmissions(trx: Trx, subs: SubmissionRecord[]): Promise<Set<string>> {
   if (subs.length === 0) return new Set();
   const unique = [...new Map(subs.map((s) => [s.taskId, s])).values()];
   return copyOrElse(
@@ -179,7 +183,7 @@ const SUBMISSIONS_COPY: CopyTarget = {
 };
 
 /** Submissions of tasks the ledger has no row for yet (a level's first admission), copied in whole. */
-async function copySubmissions(trx: Queryable, subs: SubmissionRecord[]): Promise<Set<string>> {
+async function copySubmissions(trx: Trx, subs: SubmissionRecord[]): Promise<Set<string>> {
   await copyRows(
     trx,
     SUBMISSIONS_COPY,
@@ -189,7 +193,7 @@ async function copySubmissions(trx: Queryable, subs: SubmissionRecord[]): Promis
 }
 
 /** Submissions some of whose tasks the ledger may hold: a task's row is replaced only within its own crawl. */
-async function upsertSubmissions(trx: Queryable, subs: SubmissionRecord[]): Promise<Set<string>> {
+async function upsertSubmissions(trx: Trx, subs: SubmissionRecord[]): Promise<Set<string>> {
   const rows = subs.map((s, ord) => ({
     ord,
     task_id: s.taskId,
