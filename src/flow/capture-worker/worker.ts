@@ -107,6 +107,10 @@ export async function startCaptureWorker(opts: CaptureWorkerOptions): Promise<Ca
     shutdown: stop,
     async kill() {
       stopped = true;
+      // a killed process takes no more tasks: polling stops before the browser is closed (which
+      // can take a busy machine a second), or the dying worker took the retries of the pages it
+      // failed and failed them again, using up their attempts (cold CI, once)
+      queues.shutdown();
       await browser.close();
       await stop();
     },
