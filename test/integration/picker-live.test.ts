@@ -134,6 +134,8 @@ describe('the picker follows a live crawl, then shows and finds what it captured
     expect((await series.evaluateAll((gs) => gs.map((g) => g.getAttribute('data-host')))).sort()).toEqual([...hostNames].sort());
     for (const h of hostNames) expect(await page.locator(`#pacing-chart g.series[data-host="${h}"] circle`).count()).toBe(3);
     expect(await page.locator('#pacing-chart circle.short').count()).toBe(0);
+    // the decisions table is fetched on its own: wait for its first row (cold CI counted it unrendered once)
+    await page.locator('#decisions tbody tr.decision').first().waitFor({ timeout: 15_000 });
     expect(await page.locator('#decisions tbody tr.decision').count()).toBeGreaterThan(0);
     await shots(page, 'picker-crawl-ended');
     await page.close();
