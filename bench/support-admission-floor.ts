@@ -12,8 +12,10 @@ import type { Db, Queryable } from '../src/db/connect.ts';
 import { copyRows } from '../src/db/copy.ts';
 import { CANDIDATE_CHUNK, chunkShare, PAGE_ROWS_CHUNK } from '../src/domain/admission-planner.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
+import { OUTBOX_COPY } from '../src/fga/outbox.ts';
 import { archiveTuples } from '../src/fga/tuples.ts';
 import { WriteQueue } from '../src/ledger/admission-write.ts';
+import { ARCHIVES_COPY, SUBMISSIONS_COPY } from '../src/ledger/register.ts';
 import { startBenchCrawl } from './support-crawl.ts';
 
 /** Rows a statement of the floor writes. */
@@ -120,24 +122,20 @@ async function writePages(trx: Queryable, crawlId: string, rows: Row[]): Promise
   `.execute(trx);
   await copyRows(
     trx,
-    { table: 'capture_submissions', columns: ['task_id', 'org_id', 'submitted_by', 'crawl_id', 'url', 'manifest_key'] },
-    rows.map((r) => [r.task, 'bench', 'bench', crawlId, r.url, `bench/${r.task}.result.json`]),
+    SUBMISSIONS_COPY,
+    rows.map((r) => [r.task, 'bench', 'bench', crawlId, r.url, `bench/${r.task}.result.json`, null]),
   );
   // the provenance admission keeps for such a manifest
   const archives = rows.map((r) => {
     const provenance = { manifestKey: `bench/${r.task}.result.json`, formats: ['wacz', 'links'], software: 'bench', startedAt: at, finishedAt: at };
     return [randomUUID(), r.task, 'captures', `bench/${r.task}.wacz`, r.url, r.url, 'a'.repeat(64), 4096, JSON.stringify(provenance), at];
   });
-  await copyRows(
-    trx,
-    { table: 'archives', columns: ['id', 'task_id', 'bucket', 'object_key', 'url', 'final_url', 'sha256', 'size', 'provenance', 'captured_at'] },
-    archives,
-  );
+  await copyRows(trx, ARCHIVES_COPY, archives);
   const tuples = archives.flatMap((a) => archiveTuples(a[0] as string, crawlId));
   await copyRows(
     trx,
-    { table: 'fga_outbox', columns: ['operation', 'tuple_user', 'relation', 'object'] },
-    tuples.map((t) => ['write', t.user, t.relation, t.object]),
+    OUTBOX_COPY,
+    tuples.map((t) => ['write', t.user, t.relation, t.object, null]),
   );
   return { pages: Number(pages.numAffectedRows ?? 0), submissions: rows.length, archives: archives.length, tuples: tuples.length };
 }

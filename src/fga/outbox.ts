@@ -27,7 +27,8 @@ export async function enqueueTuples(trx: Queryable, tuples: Tuple[], operation: 
   );
 }
 
-const OUTBOX_COPY: CopyTarget = { table: 'fga_outbox', columns: ['operation', 'tuple_user', 'relation', 'object', 'condition'] };
+/** Where tuples are queued (the bench's write floor copies the same). */
+export const OUTBOX_COPY: CopyTarget = { table: 'fga_outbox', columns: ['operation', 'tuple_user', 'relation', 'object', 'condition'] };
 
 /** OpenFGA refuses more than 100 tuples (writes and deletes together) in one write. */
 export const MAX_TUPLES_PER_WRITE = 100;

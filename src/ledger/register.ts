@@ -55,7 +55,8 @@ export async function registerCaptures(trx: Trx, items: { archive: ArchiveRecord
   });
 }
 
-const ARCHIVES_COPY: CopyTarget = {
+/** Where archives are copied in (the bench's write floor copies the same). */
+export const ARCHIVES_COPY: CopyTarget = {
   table: 'archives',
   columns: ['id', 'task_id', 'bucket', 'object_key', 'url', 'final_url', 'sha256', 'size', 'provenance', 'captured_at'],
 };
@@ -177,7 +178,8 @@ export async function recordSubmissions(trx: Trx, subs: SubmissionRecord[]): Pro
   );
 }
 
-const SUBMISSIONS_COPY: CopyTarget = {
+/** Where submissions are copied in (the bench's write floor copies the same). */
+export const SUBMISSIONS_COPY: CopyTarget = {
   table: 'capture_submissions',
   columns: ['task_id', 'org_id', 'submitted_by', 'crawl_id', 'url', 'manifest_key', 'manifest_error'],
 };
