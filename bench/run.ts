@@ -1,15 +1,23 @@
 // `npm run bench [-- name ...]`: runs every bench/*.ts module that exports `run()` (in name order,
 // one after another so they do not disturb each other's figures) and prints each record it
 // returns as one JSON line. A failing bench prints {"bench": name, "error": ...} and the run
-// exits 1 after the others have finished.
+// exits 1 after the others have finished. First, the OpenFGA stores earlier runs left (deleted
+// ones, old test ones) are taken out of the stack's datastore (test/support/fga-datastore.ts): the
+// bare Write beside the outbox's figure slows as OpenFGA's tuple table grows, and a developer's
+// figures should not depend on how many runs came before (the outbox bench's preloaded store,
+// which it reuses, stays).
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { purgeEarlierStores } from '../test/support/fga-datastore.ts';
 
 const DIR = fileURLToPath(new URL('./', import.meta.url));
 const only = new Set(process.argv.slice(2));
 const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.endsWith('.d.ts'))
   .sort();
+
+const purged = await purgeEarlierStores();
+if (purged.stores > 0) console.error(`OpenFGA: took ${purged.stores} stores of earlier runs (${purged.tuples} tuples) out of its datastore`);
 
 let failed = false;
 for (const file of files) {

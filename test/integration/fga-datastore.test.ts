@@ -1,11 +1,12 @@
 // The suite's clean-up of OpenFGA's datastore, against the stack's OpenFGA and its Postgres: the
-// stores earlier runs left go entirely, tuples and changelog and models with them; a store of the
-// run going on, and any store not named as the tests name theirs, stay and still answer.
+// stores earlier runs left go entirely, tuples and changelog and models with them, and so does any
+// store OpenFGA marked deleted; a store of the run going on, and any other store not named as the
+// tests name theirs, stay and still answer.
 import { randomBytes } from 'node:crypto';
 import { OpenFgaClient } from '@openfga/sdk';
 import { describe, expect, it } from 'vitest';
 import { createTestStore } from '../support/fga.ts';
-import { onFgaDatastore, purgeEarlierTestStores, purgeStores, TEST_STORE_KEEP_MINUTES } from '../support/fga-datastore.ts';
+import { onFgaDatastore, purgeEarlierStores, purgeStores, TEST_STORE_KEEP_MINUTES } from '../support/fga-datastore.ts';
 import { loadProjectEnv } from '../support/env.ts';
 import { TUPLE_ANALYZE_ROWS } from '../../scripts/lib/fga-migrate.mjs';
 
@@ -37,23 +38,28 @@ async function rowsOf(storeId: string): Promise<Record<string, number>> {
   });
 }
 
-describe('purging the stores of earlier test runs', () => {
-  it('takes every row of an old test store out of the datastore, and leaves young and other stores answering', async () => {
+describe('purging the stores of earlier runs', () => {
+  it('takes every row of an old test store and of a deleted store out of the datastore, and leaves young and other stores answering', async () => {
     const tag = randomBytes(4).toString('hex');
     const old = await storeWithTuples(`test-${tag}-old`, 30);
     const oldDeploy = await storeWithTuples(`deploy-${tag}`, 3);
     const young = await storeWithTuples(`test-${tag}-young`, 5);
     const other = await storeWithTuples(`keep-${tag}`, 4);
+    // a bench's store, deleted through OpenFGA a moment ago: marked deleted, its rows all still there
+    const deleted = await storeWithTuples(`bench-${tag}`, 7);
+    await deleted.client.deleteStore();
+    expect(await rowsOf(deleted.id)).toEqual({ tuple: 7, changelog: 7, authorization_model: 1, store: 1 });
     await backdate(old.id, TEST_STORE_KEEP_MINUTES + 5);
     await backdate(oldDeploy.id, TEST_STORE_KEEP_MINUTES + 5);
     await backdate(other.id, TEST_STORE_KEEP_MINUTES + 5);
     expect((await rowsOf(old.id)).tuple).toBe(30);
 
-    const purged = await purgeEarlierTestStores();
-    expect(purged.stores).toBeGreaterThanOrEqual(2);
-    expect(purged.tuples).toBeGreaterThanOrEqual(33);
+    const purged = await purgeEarlierStores();
+    expect(purged.stores).toBeGreaterThanOrEqual(3);
+    expect(purged.tuples).toBeGreaterThanOrEqual(40);
     expect(await rowsOf(old.id)).toEqual({ tuple: 0, changelog: 0, authorization_model: 0, store: 0 });
     expect(await rowsOf(oldDeploy.id)).toEqual({ tuple: 0, changelog: 0, authorization_model: 0, store: 0 });
+    expect(await rowsOf(deleted.id)).toEqual({ tuple: 0, changelog: 0, authorization_model: 0, store: 0 });
     expect(await rowsOf(young.id)).toEqual({ tuple: 5, changelog: 5, authorization_model: 1, store: 1 });
     expect(await rowsOf(other.id)).toEqual({ tuple: 4, changelog: 4, authorization_model: 1, store: 1 });
     expect((await young.client.check({ user: 'user:u4', relation: 'owner', object: 'capture_job:j4' })).allowed).toBe(true);
