@@ -16,8 +16,13 @@ const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.endsWith('.d.ts'))
   .sort();
 
-const purged = await purgeEarlierStores();
-if (purged.stores > 0) console.error(`OpenFGA: took ${purged.stores} stores of earlier runs (${purged.tuples} tuples) out of its datastore`);
+// a bench of pure logic (address-policy, pacing, robots) runs with the stack down: no datastore then
+try {
+  const purged = await purgeEarlierStores();
+  if (purged.stores > 0) console.error(`OpenFGA: took ${purged.stores} stores of earlier runs (${purged.tuples} tuples) out of its datastore`);
+} catch (err) {
+  console.error(`OpenFGA's datastore was not purged (${(err as Error).message}); benches go on`);
+}
 
 let failed = false;
 for (const file of files) {
