@@ -271,21 +271,22 @@ async function warmUp(rig: Rig): Promise<number | null> {
 async function measureRounds(rig: Rig, level: SeededLevel, rounds: number, around?: Around) {
   const archivesBefore = await tableRows(rig.db, 'archives');
   const outboxBefore = await tableRows(rig.db, 'fga_outbox');
-  const samples = [await sample(rig, level, around)];
+  const samples = [await sample(rig, level, { around })];
   const held = samples[0]!.held;
   const t1 = performance.now();
   const again = await admitLevel(rig.deps, { crawlId: level.crawlId, depth: 0, expand: true });
   const repeat = { result: again, seconds: (performance.now() - t1) / 1000 };
   // every other level's bare reads go first: neither side always reads the objects second, or
   // always runs in what the other left behind (Postgres's background work, V8's garbage)
-  for (let r = 1; r < rounds; r++) samples.push(await sample(rig, await rig.seedLevel(rig.pages), undefined, r % 2 === 1 ? 'reads first' : 'admission first'));
+  for (let r = 1; r < rounds; r++) samples.push(await sample(rig, await rig.seedLevel(rig.pages), { order: r % 2 === 1 ? 'reads first' : 'admission first' }));
   return { samples, first: samples[0]!.result, archives: held.archives - archivesBefore, outbox: held.outbox - outboxBefore, repeat };
 }
 
 type Order = 'admission first' | 'reads first';
 
 /** one level admitted and its bare reads (in `order`), then the floor pipelined under the same reads */
-async function sample(rig: Rig, level: SeededLevel, around: Around = (fn) => fn(), order: Order = 'admission first'): Promise<Sample> {
+async function sample(rig: Rig, level: SeededLevel, how: { around?: Around | undefined; order?: Order } = {}): Promise<Sample> {
+  const { around = (fn) => fn(), order = 'admission first' } = how;
   const bare = order === 'reads first' ? await bareReadsOf(rig, level) : null;
   const spanned = spanReader(rig.reader);
   const cpu0 = admissionCpu();

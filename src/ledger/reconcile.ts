@@ -12,10 +12,9 @@
 //
 // What it cannot pick up, by construction: a capture with no capture_submissions row (its level
 // report never arrived) and a capture reported with manifestError (no key to read).
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Db } from '../db/connect.ts';
-import type { Database } from '../db/types.ts';
+import type { Db, Queryable } from '../db/connect.ts';
 import { archiveFromManifest, checkManifestTask, checkPlacement, isCancelled, type ArchiveRecord, type ManifestRead } from '../domain/admission.ts';
 import { crawlKeyProblem } from '../domain/level-dispatch.ts';
 import { mapLimit } from '../domain/map-limit.ts';
@@ -269,7 +268,7 @@ function addBatch(deps: ReconcileDeps, result: ReconcileResult, outcomes: Outcom
 }
 
 /** Per crawl, the artifact prefixes its levels were dispatched with. */
-async function dispatchedPrefixes(db: Kysely<Database>, crawlIds: readonly string[]): Promise<Map<string, string[]>> {
+async function dispatchedPrefixes(db: Db, crawlIds: readonly string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (crawlIds.length === 0) return out;
   const rows = await db
@@ -294,7 +293,7 @@ interface PageCorrection {
  * Sets each capture's crawl_pages row to the manifest's word. The row is found by its task id,
  * or — when admission never got to write the task id — by the submission's URL on that crawl.
  */
-async function correctPages(db: Kysely<Database> | Transaction<Database>, pages: PageCorrection[]): Promise<number> {
+async function correctPages(db: Queryable, pages: PageCorrection[]): Promise<number> {
   if (pages.length === 0) return 0;
   const res = await sql`
     UPDATE crawl_pages p SET

@@ -1,8 +1,7 @@
 // Which archive needs which (archive_requires, migration 0012): what signing hands replay beside an
 // archive, and what refuses deleting an archive others need.
-import { sql, type Transaction } from 'kysely';
-import type { Db } from '../db/connect.ts';
-import type { Database } from '../db/types.ts';
+import { sql } from 'kysely';
+import type { Db, Queryable } from '../db/connect.ts';
 
 export interface RequiredArchive {
   id: string;
@@ -35,7 +34,7 @@ export interface RequiringArchive {
  * The archives that require `id`, oldest first. Resolved edges only: an unresolved one names a key
  * of no archive of its own crawl, and must not let another crawl's manifest pin this archive.
  */
-export async function archivesRequiring(q: Db | Transaction<Database>, id: string): Promise<RequiringArchive[]> {
+export async function archivesRequiring(q: Queryable, id: string): Promise<RequiringArchive[]> {
   const { rows } = await sql<{ id: string; url: string; object_key: string }>`
     SELECT d.id, d.url, d.object_key FROM archive_requires e JOIN archives d ON d.id = e.archive_id
     WHERE e.required_id = ${id}::uuid
