@@ -285,7 +285,7 @@ async function measureRounds(rig: Rig, level: SeededLevel, rounds: number, aroun
 type Order = 'admission first' | 'reads first';
 
 /** one level admitted and its bare reads (in `order`), then the floor pipelined under the same reads */
-async function sample(rig: Rig, level: SeededLevel, how: { around?: Around | undefined; order?: Order } = {}): Promise<Sample> {
+async function sample(rig: Rig, level: SeededLevel, how: { around?: Around; order?: Order } = {}): Promise<Sample> {
   const { around = (fn) => fn(), order = 'admission first' } = how;
   const bare = order === 'reads first' ? await bareReadsOf(rig, level) : null;
   const spanned = spanReader(rig.reader);
