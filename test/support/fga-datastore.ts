@@ -6,7 +6,7 @@
 // support-fga-statistics.ts). The stack is ours, so the suite and the benches take the stores of
 // earlier runs out of OpenFGA's datastore (CAPTURE_LEDGER_FGA_DATABASE_URL) directly, as a
 // deployment never needs to: those named as tests name theirs, and any store OpenFGA marked
-// deleted (the benches delete theirs; one outbox bench's replaced store held 1,000,000 tuples).
+// deleted (the orchestration and search benches delete theirs through OpenFGA).
 import pg from 'pg';
 import { loadProjectEnv } from './env.ts';
 
