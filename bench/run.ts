@@ -8,7 +8,7 @@
 // which it reuses, stays).
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { purgeEarlierStores } from '../test/support/fga-datastore.ts';
+import { purgeEarlierStores, purgeReport } from '../test/support/fga-datastore.ts';
 
 const DIR = fileURLToPath(new URL('./', import.meta.url));
 const only = new Set(process.argv.slice(2));
@@ -18,8 +18,8 @@ const files = readdirSync(DIR)
 
 // a bench of pure logic (address-policy, pacing, robots) runs with the stack down: no datastore then
 try {
-  const purged = await purgeEarlierStores();
-  if (purged.stores > 0) console.error(`OpenFGA: took ${purged.stores} stores of earlier runs (${purged.tuples} tuples) out of its datastore`);
+  const purged = purgeReport(await purgeEarlierStores());
+  if (purged !== undefined) console.error(purged);
 } catch (err) {
   console.error(`OpenFGA's datastore was not purged (${(err as Error).message}); benches go on`);
 }

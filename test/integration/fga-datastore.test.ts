@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { OpenFgaClient } from '@openfga/sdk';
 import { describe, expect, it } from 'vitest';
 import { createTestStore } from '../support/fga.ts';
-import { onFgaDatastore, purgeEarlierStores, purgeStores, TEST_STORE_KEEP_MINUTES } from '../support/fga-datastore.ts';
+import { onFgaDatastore, purgeEarlierStores, purgeReport, purgeStores, TEST_STORE_KEEP_MINUTES } from '../support/fga-datastore.ts';
 import { loadProjectEnv } from '../support/env.ts';
 import { TUPLE_ANALYZE_ROWS } from '../../scripts/lib/fga-migrate.mjs';
 
@@ -69,6 +69,11 @@ describe('purging the stores of earlier runs', () => {
 
     await onFgaDatastore((c) => purgeStores(c, [young.id, other.id]));
     expect((await rowsOf(other.id)).store).toBe(0);
+  });
+
+  it('says what a purge took, and nothing when it took no store', () => {
+    expect(purgeReport({ stores: 3, tuples: 41 })).toBe('OpenFGA: took 3 stores of earlier runs (41 tuples) out of its datastore');
+    expect(purgeReport({ stores: 0, tuples: 0 })).toBeUndefined();
   });
 });
 

@@ -9,7 +9,7 @@ import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.ts';
 import { adminUrl, newTemplateName } from './db.ts';
-import { purgeEarlierStores } from './fga-datastore.ts';
+import { purgeEarlierStores, purgeReport } from './fga-datastore.ts';
 import { loadProjectEnv, ROOT } from './env.ts';
 import { checkTestNamespace, endRun } from './temporal-run.ts';
 
@@ -34,8 +34,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw new Error(`Postgres does not answer at ${adminUrl(base)} (${(err as Error).message}); run \`npm run stack:up\``);
   }
   await checkTestNamespace();
-  const purged = await purgeEarlierStores();
-  if (purged.stores > 0) console.log(`OpenFGA: took ${purged.stores} stores of earlier runs (${purged.tuples} tuples) out of its datastore`);
+  const purged = purgeReport(await purgeEarlierStores());
+  if (purged !== undefined) console.log(purged);
   const template = newTemplateName();
   const runTag = template.slice(template.lastIndexOf('_') + 1);
   project.provide('testRunTag', runTag);
