@@ -2,3 +2,5 @@
 export declare const ROOT: string;
 export declare function loadEnv(opts?: { fresh?: boolean }): Record<string, string>;
 export declare function ensureFlowClientSecret(log?: (msg: string) => void, root?: string): boolean;
+export declare function intSetting(name: string): number;
+export declare function postgresUrlSetting(name: string): URL;

@@ -70,3 +70,13 @@ export function intSetting(name) {
   }
   return n;
 }
+
+/** A `postgres://` setting, parsed; a missing or malformed one names itself and the file to mend. */
+export function postgresUrlSetting(name) {
+  const raw = loadEnv()[name];
+  const url = raw ? URL.parse(raw) : null;
+  if (url === null || !['postgres:', 'postgresql:'].includes(url.protocol) || url.pathname.length < 2) {
+    throw new Error(`${name} must be a postgres://user:password@host:port/database URL (got ${JSON.stringify(raw)}); see .env.example`);
+  }
+  return url;
+}

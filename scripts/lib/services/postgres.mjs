@@ -2,15 +2,14 @@
 // the stack runs its binaries as the postgres user.
 import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { STACK_DIR, intSetting, loadEnv } from '../env.mjs';
+import { STACK_DIR, intSetting, postgresUrlSetting } from '../env.mjs';
 import { postgresBinDir } from '../tools.mjs';
 
 const isRoot = () => process.getuid?.() === 0;
 
 function urlParts(name) {
-  const raw = loadEnv()[name] ?? process.env[name];
-  const u = new URL(raw);
-  return { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1), url: raw };
+  const u = postgresUrlSetting(name);
+  return { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: decodeURIComponent(u.pathname.slice(1)) };
 }
 
 function sqlIdent(s) {
