@@ -9,7 +9,8 @@ const isRoot = () => process.getuid?.() === 0;
 
 function urlParts(name) {
   const u = postgresUrlSetting(name);
-  return { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: decodeURIComponent(u.pathname.slice(1)) };
+  // decoded as the app's pg client decodes them (pg-connection-string), so both name one role and database
+  return { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: decodeURI(u.pathname.slice(1)) };
 }
 
 function sqlIdent(s) {
