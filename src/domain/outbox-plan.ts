@@ -69,3 +69,29 @@ export function groupFailures<F extends { error: string; refused: boolean }>(fai
   }
   return [...m.values()];
 }
+
+/** A drain lane's place in the queue: the last row its batches took, and whether that batch was cut. */
+export interface LanePlace {
+  cursor: number;
+  /** the lane's last batch was cut: it still holds the rows past its cursor until it commits */
+  cut: boolean;
+}
+
+/**
+ * Where a lane's next batch of `want` rows locks from, and the frontier of its pass (the lanes
+ * started together) once it has claimed the ids after that. A lock that started from the lane's
+ * own cursor walked over every row the other lanes had locked or deleted since, one heap visit
+ * each, skipping it (pg_stat_statements, 4 lanes draining 20,000 rows to an OpenFGA that answers
+ * at once: 1.04 ms of execution a lock; 0.62 ms with the claims, 0.51–0.63 ms with one lane).
+ * So each batch starts at the frontier and moves it `want` ids on before its lock goes out: the
+ * lanes' locks take neighbouring ranges, not the same rows. Ids are handed out densely, so a
+ * range holds at most `want` rows, and a lock from its start takes all of them that are free; a
+ * gap only lets a lock reach on into the next range, whose rows it skips or takes (SKIP LOCKED),
+ * and no row is passed over. After a cut the lane starts at its own cursor and claims nothing: the
+ * rows past the cut are its own, and no other lane took them.
+ */
+export function claimBatch(lane: LanePlace, frontier: number, want: number): { from: number; frontier: number } {
+  if (lane.cut) return { from: lane.cursor, frontier };
+  const from = Math.max(lane.cursor, frontier);
+  return { from, frontier: from + want };
+}

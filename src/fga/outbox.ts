@@ -13,7 +13,7 @@ import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Queryable } from '../db/connect.ts';
 import { copyRows, type CopyTarget } from '../db/copy.ts';
 import type { Database } from '../db/types.ts';
-import { groupFailures, overtakingUnits, planBatch, type Unit } from '../domain/outbox-plan.ts';
+import { claimBatch, groupFailures, overtakingUnits, planBatch, type LanePlace, type Unit } from '../domain/outbox-plan.ts';
 import { sendUnits, type QueuedRow, type SendOutcome } from './outbox-send.ts';
 import type { Tuple } from './tuples.ts';
 
@@ -95,8 +95,14 @@ interface DrainState {
   failedIds: Set<number>;
 }
 
-interface Lane {
-  cursor: number;
+/** The lanes started together (a drain's, or one pass over rows held back): how far their batches reached. */
+interface Pass {
+  /** the highest id any lane of the pass has claimed or locked (claimBatch) */
+  frontier: number;
+}
+
+interface Lane extends LanePlace {
+  pass: Pass;
 }
 
 function settingsOf(opts: DrainOptions): DrainSettings {
@@ -120,16 +126,17 @@ export async function walkIndexes(trx: Transaction<Database>): Promise<void> {
 }
 
 /**
- * The lane's next rows after its cursor, locked (FOR UPDATE SKIP LOCKED: no other lane or drainer
- * takes them), each with its count of earlier live rows of the same tuple: one round trip where
- * the lock and the overtaking check used to take two. The count runs on the locked rows only, and
- * only by the tuple's index: `e.id + 0` keeps the primary key from serving `e.id < b.id`, which
- * a planner misled by stale statistics chose in a bench drain of 100,000 rows (auto_explain: every
- * earlier id walked, 0.58 ms a row, 58 ms a batch). The batch's range and order come from the
- * primary key alone: the tuple index has no id among its keys (migrations/0016).
+ * The next rows after `from` (where the lane's batch starts: claimBatch), locked (FOR UPDATE SKIP
+ * LOCKED: no other lane or drainer takes them), each with its count of earlier live rows of the
+ * same tuple: one round trip where the lock and the overtaking check used to take two. The count
+ * runs on the locked rows only, and only by the tuple's index: `e.id + 0` keeps the primary key
+ * from serving `e.id < b.id`, which a planner misled by stale statistics chose in a bench drain of
+ * 100,000 rows (auto_explain: every earlier id walked, 0.58 ms a row, 58 ms a batch). The batch's
+ * range and order come from the primary key alone: the tuple index has no id among its keys
+ * (migrations/0016).
  */
-async function lockNext(trx: Transaction<Database>, cursor: number, limit: number, failedIds: Set<number>): Promise<CountedRow[]> {
-  return (await lockNextQuery(cursor, limit, failedIds).execute(trx)).rows;
+async function lockNext(trx: Transaction<Database>, from: number, limit: number, failedIds: Set<number>): Promise<CountedRow[]> {
+  return (await lockNextQuery(from, limit, failedIds).execute(trx)).rows;
 }
 
 /** lockNext's statement: run it after walkIndexes (its plan is tested). */
@@ -187,15 +194,17 @@ function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainS
   if (fresh.length === 0) {
     state.budget += want;
     lane.cursor = rows[rows.length - 1]!.id;
+    lane.cut = false;
     return { units: undefined, cut: false };
   }
   const { units, taken } = planBatch(fresh);
   state.budget += want - taken.length;
   // Rows that fail or wait stay queued; the cursor keeps this pass from looping over them.
   lane.cursor = taken[taken.length - 1]!.id;
+  lane.cut = taken.length < fresh.length;
   const held = overtakingUnits(units);
   for (const u of held) state.heldBack += u.rows.length;
-  return { units: units.filter((u) => !held.has(u)), cut: taken.length < fresh.length };
+  return { units: units.filter((u) => !held.has(u)), cut: lane.cut };
 }
 
 /** Removes the accepted rows; counts a failure (and a refusal) on the others. Returns the ids dead-lettered now. */
@@ -262,11 +271,14 @@ function drainBatch(db: Kysely<Database>, fga: OpenFgaClient, lane: Lane, state:
     if (want <= 0) return false;
     state.budget -= want;
     await walkIndexes(trx);
-    const rows = await lockNext(trx, lane.cursor, want, state.failedIds);
+    const claim = claimBatch(lane, lane.pass.frontier, want);
+    lane.pass.frontier = claim.frontier;
+    const rows = await lockNext(trx, claim.from, want, state.failedIds);
     if (rows.length === 0) {
       state.budget += want;
       return false;
     }
+    lane.pass.frontier = Math.max(lane.pass.frontier, rows[rows.length - 1]!.id);
     const { units, cut } = selectUnits(rows, want, lane, state);
     // after a cut the lane's next batch must see the rows past it, which this one holds till it commits
     if (!cut) turn.locked();
@@ -287,8 +299,8 @@ function drainBatch(db: Kysely<Database>, fga: OpenFgaClient, lane: Lane, state:
  * lane (the next starts when the one before this has committed); a failed batch ends the lane and
  * the drain fails with its error.
  */
-async function runLane(db: Kysely<Database>, fga: OpenFgaClient, state: DrainState, settings: DrainSettings): Promise<void> {
-  const lane: Lane = { cursor: 0 };
+async function runLane(db: Kysely<Database>, fga: OpenFgaClient, state: DrainState, settings: DrainSettings, pass: Pass): Promise<void> {
+  const lane: Lane = { cursor: 0, cut: false, pass };
   const batches: Promise<boolean>[] = [];
   let previous: Promise<unknown> = Promise.resolve();
   let previousSent: Promise<unknown> = Promise.resolve();
@@ -332,12 +344,13 @@ export async function drainOutbox(db: Kysely<Database>, fga: OpenFgaClient, opts
     heldBack: 0,
     failedIds: new Set(),
   };
-  const lanes = Array.from({ length: settings.concurrency }, () => runLane(db, fga, state, settings));
+  const pass: Pass = { frontier: 0 };
+  const lanes = Array.from({ length: settings.concurrency }, () => runLane(db, fga, state, settings, pass));
   await Promise.all(lanes);
   // Rows that waited for an earlier row of the same tuple: that row has had its turn now.
-  for (let pass = 0; pass < 3 && state.heldBack > 0 && state.result.unavailable === undefined; pass++) {
+  for (let round = 0; round < 3 && state.heldBack > 0 && state.result.unavailable === undefined; round++) {
     state.heldBack = 0;
-    await runLane(db, fga, state, settings);
+    await runLane(db, fga, state, settings, { frontier: 0 });
   }
 
   Object.assign(state.result, await outboxCounts(db));
