@@ -146,12 +146,8 @@ describe('claimBatch', () => {
           maxLength: 200,
         }),
         (gaps, want, lanes, steps) => {
-          const ids = gaps.map(
-            (
-              (sum) => (gap: number) =>
-                (sum += gap)
-            )(0),
-          );
+          let id = 0;
+          const ids = gaps.map((gap) => (id += gap));
           const taken = drainModel(ids, want, lanes, steps);
           expect([...taken].sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
         },
