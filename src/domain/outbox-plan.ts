@@ -1,5 +1,5 @@
-// Which queued outbox rows may travel to OpenFGA together, and which must wait for an earlier
-// queued row of the same tuple (src/fga/outbox.ts drains them).
+// Which queued outbox rows may travel to OpenFGA together, which must wait for an earlier queued
+// row of the same tuple, and where a drain lane's next batch starts (src/fga/outbox.ts drains them).
 
 /** The part of an outbox row the plan looks at. */
 export interface QueuedTuple {
