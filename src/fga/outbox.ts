@@ -173,20 +173,13 @@ async function deleteAccepted(trx: Transaction<Database>, rows: readonly Pick<Qu
   }
 }
 
-/** What a batch took from the rows it locked. */
-interface Picked {
-  /** undefined: nothing to send (every row had failed in this drain already) */
-  units: Unit<CountedRow>[] | undefined;
-  /** the plan cut the batch before its last row: rows after the cut stay locked until it commits */
-  cut: boolean;
-}
-
 /**
  * The rows of one batch to send: planned (cut before a second variant of a tuple), minus the units
- * that would overtake an earlier queued row of their tuple. Moves the lane's cursor past what it
- * looked at, and gives back to the budget what it did not take.
+ * that would overtake an earlier queued row of their tuple; undefined when there is nothing to send
+ * (every row had failed in this drain already). Moves the lane's cursor past what it looked at,
+ * notes whether the plan cut the batch (lane.cut), and gives back to the budget what it did not take.
  */
-function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainState): Picked {
+function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainState): Unit<CountedRow>[] | undefined {
   // The failed ids the query filtered on were read before it went out; a row another lane failed
   // in the meantime can still come back. The set is current by now: a lane notes its failures
   // before its commit releases the rows, and this batch holds every row it will send.
@@ -195,7 +188,7 @@ function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainS
     state.budget += want;
     lane.cursor = rows[rows.length - 1]!.id;
     lane.cut = false;
-    return { units: undefined, cut: false };
+    return undefined;
   }
   const { units, taken } = planBatch(fresh);
   state.budget += want - taken.length;
@@ -204,7 +197,7 @@ function selectUnits(rows: CountedRow[], want: number, lane: Lane, state: DrainS
   lane.cut = taken.length < fresh.length;
   const held = overtakingUnits(units);
   for (const u of held) state.heldBack += u.rows.length;
-  return { units: units.filter((u) => !held.has(u)), cut: lane.cut };
+  return units.filter((u) => !held.has(u));
 }
 
 /** Removes the accepted rows; counts a failure (and a refusal) on the others. Returns the ids dead-lettered now. */
@@ -279,9 +272,9 @@ function drainBatch(db: Kysely<Database>, fga: OpenFgaClient, lane: Lane, state:
       return false;
     }
     lane.pass.frontier = Math.max(lane.pass.frontier, rows[rows.length - 1]!.id);
-    const { units, cut } = selectUnits(rows, want, lane, state);
+    const units = selectUnits(rows, want, lane, state);
     // after a cut the lane's next batch must see the rows past it, which this one holds till it commits
-    if (!cut) turn.locked();
+    if (!lane.cut) turn.locked();
     await turn.previousSent;
     if (units === undefined || state.result.unavailable !== undefined) return true;
     const sent = await sendUnits(fga, units);
