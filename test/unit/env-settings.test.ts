@@ -1,23 +1,21 @@
 // The stack scripts' typed settings (scripts/lib/env.mjs): a port or a Postgres URL set in the
 // environment wins over the files, and one that is missing or malformed stops `npm start` with its
 // name and what it must be, not a bare "Invalid URL" from deep inside the Postgres service.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { intSetting, loadEnv, postgresUrlSetting } from '../../scripts/lib/env.mjs';
 
 // Spelled in two parts so this file never reads as a variable to anything grepping for them.
 const P = 'CAPTURE_LEDGER' + '_';
 const DB = `${P}DATABASE_URL`;
 const PORT = `${P}PG_PORT`;
-const saved = { [DB]: process.env[DB], [PORT]: process.env[PORT] };
-
-/** `name` set to `value` in the environment (undefined: unset; '' set but empty), the files re-read. */
-function withEnv(name: string, value: string | undefined): void {
-  if (value === undefined) delete process.env[name];
-  else process.env[name] = value;
+/** `name` set to `value` in the environment (vitest puts it back after the test), the files re-read. */
+function withEnv(name: string, value: string): void {
+  vi.stubEnv(name, value);
   loadEnv({ fresh: true });
 }
 afterEach(() => {
-  for (const [name, value] of Object.entries(saved)) withEnv(name, value);
+  vi.unstubAllEnvs();
+  loadEnv({ fresh: true });
 });
 
 describe('postgresUrlSetting', () => {
