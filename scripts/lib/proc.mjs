@@ -117,20 +117,6 @@ export function portFree(port, host = '127.0.0.1') {
   });
 }
 
-/** True when something accepts TCP connections on host:port. */
-export function portOpen(port, host = '127.0.0.1', timeoutMs = 1000) {
-  return new Promise((resolve) => {
-    const s = net.connect({ port, host });
-    const done = (v) => {
-      s.destroy();
-      resolve(v);
-    };
-    s.setTimeout(timeoutMs, () => done(false));
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
-}
-
 /**
  * Polls `check` (resolving truthy when healthy) until it passes, the process exits, or the
  * deadline passes. Returns null on success, or a reason string.

@@ -4,7 +4,7 @@
 // Each service's spec is built in its own module under ./services/ (postgres.mjs, temporal.mjs,
 // openfga.mjs, seaweedfs.mjs, opensearch.mjs), beside the constants and helpers only it uses;
 // this module lists the services and looks their builders up.
-import { ROOT, loadEnv } from './env.mjs';
+import { loadEnv } from './env.mjs';
 import { postgresSpec } from './services/postgres.mjs';
 import { temporalSpec } from './services/temporal.mjs';
 import { openfgaSpec } from './services/openfga.mjs';
@@ -13,7 +13,6 @@ import { opensearchSpec } from './services/opensearch.mjs';
 
 export { SEARCH_ATTRIBUTES, TEMPORAL_DYNAMIC_CONFIG, temporalDevServerFlags } from './services/temporal.mjs';
 export { OPENFGA_CACHE_FLAGS, openfgaRunArgs } from './services/openfga.mjs';
-export { PUT_ONLY_S3_POLICY, captureWorkerS3Credentials, s3Settings, seaweedIdentities } from './services/seaweedfs.mjs';
 
 /**
  * name → description and spec builder (given the merged settings, loadEnv()), in start order;
@@ -38,5 +37,3 @@ export function serviceSpec(name) {
   if (!service) throw new Error(`unknown service ${name}`);
   return service.spec(loadEnv());
 }
-
-export { ROOT };

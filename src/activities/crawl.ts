@@ -12,9 +12,6 @@ import type { ObjectReader } from '../s3/object-reader.ts';
 import { createAdmitLevel } from './admit-level.ts';
 import { createDispatchLevel } from './dispatch-level.ts';
 
-export type { AdmitInput } from './admit-level.ts';
-export { reportUrl, type DispatchInput, type DispatchResult } from './dispatch-level.ts';
-
 export interface ActivityDeps {
   config: Config;
   db: Db;
@@ -76,5 +73,3 @@ export function createCrawlActivities(deps: ActivityDeps) {
     finishCrawl: createFinishCrawl(deps.db),
   };
 }
-
-export type CrawlActivities = ReturnType<typeof createCrawlActivities>;

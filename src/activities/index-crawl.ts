@@ -16,8 +16,6 @@ export interface IndexActivityDeps {
   search: SearchIndex | undefined;
 }
 
-export type { IndexResult };
-
 const NOTHING: IndexResult = { indexed: 0, pages: 0, failed: 0 };
 
 function warnNotIndexed(archiveId: string, error: Error, marked: boolean): void {
@@ -46,5 +44,3 @@ export function createIndexActivities(deps: IndexActivityDeps) {
     },
   };
 }
-
-export type IndexActivities = ReturnType<typeof createIndexActivities>;

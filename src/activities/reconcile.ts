@@ -38,5 +38,3 @@ export function createReconcileActivities(deps: ReconcileActivityDeps) {
     },
   };
 }
-
-export type ReconcileActivities = ReturnType<typeof createReconcileActivities>;

@@ -6,7 +6,7 @@ import { AllowlistError, isStackAddress, parseAllowlist, type AllowEntry } from 
 import { CAPTURE_FORMATS, type CaptureFormat } from '../domain/contract.ts';
 import { MIN_FLOW_SECRET_LENGTH } from '../domain/flow-client.ts';
 
-export { CAPTURE_FORMATS, type CaptureFormat };
+export type { CaptureFormat };
 
 /** Variables without which no process can do its job. */
 export const REQUIRED_ENV = [

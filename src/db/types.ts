@@ -2,7 +2,7 @@
 // rewrites src/db/schema.generated.ts (kysely-codegen, configured in .kysely-codegenrc.json) and
 // test/integration/db-types.test.ts fails when the committed file is not what the migrations
 // make. Every query is typed from these; the rows' names the code uses are defined here.
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { DB } from './schema.generated.ts';
 import type { CrawlState, StopReason } from '../domain/crawl.ts';
 import type { RuleAction } from '../domain/rules/index.ts';
@@ -11,13 +11,8 @@ export type Database = DB;
 
 // one definition each, in the domain; the columns use them
 export type { CrawlState, RuleAction, StopReason };
-export type { PageState } from './column-types.ts';
 
 export type Crawl = Selectable<DB['crawls']>;
 export type NewCrawl = Insertable<DB['crawls']>;
-export type CrawlUpdate = Updateable<DB['crawls']>;
-export type CrawlPage = Selectable<DB['crawl_pages']>;
 export type Archive = Selectable<DB['archives']>;
-export type NewArchive = Insertable<DB['archives']>;
 export type OutboxRow = Selectable<DB['fga_outbox']>;
-export type NewOutboxRow = Insertable<DB['fga_outbox']>;

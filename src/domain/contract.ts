@@ -119,7 +119,6 @@ export type HeartbeatBody = Static<typeof Heartbeat>;
 export const CAPABILITY_HEADER = 'x-capture-capability';
 
 export const PAGE_REPORT_STATUSES = ['captured', 'failed', 'skipped'] as const;
-export type PageReportStatus = (typeof PAGE_REPORT_STATUSES)[number];
 
 export const PageReportSchema = Type.Object(
   {

@@ -31,19 +31,6 @@ export const CRAWL_LIMITS = {
 /** Every capture runs the in-page behaviors for up to 10 s, the site-specific ones included. */
 export const BEHAVIOR_DEFAULTS = { behaviorsSeconds: 10, siteBehaviors: true } as const;
 
-export const CRAWL_BODY_KEYS = [
-  'seeds',
-  'fromTargets',
-  'rules',
-  'maxDepth',
-  'maxPages',
-  'perHostDelayMs',
-  'hostParallelism',
-  'behaviorsSeconds',
-  'siteBehaviors',
-  'qa',
-] as const;
-
 export interface CrawlRequestBody {
   seeds?: string[];
   fromTargets?: { limit?: number };

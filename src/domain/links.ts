@@ -27,7 +27,7 @@ import { authorityOf, keyOn, plainLink, prefixOf, type Authority } from './link-
 import { compileRules, type Rule } from './rules/index.ts';
 import { keyOfUrl, parseHttpUrl, type UrlKey } from './rules/url-key.ts';
 
-export type { DecisionTally, LinkDecision } from './decisions.ts';
+export type { DecisionTally } from './decisions.ts';
 
 export interface FollowPageLinks {
   url: string;

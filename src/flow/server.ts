@@ -30,10 +30,9 @@ import { authFromConfig, type ReportAuth } from './report.ts';
 import { CAPTURE_SOFTWARE, CAPTURE_USER_AGENT } from './version.ts';
 import { redispatchSignal, type LevelInput } from './workflows/messages.ts';
 
-export type { LevelRun, LevelState } from './level-runs.ts';
+export type { LevelRun } from './level-runs.ts';
 
 export const FLOW_USER_AGENT = CAPTURE_USER_AGENT;
-export const FLOW_SOFTWARE = CAPTURE_SOFTWARE;
 export const WORKFLOWS_PATH = new URL('./workflows/index.ts', import.meta.url).pathname;
 
 export interface ReportRetry {

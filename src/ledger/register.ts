@@ -160,8 +160,6 @@ export async function registerCapture(trx: Trx, archive: ArchiveRecord, crawlId:
   return r!;
 }
 
-export type { SubmissionRecord };
-
 /**
  * capture_submissions: task id → organization, for every page that carries a task id, failures
  * included — the row reconcile reads back. Reporting again replaces the manifest key or error,

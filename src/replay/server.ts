@@ -27,7 +27,7 @@ import { DOCUMENT_POLICY, WORKER_POLICY } from './policy.ts';
 import { WABAC_SW_PATH } from './service-worker.ts';
 import { COLLECTION_PREFIX } from './source.ts';
 
-export { checkAppQuery, checkCollection, checkSource, type SourceCheck } from './source.ts';
+export { checkSource } from './source.ts';
 
 /** The directory holding ReplayWeb.page's built files (index.html, ui.js, sw.js). */
 export function replayWebPageDir(): string {

@@ -15,9 +15,7 @@ import { CrawlRun } from './crawl-run.ts';
 import type { CrawlOutcome, CrawlWorkflowInput, CrawlWorkflowResult } from './crawl-types.ts';
 import { cancelSignal, levelHeartbeatSignal, levelReportedSignal, progressQuery, reportRefusedSignal } from './messages.ts';
 
-export type { CrawlOutcome, CrawlWorkflowInput, CrawlWorkflowResult } from './crawl-types.ts';
-/** the payloads' types, for callers that imported them from here (the definitions are messages.ts's) */
-export type { LevelReported, ReportRefused } from './messages.ts';
+export type { CrawlWorkflowInput, CrawlWorkflowResult } from './crawl-types.ts';
 
 export async function crawl(input: CrawlWorkflowInput): Promise<CrawlWorkflowResult> {
   const run = new CrawlRun(input);

@@ -8,7 +8,7 @@ import { drain, insertArchive, insertJob, insertManyArchives, makeWacz, reported
 import type { Archive } from '../../src/db/types.ts';
 import { createUrlSigner } from '../../src/api/presign.ts';
 import { checkEndpointOf } from '../../src/fga/check.ts';
-import { MAX_EXAMINED } from '../../src/api/routes/archives.ts';
+import { MAX_EXAMINED } from '../../src/api/schemas/archives.ts';
 import { share, unshare } from '../../src/cli/fga-share.ts';
 import { sql } from 'kysely';
 import { ConsistencyPreference } from '@openfga/sdk';

@@ -7,9 +7,6 @@ import { ArchiveList, ArchiveListQuery, DEFAULT_PAGE, MAX_EXAMINED, SignedUrl } 
 import { errorResponses, NoBody, notFoundResponse, UuidParams } from '../schemas/common.ts';
 import type { ArchiveService } from '../services/archives.ts';
 
-export { DEFAULT_PAGE, MAX_EXAMINED, MAX_PAGE } from '../schemas/archives.ts';
-export { SIGNED_URL_TTL_SECONDS } from '../services/archives.ts';
-
 const archiveRoutes: FastifyPluginAsyncTypebox<{ archives: ArchiveService }> = async (app, { archives }) => {
   app.post(
     '/api/archives/:id/url',

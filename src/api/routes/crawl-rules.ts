@@ -9,8 +9,6 @@ import { requireIdentity } from '../identity.ts';
 import { errorResponses } from '../schemas/common.ts';
 import { CrawlRulesCheckQuery, CrawlRulesReport } from '../schemas/crawl-rules.ts';
 
-export { MAX_CHECK_SEEDS, MAX_SEED_LENGTH } from '../schemas/crawl-rules.ts';
-
 const crawlRulesRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app) => {
   app.get(
     '/api/crawl-rules/check',

@@ -12,8 +12,6 @@ import { errorResponses, notFoundResponse, UuidParams } from '../schemas/common.
 import { AcrossCrawls, CrawlDecisions, DEFAULT_DAYS, DecisionsQuery, MAX_DECISION_ROWS } from '../schemas/decisions.ts';
 import type { DecisionService } from '../services/decisions.ts';
 
-export { DEFAULT_DAYS, MAX_DAYS, MAX_DECISION_ROWS } from '../schemas/decisions.ts';
-
 const decisionRoutes: FastifyPluginAsyncTypebox<{ decisions: DecisionService }> = async (app, { decisions }) => {
   app.get(
     '/api/crawls/:id/decisions',

@@ -16,8 +16,6 @@ import { LevelParams, LevelReport, ReportAccepted } from '../schemas/levels.ts';
 import type { CrawlLevelService } from '../services/crawl-levels.ts';
 import { accepted } from '../accepted.ts';
 
-export { MAX_REPORT_PAGES } from '../schemas/levels.ts';
-
 /** misplaced pages named in a 400 (the count says how many there were) */
 const NAMED_IN_ERROR = 20;
 

@@ -13,8 +13,6 @@ import { IndexResult, SearchAnswer, SearchQuery } from '../schemas/search.ts';
 import { createSearchService } from '../services/search.ts';
 import { accepted } from '../accepted.ts';
 
-export { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../schemas/search.ts';
-
 const SEARCH_DESCRIPTION = [
   'Title and text of every indexed page (cjk bigrams, so Japanese works without word breaks).',
   `OpenSearch answers first and can_view filters its hits; when it drops most of them the search reads on (search_after, at most ${MAX_SEARCH_ROUNDS} reads) to fill the page,`,

@@ -26,9 +26,6 @@ export type RuleAction = 'follow' | 'capture' | 'skip';
 export type RuleInput = Record<string, unknown>;
 /** Fixed (normalised) form. */
 export type Rule = { action: RuleAction; pattern: string };
-export type { PatternKind, Scope } from './patterns.ts';
-export { hostnameOf, urlKey, type UrlKey } from './url-key.ts';
-export { underDomain } from './patterns.ts';
 
 export const RULE_ACTIONS: readonly RuleAction[] = ['follow', 'capture', 'skip'];
 export const MIN_RULES = 1;
