@@ -1,8 +1,3 @@
-import type { Manifest } from '../domain/contract.ts';
-
-/** BrowserHive's DocumentWithheld: why the capturer did not store a page's body. */
-export type DocumentWithheld = NonNullable<Manifest['documentWithheld']>;
-
 /**
  * provenance.documentWithheld as admission stored it. Any non-empty string is kept, including a
  * reason newer than this code knows: dropping it would make a withheld body look like an empty one.

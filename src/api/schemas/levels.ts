@@ -2,11 +2,9 @@
 // heartbeats (routes/crawl-progress.ts). The bodies are the webhook contract's own schemas
 // (src/domain/contract.ts); only the route's own parts are defined here.
 import Type from 'typebox';
-import { CONTRACT_LIMITS, Heartbeat, HostProgressSchema, LevelReport } from '../../domain/contract.ts';
+import { Heartbeat, HostProgressSchema, LevelReport } from '../../domain/contract.ts';
 import { CRAWL_LIMITS } from '../../domain/crawl.ts';
 import { Uuid } from './common.ts';
-
-export const MAX_REPORT_PAGES = CONTRACT_LIMITS.reportPages;
 
 const Depth = Type.Integer({ minimum: 0, maximum: CRAWL_LIMITS.maxDepth });
 
