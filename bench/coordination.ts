@@ -36,7 +36,7 @@ import { dispatch } from '../test/support/flow-dispatch.ts';
 import { freePort } from '../test/support/private.ts';
 import { cpuSecondsOf } from '../test/support/processes.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
-import { benchFlowOptions, benchTemporal } from './support-flow.ts';
+import { benchFlowOptions, benchLevel, benchTemporal } from './support-flow.ts';
 import { load1Now } from './support-figures.ts';
 import { spawnReady, stopProcess, type ReadyProcess } from './support-process.ts';
 
@@ -149,19 +149,13 @@ async function reportReceiver(): Promise<{ url: string; reported: Promise<void>;
 
 function levelBody(pages: number, reportUrl: string): DispatchBody {
   const hosts = Math.max(1, Math.round(pages / PAGES_PER_HOST));
-  return {
+  return benchLevel({
     crawlId: `sim-${Date.now()}`,
-    depth: 0,
-    orgId: 'bench',
     reportUrl,
-    formats: ['wacz'],
-    signing: false,
-    perHostDelayMs: 0,
     hostParallelism: SIM_WORKERS,
-    notBefore: {},
     pages: Array.from({ length: pages }, (_, i) => ({ url: `https://h${i % hosts}.sim.test/p/${i}`, follow: false })),
     deadline: new Date(Date.now() + 3_600_000).toISOString(),
-  };
+  });
 }
 
 export async function coordinated(pages: number, server: TemporalServer = stackTemporal()): Promise<Measured & { events: number }> {

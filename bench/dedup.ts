@@ -29,7 +29,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import type { DispatchBody } from '../src/domain/contract.ts';
 import { readWacz } from '../src/domain/wacz/read.ts';
 import { parseHttpResponse } from '../src/domain/wacz/warc.ts';
 import { startFlow, type Flow } from '../src/flow/server.ts';
@@ -38,7 +37,7 @@ import { startSite, type SitePage } from '../test/support/site.ts';
 import { breakdown, perPage, type Breakdown } from './dedup-breakdown.ts';
 import { benchSite, type SiteProfile } from './dedup-sites.ts';
 import { dispatchLevel } from '../test/support/flow-dispatch.ts';
-import { benchFlowOptions, capturedReport } from './support-flow.ts';
+import { benchFlowOptions, benchLevel, capturedReport } from './support-flow.ts';
 import { load1Now, round } from './support-figures.ts';
 import { isMain, pagesArg, printAndExit } from './support-main.ts';
 
@@ -158,18 +157,7 @@ async function withFlow<T>(fn: (flow: Flow, reportUrl: string, store: ReturnType
 }
 
 async function level(flow: Flow, reportUrl: string, crawlId: string, depth: number, urls: string[]): Promise<void> {
-  const body: DispatchBody = {
-    crawlId,
-    depth,
-    orgId: 'bench',
-    reportUrl,
-    formats: ['wacz'],
-    signing: false,
-    perHostDelayMs: 0,
-    hostParallelism: HOSTS.length,
-    notBefore: {},
-    pages: urls.map((url) => ({ url, follow: false })),
-  };
+  const body = benchLevel({ crawlId, depth, reportUrl, hostParallelism: HOSTS.length, pages: urls.map((url) => ({ url, follow: false })) });
   capturedReport(await dispatchLevel(flow, 'bench-token', body, 3_600_000), body);
 }
 

@@ -33,7 +33,7 @@ import type { DispatchBody } from '../src/domain/contract.ts';
 import { pacingViolations, politenessLowerBound, simulatePacing, type Capture, type SimPage } from '../src/domain/pacing.ts';
 import { startFlow, type Flow } from '../src/flow/server.ts';
 import { dispatchLevel } from '../test/support/flow-dispatch.ts';
-import { benchFlowOptions, capturedReport } from './support-flow.ts';
+import { benchFlowOptions, benchLevel, capturedReport } from './support-flow.ts';
 import { memoryStore } from '../src/flow/store.ts';
 import { startSite, type Site } from '../test/support/site.ts';
 import { load1Now } from './support-figures.ts';
@@ -129,21 +129,16 @@ function sitePages(site: Site): DispatchBody['pages'] {
 
 /** Level 0 of a crawl over `pages`, with no formats but WACZ, no signing and no hold from earlier levels. */
 function levelDispatch(crawlId: string, reportUrl: string, perHostDelayMs: number, hostParallelism: number, pages: DispatchBody['pages']): DispatchBody {
-  return {
+  return benchLevel({
     crawlId,
-    depth: 0,
-    orgId: 'bench',
     reportUrl,
-    formats: ['wacz'],
-    signing: false,
     perHostDelayMs,
     hostParallelism,
-    notBefore: {},
     // no in-page behaviors: they hold every capture ≥ 1 s (behavior-budget.ts), and this bench's
     // captures are meant to take captureMs
     behaviors: { seconds: 0, siteSpecific: false },
     pages,
-  };
+  });
 }
 
 /** The level dispatched to the flow over HTTP, and its captures (host, submit, finish) once it is done. */

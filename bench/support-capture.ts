@@ -15,7 +15,7 @@ import { startFlow, type FlowOptions } from '../src/flow/server.ts';
 import { cpuSecondsOf, descendants } from '../test/support/processes.ts';
 import { load1Now, round } from './support-figures.ts';
 import { dispatchLevel } from '../test/support/flow-dispatch.ts';
-import { capturedReport } from './support-flow.ts';
+import { benchLevel, capturedReport } from './support-flow.ts';
 import { pagesArg } from './support-main.ts';
 import { pngImage, startSite, type SitePage } from '../test/support/site.ts';
 
@@ -270,19 +270,13 @@ export async function startBenchFlow(options: (token: string) => FlowOptions): P
   const flow = await startFlow({ ...options(BENCH_TOKEN), port: 0, reportRetry: { attempts: 1, baseDelayMs: 1 } });
   return {
     async level(urls, extra = {}) {
-      const body: DispatchBody = {
+      const body = benchLevel({
         crawlId: `bench-${Date.now()}`,
-        depth: 0,
-        orgId: 'bench',
         reportUrl,
-        formats: ['wacz'],
-        signing: false,
-        perHostDelayMs: 0,
         hostParallelism: PARALLELISM,
-        notBefore: {},
         pages: urls.map((url) => ({ url, follow: false })),
         ...extra,
-      };
+      });
       const load1 = load1Now();
       const cpu0 = treeCpuByKind();
       const started = Date.now();

@@ -5,7 +5,7 @@
 // for a worker in this process or in one of its own (support-capture-worker.ts).
 import { randomBytes } from 'node:crypto';
 import { parseAllowlist } from '../src/domain/address-policy.ts';
-import type { LevelReportBody } from '../src/domain/contract.ts';
+import type { DispatchBody, LevelReportBody } from '../src/domain/contract.ts';
 import type { CaptureWorkerConfig } from '../src/flow/config.ts';
 import type { LevelRun } from '../src/flow/level-runs.ts';
 import type { FlowOptions } from '../src/flow/server.ts';
@@ -37,6 +37,15 @@ export function benchFlowOptions(token: string, store: ArtifactStore, slots = 8)
     config: { port: 0, webhookToken: token, temporal: { ...temporal, ...queues }, identity: { mode: 'none' } },
     capture: { config: benchCaptureConfig(queues.captureQueue, store.bucket, slots), store },
   };
+}
+
+/**
+ * A level as the benches dispatch it: level 0 of the organization `bench`, WACZ only, unsigned, no
+ * pause between a host's pages and no hold from earlier levels; `level` names the rest and may
+ * change any of those.
+ */
+export function benchLevel(level: Pick<DispatchBody, 'crawlId' | 'reportUrl' | 'hostParallelism' | 'pages'> & Partial<DispatchBody>): DispatchBody {
+  return { depth: 0, orgId: 'bench', formats: ['wacz'], signing: false, perHostDelayMs: 0, notBefore: {}, ...level };
 }
 
 /** The level's report, every page of it captured: a bench measures captures, not failures. */
