@@ -155,6 +155,9 @@ async function measure(
     bareTuplesPerSecond: round(median.barePerSecond, 0),
     ratio: round(median.ratio, 2),
     samplesRatio: rounds.map((r) => round(r.ratio, 2)),
+    // each round's CPU a tuple, both sides: a round's ratio moves with what the bare Write itself
+    // cost, and that moves from run to run (its Postgres part: 52–130 µs a tuple at 10,000 tuples)
+    samplesCpuUsPerTuple: rounds.map((r) => ({ bare: perTuple(r.cpu.bare, size.tuples).total, drain: perTuple(r.cpu.drain, size.tuples).total })),
     outboxOnlyTuplesPerSecond: round(size.tuples / outboxOnly.seconds, 0),
     oneLaneRatio: round(oneLane.ratio, 2),
     // the median round's CPU a tuple, by process, each side (outboxOnly: the drain's own work), and
