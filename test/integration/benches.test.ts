@@ -3,12 +3,13 @@
 // (the listing bench once answered 401 for a session unseen) fails here and not in the next
 // measurement. Only what a bench must get right is asserted — its records, the rows it made, the
 // answers it checked — never a speed: figures are read in `npm run bench`, not in tests.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as admission } from '../../bench/admission.ts';
-import { run as coordination } from '../../bench/coordination.ts';
 import { run as listing } from '../../bench/listing.ts';
 import { run as outbox } from '../../bench/outbox.ts';
 import { run as search } from '../../bench/search.ts';
@@ -19,6 +20,9 @@ import { BENCH_PREFIX, deleteObjectsUnder, objectsUnder } from '../../bench/supp
 import { createBenchDatabase } from '../../bench/support-crawl.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
+import { ROOT } from '../support/env.ts';
+
+const run = promisify(execFile);
 
 const finite = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x);
 
@@ -149,7 +153,13 @@ describe('benches at a small size', () => {
   });
 
   it('coordination: a level through a private in-memory Temporal, fed by simulated workers in their own process', { timeout: 120_000 }, async () => {
-    const [r, ...rest] = await coordination([40], ['memory']);
+    // run as `node bench/coordination.ts` runs, in a process of its own: its Temporal workers are
+    // native code, and once (CI of d16065c) one took this file's test process down with SIGSEGV
+    const { stdout } = await run(process.execPath, ['bench/coordination.ts', '--pages', '40', '--temporal', 'memory'], { cwd: ROOT, env: process.env });
+    const [r, ...rest] = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(rest).toEqual([]);
     expect(r).toMatchObject({ bench: 'coordination', temporal: 'a private dev server, history in memory', pages: 40 });
     for (const k of ['pagesPerS', 'cpuMsPerPageFlowProcess', 'ratio']) expect(finite(r![k]), k).toBe(true);
