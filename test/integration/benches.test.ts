@@ -155,7 +155,7 @@ describe('benches at a small size', () => {
   it('coordination: a level through a private in-memory Temporal, fed by simulated workers in their own process', { timeout: 120_000 }, async () => {
     // run as `node bench/coordination.ts` runs, in a process of its own: its Temporal workers are
     // native code, and once (CI of d16065c) one took this file's test process down with SIGSEGV
-    const { stdout } = await run(process.execPath, ['bench/coordination.ts', '--pages', '40', '--temporal', 'memory'], { cwd: ROOT, env: process.env });
+    const { stdout } = await run(process.execPath, ['bench/coordination.ts', '--pages', '40', '--temporal', 'memory'], { cwd: ROOT });
     const [r, ...rest] = stdout
       .trim()
       .split('\n')
