@@ -47,6 +47,8 @@ export const VIEWPORT = { width: 1280, height: 800 } as const;
 export interface RefusingProxy {
   port: number;
   readonly refused: number;
+  /** connections it holds now: a refused one's, until its peer goes */
+  readonly open: number;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,9 @@ export async function startRefusingProxy(onRefuse: (what: string) => void): Prom
       .end('refused by the capture flow: only requests its route handler answers are allowed\n');
   });
   server.on('connect', (req, socket: Socket) => {
+    // Node hands a tunnel's socket over without the server's error listener: a browser that
+    // resets the refused tunnel (Chromium does, closing) would otherwise throw in this process
+    socket.on('error', () => {});
     refused++;
     onRefuse(`CONNECT ${req.url}`);
     socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -77,6 +82,9 @@ export async function startRefusingProxy(onRefuse: (what: string) => void): Prom
     port: (server.address() as AddressInfo).port,
     get refused() {
       return refused;
+    },
+    get open() {
+      return sockets.size;
     },
     close: () =>
       new Promise<void>((resolve) => {
