@@ -127,7 +127,7 @@ function sitePages(site: Site): DispatchBody['pages'] {
   return pages;
 }
 
-/** Level 0 of a crawl over `pages`, with no formats but WACZ, no signing and no hold from earlier levels. */
+/** The bench's level (benchLevel) over `pages`, paced as asked and with no in-page behaviors. */
 function levelDispatch(crawlId: string, reportUrl: string, perHostDelayMs: number, hostParallelism: number, pages: DispatchBody['pages']): DispatchBody {
   return benchLevel({
     crawlId,

@@ -27,12 +27,11 @@ import { HostLog } from './level.ts';
 import { LevelRuns, SETTLED, type LevelRun } from './level-runs.ts';
 import { LEVEL_WORKFLOW, levelWorkflowId } from './names.ts';
 import { authFromConfig, type ReportAuth } from './report.ts';
-import { CAPTURE_SOFTWARE, CAPTURE_USER_AGENT } from './version.ts';
+import { CAPTURE_SOFTWARE } from './version.ts';
 import { redispatchSignal, type LevelInput } from './workflows/messages.ts';
 
 export type { LevelRun } from './level-runs.ts';
 
-export const FLOW_USER_AGENT = CAPTURE_USER_AGENT;
 export const WORKFLOWS_PATH = new URL('./workflows/index.ts', import.meta.url).pathname;
 
 export interface ReportRetry {

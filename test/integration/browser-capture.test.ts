@@ -20,7 +20,7 @@ import { CaptureBrowser, CHROMIUM_PATH } from '../../src/flow/browser/launch.ts'
 import { breakAnywherePastCap } from '../../src/flow/browser/layout-guard.ts';
 import { ERROR_TYPES, packageCapture, visitPage } from '../../src/flow/capture.ts';
 import { createGuardedFetcher } from '../../src/flow/fetch.ts';
-import { FLOW_USER_AGENT } from '../../src/flow/server.ts';
+import { CAPTURE_USER_AGENT } from '../../src/flow/version.ts';
 import { replayLink } from '../../src/api/picker.ts';
 import { createUrlSigner } from '../../src/api/presign.ts';
 import { buildReplayServer } from '../../src/replay/server.ts';
@@ -151,7 +151,7 @@ describe('a page built like a real site', { timeout: 180_000 }, () => {
     expect(records[0]!.type).toBe('warcinfo');
     const info = new Map(warcFieldsOf(records[0]!.content));
     expect(info.get('software')).toBe(manifest.software);
-    expect(info.get('http-header-user-agent')).toBe(FLOW_USER_AGENT);
+    expect(info.get('http-header-user-agent')).toBe(CAPTURE_USER_AGENT);
     const responses = records.filter((r) => r.type === 'response');
     expect(responses).toHaveLength(6);
     expect(new Set(responses.map((r) => r.header('WARC-IP-Address')))).toEqual(new Set([new URL(s.url('a', '/')).hostname]));
@@ -284,7 +284,7 @@ describe('bounds', { timeout: 120_000 }, () => {
   let browser: CaptureBrowser;
   const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(TEST_SITES_ALLOW)));
   const visit = (url: string, over: Partial<Parameters<typeof visitPage>[2]> = {}): ReturnType<typeof visitPage> =>
-    visitPage(browser, url, { userAgent: FLOW_USER_AGENT, fetcher, formats: ['wacz'], extraMs: 0, deadlineMs: 30_000, injectFailure: false, ...over });
+    visitPage(browser, url, { userAgent: CAPTURE_USER_AGENT, fetcher, formats: ['wacz'], extraMs: 0, deadlineMs: 30_000, injectFailure: false, ...over });
 
   beforeAll(() => {
     browser = new CaptureBrowser();
@@ -466,7 +466,7 @@ describe('bounds', { timeout: 120_000 }, () => {
         software: 'test',
         startedAt: at,
         finishedAt: at,
-        userAgent: FLOW_USER_AGENT,
+        userAgent: CAPTURE_USER_AGENT,
       },
       'bucket',
     );
@@ -496,7 +496,7 @@ describe('bounds', { timeout: 120_000 }, () => {
         software: 'capture-ledger-flow/test',
         startedAt: at,
         finishedAt: at,
-        userAgent: FLOW_USER_AGENT,
+        userAgent: CAPTURE_USER_AGENT,
         provenance,
       },
       'bucket',
@@ -506,7 +506,7 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(warcFieldsOf(records[0]!.content).slice(0, 6)).toEqual([
       ['software', 'capture-ledger-flow/test'],
       ['browser', provenance.browser],
-      ['http-header-user-agent', FLOW_USER_AGENT],
+      ['http-header-user-agent', CAPTURE_USER_AGENT],
       ['capture-worker', 'browser-capture test'],
       ['crawl-settings', JSON.stringify(provenance.settings)],
       ['robots', provenance.robots],

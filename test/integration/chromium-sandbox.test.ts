@@ -15,7 +15,7 @@ import { createAddressPolicy, parseAllowlist } from '../../src/domain/address-po
 import { CaptureBrowser } from '../../src/flow/browser/launch.ts';
 import { visitPage } from '../../src/flow/capture.ts';
 import { createGuardedFetcher } from '../../src/flow/fetch.ts';
-import { FLOW_USER_AGENT } from '../../src/flow/server.ts';
+import { CAPTURE_USER_AGENT } from '../../src/flow/version.ts';
 import { TEST_SITES_ALLOW } from '../support/config.ts';
 import { chromiumBrowsers, descendants, type ProcessInfo } from '../support/processes.ts';
 import { startSite, type Site } from '../support/site.ts';
@@ -94,7 +94,7 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
     const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist(TEST_SITES_ALLOW)));
     try {
       const capture = visitPage(browser, site.url('a', '/'), {
-        userAgent: FLOW_USER_AGENT,
+        userAgent: CAPTURE_USER_AGENT,
         fetcher,
         formats: ['wacz'],
         extraMs: 5000,
