@@ -25,7 +25,7 @@ export interface SendOutcome {
   accepted: QueuedRow[];
   /** refused: OpenFGA refused the tuple itself (counts towards the dead letter) */
   failed: { row: QueuedRow; error: string; refused: boolean }[];
-  /** set when OpenFGA could not be reached (or refused the store) */
+  /** set when OpenFGA could not take the write (isUnavailable): the rows are retried later, no refusal counted */
   unavailable?: string;
 }
 
@@ -37,12 +37,20 @@ export function errorText(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).slice(0, 2000);
 }
 
+/** Statuses that say OpenFGA could not take the write just now: a conflict with a concurrent
+ * write (409), too many requests (429), a server error (5xx, what it answers while its own
+ * database is down). The SDK retries 429 and 5xx itself first. */
+const TRANSIENT_STATUS = (status: number): boolean => status === 409 || status === 429 || status >= 500;
+
 /**
  * An error that says nothing about the tuples themselves: OpenFGA unreachable, the store or model
- * missing, credentials refused. Retrying tuple by tuple would only repeat it.
+ * missing, credentials refused, OpenFGA overloaded or failing. Retrying tuple by tuple would only
+ * repeat it, and counting it as a refusal would dead-letter every queued tuple during an outage.
  */
 function isUnavailable(err: unknown): boolean {
-  return !(err instanceof FgaApiError) || err instanceof FgaApiAuthenticationError || err instanceof FgaApiNotFoundError;
+  if (!(err instanceof FgaApiError)) return true;
+  if (err instanceof FgaApiAuthenticationError || err instanceof FgaApiNotFoundError) return true;
+  return err.statusCode !== undefined && TRANSIENT_STATUS(err.statusCode);
 }
 
 function toWrite(r: QueuedRow): TupleKey {

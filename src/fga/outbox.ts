@@ -4,10 +4,11 @@
 //
 // Sending a batch: src/fga/outbox-send.ts; which rows may go together: src/domain/outbox-plan.ts.
 //
-// Dead letter: a tuple OpenFGA refuses for its own sake (not because it is unreachable) counts a
-// refusal; at `deadAfter` refusals the row gets dead_at. A dead row is not sent again and no
-// longer holds back later rows for the same tuple; it stays in the table, counted, until an
-// operator puts it back (reviveDeadLetters, `npm run fga:drain -- --retry-dead`) or deletes it.
+// Dead letter: a tuple OpenFGA refuses for its own sake counts a refusal (not OpenFGA unreachable,
+// overloaded or failing: outbox-send.ts isUnavailable); at `deadAfter` refusals the row gets
+// dead_at. A dead row is not sent again and no longer holds back later rows for the same tuple;
+// it stays in the table, counted, until an operator puts it back (reviveDeadLetters,
+// `npm run fga:drain -- --retry-dead`) or deletes it.
 import type { OpenFgaClient } from '@openfga/sdk';
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Queryable } from '../db/connect.ts';

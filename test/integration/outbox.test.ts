@@ -2,6 +2,7 @@
 // not at all, delivery is at least once, a tuple already in OpenFGA counts as delivered, one bad
 // tuple never sinks the new ones beside it, and nothing leaves the outbox before OpenFGA took it.
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { ClientWriteRequestOnDuplicateWrites, OpenFgaClient } from '@openfga/sdk';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -595,4 +596,52 @@ describe('the dead letter', () => {
       [OUTBOX_DEAD_AFTER + 1, 0, null],
     ]);
   });
+
+  // OpenFGA up but failing: its own Postgres down (500, 503), overloaded (429), a write that
+  // conflicted with another (409). None says anything of the tuples, so none may dead-letter them
+  for (const status of [409, 429, 500, 503]) {
+    it(`OpenFGA answering ${status} counts attempts, never refusals, and does not try the batch tuple by tuple`, async () => {
+      const failing = await answeringEveryRequest(status);
+      try {
+        const client = new OpenFgaClient({ apiUrl: failing.url, storeId: store.storeId, authorizationModelId: store.modelId, retryParams: { maxRetry: 0 } });
+        const tuples = jobTuples(randomUUID(), 'olivia', 'acme');
+        await enqueueTuples(t.db, tuples);
+        for (let n = 0; n < OUTBOX_DEAD_AFTER + 1; n++) {
+          const r = await drainOutbox(t.db, client, { deadAfter: 1, concurrency: 1 });
+          expect(r).toMatchObject({ delivered: 0, remaining: 2, deadLettered: 0, dead: 0 });
+          expect(r.unavailable).toMatch(new RegExp(`^${status} `));
+        }
+        // one Write a drain, both rows in it: never one by one
+        expect(failing.writes).toBe(OUTBOX_DEAD_AFTER + 1);
+        expect((await outbox()).map((row) => [row.attempts, row.refusals, row.dead_at, row.last_error?.slice(0, 4)])).toEqual([
+          [OUTBOX_DEAD_AFTER + 1, 0, null, `${status} `],
+          [OUTBOX_DEAD_AFTER + 1, 0, null, `${status} `],
+        ]);
+        // and once OpenFGA answers, they go
+        expect(await deliverTuples(t.db, store.client)).toEqual({ delivered: 2, failed: 0, remaining: 0, deadLettered: 0, dead: 0 });
+        for (const x of tuples) expect(await stored(x)).toBe(true);
+      } finally {
+        await failing.close();
+      }
+    });
+  }
 });
+
+/** An OpenFGA that answers every request with `status` and an error body of OpenFGA's shape, counting the Writes. */
+async function answeringEveryRequest(status: number): Promise<{ url: string; readonly writes: number; close(): Promise<void> }> {
+  let writes = 0;
+  const srv = createHttpServer((req, res) => {
+    if (req.method === 'POST' && /\/write$/.test(req.url ?? '')) writes += 1;
+    req.resume();
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'internal_error', message: `answered ${status}` }));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get writes() {
+      return writes;
+    },
+    close: () => new Promise<void>((r) => srv.close(() => r())),
+  };
+}
