@@ -20,7 +20,7 @@ const NOTHING: IndexResult = { indexed: 0, pages: 0, failed: 0 };
 
 function warnNotIndexed(archiveId: string, error: Error, marked: boolean): void {
   const outcome = marked
-    ? 'archive cannot be indexed; its index_error says why and it is passed over from now on'
+    ? 'archive cannot be indexed; its index_error says why and it is passed over until a rebuild'
     : 'archive not indexed; it stays unindexed and is tried again next time';
   try {
     log.warn(outcome, { archiveId, error: error.message });

@@ -2,8 +2,8 @@
 // rebuild (`UPDATE archives SET indexed_at = NULL`), or a catch-up after indexing failed. Reads
 // pages/pages.jsonl out of each WACZ with ranged requests. Exits 1 when search is not configured
 // or an archive could not be indexed: one that failed for now stays unindexed (run again), one
-// that cannot be indexed as it is gets its reason in archives.index_error and is passed over
-// (`UPDATE archives SET index_error = NULL` to try those again).
+// that cannot be indexed as it is is marked with its reason in archives.index_error and passed
+// over until the next rebuild.
 import { loadConfigOrExit } from '../config/env.ts';
 import { createDb } from '../db/connect.ts';
 import { createS3 } from '../s3/client.ts';

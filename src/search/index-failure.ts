@@ -1,14 +1,14 @@
 // Why an archive was not indexed, and whether that is for good. For good: the archive itself is
 // the cause (not a WACZ, no or a malformed or an oversized pages/pages.jsonl, a page OpenSearch
-// refuses as it is); the indexer records the reason in archives.index_error and passes the archive
-// over from then on. For now: the object store or OpenSearch could not be asked, or was too busy
+// refuses as it is); the indexer marks the archive with the reason in archives.index_error and
+// passes it over until a rebuild. For now: the object store or OpenSearch could not be asked, or was too busy
 // (429, 5xx); the archive is tried again next time. Pure.
 import { PagesJsonlError } from '../domain/pages-jsonl.ts';
 import { ZipError } from './zip-range.ts';
 
 export interface IndexFailure {
   error: Error;
-  /** the archive is the cause: it is marked and never tried again by itself */
+  /** the archive is the cause: it is marked and not tried again until a rebuild */
   permanent: boolean;
 }
 

@@ -1,11 +1,12 @@
 // Indexing: read pages/pages.jsonl out of each WACZ (ranged reads, never the whole file), write one
 // document per page, then set archives.indexed_at. That column is the only index state: nothing
-// else records what was indexed, so `UPDATE archives SET indexed_at = NULL` followed by indexing
+// else decides what is indexed, so `UPDATE archives SET indexed_at = NULL` followed by indexing
 // rebuilds everything. An archive is marked only after OpenSearch accepted every one of its pages;
 // one that fails for now stays unindexed and is tried again next time, and one that cannot be
-// indexed as it is gets its reason in archives.index_error and is passed over from then on
-// (index-failure.ts), so no archive fails every run. Marking happens after the refresh, so an
-// archive whose indexed_at is set is already searchable.
+// indexed as it is is marked too, with its reason in archives.index_error (index-failure.ts), so
+// no archive fails every run, and a rebuild (after a mapping change, say) tries it again. Marking
+// happens after the refresh, so an archive whose indexed_at is set and index_error is not is
+// searchable.
 //
 // Bounded: pages.jsonl is read only up to MAX_PAGES_JSONL_BYTES, text and title are cut to the
 // capture's caps again (src/domain/page-text.ts: a WACZ may come from another capturer), and the
@@ -38,7 +39,7 @@ export interface IndexDeps {
   db: Db;
   s3: S3Client;
   search: SearchIndex;
-  /** told about each archive that could not be indexed; `marked`: its index_error was set, it is not tried again */
+  /** told about each archive that could not be indexed; `marked`: its index_error was set, it is not tried again until a rebuild */
   onFailure?: (archiveId: string, error: Error, marked: boolean) => void;
   /** default BULK_LIMITS */
   bulk?: BulkLimits;
@@ -49,7 +50,7 @@ export interface IndexResult {
   indexed: number;
   /** page documents written for them */
   pages: number;
-  /** archives that could not be indexed; they keep indexed_at NULL (and those marked, an index_error) */
+  /** archives that could not be indexed: those failed for now keep indexed_at NULL, those marked get it with an index_error */
   failed: number;
 }
 
@@ -159,7 +160,7 @@ export async function indexArchives(deps: IndexDeps, archives: ArchiveToIndex[])
   for (let i = 0; i < written.length; i += 1000) {
     await deps.db
       .updateTable('archives')
-      .set({ indexed_at: sql<Date>`now()` })
+      .set({ indexed_at: sql<Date>`now()`, index_error: null })
       .where('id', 'in', written.slice(i, i + 1000))
       .execute();
   }
@@ -167,13 +168,13 @@ export async function indexArchives(deps: IndexDeps, archives: ArchiveToIndex[])
   return result;
 }
 
-/** Sets index_error on the archives that are the cause of their failure, and tells onFailure of every one. */
+/** Marks the archives that are the cause of their failure, with the reason, and tells onFailure of every one. */
 async function recordFailures(deps: IndexDeps, failures: Map<string, IndexFailure>): Promise<void> {
   for (const [id, f] of failures) {
     if (f.permanent)
       await deps.db
         .updateTable('archives')
-        .set({ index_error: storedReason(f.error.message) })
+        .set({ indexed_at: sql<Date>`now()`, index_error: storedReason(f.error.message) })
         .where('id', '=', id)
         .execute();
     deps.onFailure?.(id, f.error, f.permanent);
@@ -185,12 +186,11 @@ const archiveColumns = ['archives.id', 'archives.bucket', 'archives.object_key',
 /** archives with the crawl each was reported for (task_id is capture_submissions' key: one row at most) */
 const archivesWithCrawl = (db: Db) => db.selectFrom('archives').leftJoin('capture_submissions as s', 's.task_id', 'archives.task_id');
 
-/** The crawl's archives that are not indexed yet and not marked unindexable: archives.task_id = crawl_pages.task_id. */
+/** The crawl's archives that are not indexed yet: archives.task_id = crawl_pages.task_id. */
 export async function unindexedArchivesOfCrawl(db: Db, crawlId: string): Promise<ArchiveToIndex[]> {
   return archivesWithCrawl(db)
     .select(archiveColumns)
     .where('archives.indexed_at', 'is', null)
-    .where('archives.index_error', 'is', null)
     .where((eb) =>
       eb.exists(
         eb
@@ -211,18 +211,17 @@ export async function indexCrawl(deps: IndexDeps, crawlId: string): Promise<Inde
 }
 
 /**
- * Indexes every archive with indexed_at and index_error NULL, in batches — the second half of the
- * rebuild (`UPDATE archives SET indexed_at = NULL`). Walks by id (not by captured_at, whose
- * microseconds a JS Date cannot hold), so an archive that fails for now is passed over rather
- * than retried forever within one run; one that cannot be indexed is marked and left out of later
- * runs.
+ * Indexes every archive with indexed_at NULL, in batches — the second half of the rebuild
+ * (`UPDATE archives SET indexed_at = NULL`). Walks by id (not by captured_at, whose microseconds a
+ * JS Date cannot hold), so an archive that fails for now is passed over rather than retried
+ * forever within one run; one that cannot be indexed is marked and left out of later runs.
  */
 export async function indexPending(deps: IndexDeps, opts: { batch?: number } = {}): Promise<IndexResult> {
   const batch = opts.batch ?? 1000;
   const total: IndexResult = { indexed: 0, pages: 0, failed: 0 };
   let after: string | undefined;
   for (;;) {
-    let q = archivesWithCrawl(deps.db).select(archiveColumns).where('archives.indexed_at', 'is', null).where('archives.index_error', 'is', null);
+    let q = archivesWithCrawl(deps.db).select(archiveColumns).where('archives.indexed_at', 'is', null);
     if (after !== undefined) q = q.where('archives.id', '>', after);
     const rows = await q.orderBy('archives.id').limit(batch).execute();
     if (rows.length === 0) return total;

@@ -123,7 +123,8 @@ export function archiveView(a: Archive): ArchiveView {
     sha256: a.sha256,
     size: a.size,
     capturedAt: a.captured_at.toISOString(),
-    indexedAt: a.indexed_at === null ? null : a.indexed_at.toISOString(),
+    // an archive marked unindexable (index_error) has indexed_at too, and is not searchable
+    indexedAt: a.indexed_at === null || a.index_error !== null ? null : a.indexed_at.toISOString(),
     title: typeof a.provenance?.title === 'string' ? a.provenance.title : null,
     thumbnail: thumbnailFromProvenance(a.provenance)?.format ?? null,
     qa: qaFromProvenance(a.provenance) ?? null,

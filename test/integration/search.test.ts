@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIndexActivities } from '../../src/activities/index-crawl.ts';
 import type { Archive } from '../../src/db/types.ts';
+import { archiveView } from '../../src/store/archives.ts';
 import type { WaczPage } from '../../src/domain/wacz/write.ts';
 import { createSearchIndex, type SearchIndex } from '../../src/search/client.ts';
 import { MAX_BULK_BYTES } from '../../src/search/bulk-batches.ts';
@@ -480,7 +481,7 @@ describe('indexing', () => {
     ]);
   });
 
-  it('leaves an archive it cannot read unindexed and indexes the rest', async () => {
+  it('marks an archive it cannot read with its reason, never searchable, and indexes the rest', async () => {
     const crawl = await insertJob(tdb.db, { orgId: 'acme', submittedBy: 'alice' });
     const bad = await archiveOf(crawl, Buffer.from('this is not a zip file at all'));
     const good = await archiveOf(crawl, await wacz([{ url: 'https://example.test/fine', title: 'Fine', text: 'numbat' }]));
@@ -488,11 +489,13 @@ describe('indexing', () => {
     const res = await postIndex(crawl, alice);
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ indexed: 1, pages: 1, failed: 1 });
-    const rows = await tdb.db.selectFrom('archives').select(['id', 'indexed_at']).where('id', 'in', [bad.id, good.id]).execute();
-    expect(rows.find((r) => r.id === bad.id)!.indexed_at).toBeNull();
-    expect(rows.find((r) => r.id === good.id)!.indexed_at).not.toBeNull();
-    // the archive itself is the cause: marked with why, and not read again
-    expect(await indexErrorOf(bad.id)).toBe('not a zip file: no end of central directory');
+    const rows = await tdb.db.selectFrom('archives').selectAll().where('id', 'in', [bad.id, good.id]).execute();
+    const [badRow, goodRow] = [bad, good].map((a) => rows.find((r) => r.id === a.id)!);
+    // the archive itself is the cause: marked (indexed_at, so a rebuild takes it again) with why,
+    // and not read again; the ledger's view says it is not indexed
+    expect([badRow!.indexed_at, badRow!.index_error]).toEqual([expect.any(Date), 'not a zip file: no end of central directory']);
+    expect([goodRow!.indexed_at, goodRow!.index_error]).toEqual([expect.any(Date), null]);
+    expect([archiveView(badRow!).indexedAt, archiveView(goodRow!).indexedAt]).toEqual([null, goodRow!.indexed_at!.toISOString()]);
     expect(await (await postIndex(crawl, alice)).json()).toEqual({ indexed: 0, pages: 0, failed: 0 });
     // remove it again so the rebuild below counts only well-formed archives
     await tdb.db.deleteFrom('archives').where('id', '=', bad.id).execute();
@@ -610,6 +613,12 @@ describe('indexing', () => {
     // the index itself is gone (a mapping change would do this), and only the column says so
     await search.client.indices.delete({ index: INDEX });
     forgetIndex(search);
+    // one archive as an indexer leaves one a page of which the old mapping refused: marked, with why
+    await tdb.db
+      .updateTable('archives')
+      .set({ index_error: 'OpenSearch refused page 0: mapper_parsing_exception: failed to parse field [text]' })
+      .where('id', '=', ids.japanese!)
+      .execute();
     await sql`UPDATE archives SET indexed_at = NULL`.execute(tdb.db);
     // what the worker's search-index schedule runs: the indexPending workflow on a real worker
     const config = { ...api.config, temporal: { ...api.config.temporal, taskQueue: uniqueTaskQueue('search-rebuild') } };
@@ -629,7 +638,9 @@ describe('indexing', () => {
     const unindexed = await tdb.db.selectFrom('archives').select('id').where('indexed_at', 'is', null).execute();
     expect(unindexed).toEqual([]);
     expect((await search.client.count({ index: INDEX })).body.count).toBe(Number(before.n));
+    // the marked one too: indexed under the new mapping, its reason gone
     expect((await searchAs('東京タワー', alice)).body.hits.map((h) => h.archiveId)).toEqual([ids.japanese]);
+    expect(await indexErrorOf(ids.japanese!)).toBeNull();
     expect((await searchAs('responsive', bob)).body.hits.map((h) => h.archiveId)).toEqual([ids.globex]);
     // and the crawl activity finds nothing left to do
     expect(await acts.indexCrawl(acmeCrawl)).toEqual({ indexed: 0, pages: 0, failed: 0 });
