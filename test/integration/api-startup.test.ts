@@ -2,68 +2,18 @@
 // says at startup about whom it trusts (the spec: the dev headers are switched on explicitly "and
 // the server warns loudly at startup"), and a misspelt setting stopping it, and the worker, with
 // the variable and the bad value named before anything is served.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { devHeaders, identityEnv, startTestIssuer, type TestIdentity } from '../support/api.ts';
-import { eventually } from '../support/crawls.ts';
+import { devHeaders, startTestIssuer, type TestIdentity } from '../support/api.ts';
+import { processEnv, startApiProcess, stopApiProcesses, type LogLine } from '../support/api-process.ts';
 import { ROOT } from '../support/env.ts';
 import { useHarness } from '../support/harness.ts';
-import { freePort } from '../support/private.ts';
 
 const h = useHarness({ api: false });
-const running: ChildProcess[] = [];
+afterEach(stopApiProcesses);
 
-afterEach(async () => {
-  for (const child of running.splice(0)) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-  }
-});
-
-function processEnv(identity: TestIdentity, port: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    CAPTURE_LEDGER_DATABASE_URL: h.tdb.url,
-    CAPTURE_LEDGER_FGA_API_URL: h.store.apiUrl,
-    CAPTURE_LEDGER_FGA_STORE_ID: h.store.storeId,
-    CAPTURE_LEDGER_FGA_MODEL_ID: h.store.modelId,
-    CAPTURE_LEDGER_API_PORT: String(port),
-    ...identityEnv(identity),
-    ...extra,
-  };
-}
-
-interface LogLine {
-  level: number;
-  msg: string;
-}
-
-/** Starts src/api/main.ts and waits for its listening line; its log lines up to and with that one. */
-async function startApi(identity: TestIdentity): Promise<{ url: string; lines: LogLine[] }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['src/api/main.ts'], { cwd: ROOT, env: processEnv(identity, port), stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(child);
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const lines = await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the API exited ${child.exitCode}: ${out}`);
-      const parsed = out
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as LogLine);
-      const listening = parsed.findIndex((l) => l.msg === `capture-ledger api on ${url}`);
-      return listening === -1 ? undefined : parsed.slice(0, listening + 1);
-    },
-    60_000,
-    `the API's listening line (it said: ${out})`,
-  );
-  return { url, lines };
-}
+const startApi = (identity: TestIdentity) => startApiProcess(h, identity);
 
 const WARN = 40;
 const warnings = (lines: LogLine[]): string[] => lines.filter((l) => l.level === WARN).map((l) => l.msg);
@@ -111,13 +61,11 @@ describe('a misspelt setting stops the process, naming the variable and the valu
     ['capture-ledger worker', 'src/worker/main.ts'],
   ] as const) {
     it(`${main}: CAPTURE_LEDGER_CAPTURE_FORMATS=wacz,pdf exits 1 with one line, before its log begins`, async () => {
-      const port = await freePort();
       const child = spawn(process.execPath, [main], {
         cwd: ROOT,
-        env: processEnv('dev', port, { CAPTURE_LEDGER_CAPTURE_FORMATS: 'wacz,pdf' }),
+        env: processEnv(h, 'dev', { CAPTURE_LEDGER_CAPTURE_FORMATS: 'wacz,pdf' }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      running.push(child);
       let stdout = '';
       let stderr = '';
       child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
