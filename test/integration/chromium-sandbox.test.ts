@@ -58,7 +58,8 @@ function expectedUid(): number {
   return uid!;
 }
 
-function expectSandboxed(tree: Sandboxing[], uid: number): void {
+async function expectSandboxed(browser: ProcessInfo, uid: number): Promise<void> {
+  const tree = treeOf(browser);
   expect(uid).not.toBe(0);
   expect(renderers(tree).length).toBeGreaterThanOrEqual(1);
   for (const p of tree) {
@@ -69,7 +70,11 @@ function expectSandboxed(tree: Sandboxing[], uid: number): void {
       sandboxOff: false,
     });
   }
-  for (const r of renderers(tree)) expect({ pid: r.pid, seccomp: r.seccomp }).toEqual({ pid: r.pid, seccomp: 2 });
+  // a renderer puts itself under seccomp as it starts: one forked a moment ago may not have yet
+  // (seen once in npm test: a renderer at 0), and one that never does keeps this from passing
+  await expect
+    .poll(() => renderers(treeOf(browser)).flatMap((r) => (r.seccomp === 2 ? [] : [{ pid: r.pid, seccomp: r.seccomp }])), { timeout: 10_000 })
+    .toEqual([]);
 }
 
 let site: Site;
@@ -106,7 +111,7 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
       expect(flowBrowsers).toHaveLength(1);
       // the page and its cross-site frame: two renderers, the frame's once it has loaded
       await expect.poll(() => renderers(treeOf(flowBrowsers[0]!)).length, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
-      expectSandboxed(treeOf(flowBrowsers[0]!), expectedUid());
+      await expectSandboxed(flowBrowsers[0]!, expectedUid());
       const environ = readFileSync(`/proc/${flowBrowsers[0]!.pid}/environ`, 'utf8').split('\0');
       expect(environ.some((e) => e.startsWith('PATH='))).toBe(true);
       expect(environ.filter((e) => e.includes(canary) || e.startsWith('CAPTURE_LEDGER_'))).toEqual([]);
@@ -139,7 +144,7 @@ describe('Chromium keeps its sandbox', { timeout: 120_000 }, () => {
       const flowBrowsers = descendants(node).filter((p) => /(^|\/)chromium$/.test(p.args[0] ?? '') && !p.args.some((a) => a.startsWith('--type=')));
       expect(flowBrowsers).toHaveLength(1);
       expect(sandboxingOf(node).uids).toEqual(Array(4).fill(expectedUid()));
-      expectSandboxed(treeOf(flowBrowsers[0]!), expectedUid());
+      await expectSandboxed(flowBrowsers[0]!, expectedUid());
     } finally {
       child.stdin!.end('close\n');
       await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
