@@ -1,7 +1,7 @@
 // The levels a receiver follows, for GET /levels and the tests: each one's state read back from its
 // level workflow until it settles (then its report is built from its slices), the settled ones
 // kept up to KEEP_LEVELS. A level another receiver accepted is followed from its workflow too.
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { DispatchBody, LevelReportBody } from '../domain/contract.ts';
 import { buildLevelReport } from './activities/report.ts';
 import type { FlowKnobs } from './knobs.ts';
@@ -101,6 +101,14 @@ export class LevelRuns {
         if (SETTLED.includes(s.phase)) return this.settle(run, s.phase, s.slices);
         run.state = s.phase;
       }
+      // a workflow closed without settling (terminated, cancelled, timed out) answers its last
+      // state for ever, or nothing: the level failed, and the receiver's close does not wait on it
+      const closed = await closedStatus(handle);
+      if (closed !== undefined) {
+        run.error ??= `the level workflow was ${closed.toLowerCase().replace('_', ' ')} before it settled`;
+        run.state = 'failed';
+        return;
+      }
       await new Promise((r) => setTimeout(r, WATCH_INTERVAL_MS));
     }
   }
@@ -119,6 +127,16 @@ export class LevelRuns {
     const settled = this.levels.filter((l) => SETTLED.includes(l.state));
     for (const old of settled.slice(0, Math.max(0, settled.length - KEEP_LEVELS))) this.levels.splice(this.levels.indexOf(old), 1);
   }
+}
+
+/** The workflow's status when it closed other than by completing; undefined while it runs, once
+ * it completed (its last state, read again, is settled), or when it cannot be asked. */
+async function closedStatus(handle: WorkflowHandle): Promise<string | undefined> {
+  const status = await handle
+    .describe()
+    .then((d) => d.status.name)
+    .catch(() => undefined);
+  return status === undefined || status === 'RUNNING' || status === 'COMPLETED' ? undefined : status;
 }
 
 /** The run once it settled; rejects with `late` when it has not by `until` (ms). */

@@ -10,12 +10,13 @@
 //   GET  /knobs, PUT /knobs   the process's test knobs (Bearer token)
 //   GET  /hosts    per host: every capture this process's capture worker made (Bearer token)
 //   GET  /levels   every level this receiver accepted and what became of it (Bearer token)
-import { timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DispatchBody } from '../domain/contract.ts';
+import { splitPages } from '../domain/dispatch-parts.ts';
 import { allowedHosts, checkHost } from '../domain/host-header.ts';
 import { createFlowActivities } from './activities/report.ts';
 import { startCaptureWorker, type CaptureWorker, type CaptureWorkerOptions } from './capture-worker/worker.ts';
@@ -28,7 +29,7 @@ import { LevelRuns, SETTLED, type LevelRun } from './level-runs.ts';
 import { LEVEL_WORKFLOW, levelWorkflowId } from './names.ts';
 import { authFromConfig, type ReportAuth } from './report.ts';
 import { CAPTURE_SOFTWARE } from './version.ts';
-import { redispatchSignal, type LevelInput } from './workflows/messages.ts';
+import { dispatchPartSignal, redispatchSignal, type LevelInput } from './workflows/messages.ts';
 
 export type { LevelRun } from './level-runs.ts';
 
@@ -231,7 +232,8 @@ function guard(app: FastifyInstance, opts: FlowOptions): void {
   });
 }
 
-/** POST /crawl: the level workflow signalled-with-start (a repeated dispatch reaches the run already capturing it), and followed here. */
+/** POST /crawl: the level workflow signalled-with-start (a repeated dispatch reaches the run already
+ * capturing it), its pages in parts when they are too many for one payload, and followed here. */
 async function acceptDispatch(receiver: Receiver, d: DispatchBody, runKnobs: FlowKnobs): Promise<Record<string, unknown>> {
   const { opts, client, runs } = receiver;
   const workflowId = levelWorkflowId(d.crawlId, d.depth);
@@ -242,22 +244,28 @@ async function acceptDispatch(receiver: Receiver, d: DispatchBody, runKnobs: Flo
     .catch(() => undefined);
   const running = status === 'RUNNING';
   const prior = status === 'COMPLETED' ? await priorSlices(client, workflowId) : [];
+  const [first, ...rest] = splitPages(d.pages);
+  const parts = rest.length > 0 ? { id: randomUUID(), count: rest.length + 1 } : undefined;
   const input: LevelInput = {
-    dispatch: d,
+    dispatch: { ...d, pages: first! },
     knobs: runKnobs,
     captureQueue: opts.config.temporal.captureQueue,
     heartbeatIntervalMs: opts.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     receivedAt: Date.now(),
     ...(prior.length > 0 ? { priorSlices: prior } : {}),
     ...(opts.reportRetry ? { reportRetry: opts.reportRetry } : {}),
+    ...(parts !== undefined ? { parts } : {}),
   };
-  await client.workflow.signalWithStart(LEVEL_WORKFLOW, {
+  const level = await client.workflow.signalWithStart(LEVEL_WORKFLOW, {
     workflowId,
     taskQueue: opts.config.temporal.flowQueue,
     args: [input],
     signal: redispatchSignal,
     signalArgs: [input],
   });
+  // in order, after the first: a receiver that dies between them leaves the level waiting, and the
+  // ledger, answered nothing, dispatches it again
+  for (const [i, pages] of rest.entries()) await level.signal(dispatchPartSignal, { id: parts!.id, index: i + 1, pages });
   const known = runs.latest(d.crawlId, d.depth);
   if (known === undefined || SETTLED.includes(known.state)) runs.track(d, runKnobs);
   receiver.log(`level ${d.crawlId}/${d.depth}: ${d.pages.length} pages${running ? ' (dispatched again: the running level takes it)' : ''}`);

@@ -5,7 +5,9 @@
 // goes on where it was. A dispatch sent again reaches this run as signal redispatch: the report
 // goes where the latest says, and pages it adds are captured in a slice of their own. A level
 // dispatched after its run closed starts a new run that reuses the pages the earlier runs
-// captured (their slices' results), so no page is captured twice.
+// captured (their slices' results), so no page is captured twice. A dispatch too large for one
+// Temporal payload comes in parts (src/domain/dispatch-parts.ts): the level waits for all of them,
+// until its deadline, before it captures.
 import {
   allHandlersFinished,
   ApplicationFailure,
@@ -18,6 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DispatchBody } from '../../domain/contract.ts';
+import { DispatchAssembly } from '../../domain/dispatch-parts.ts';
 import { planSlices, sliceSlots } from '../../domain/level-slices.ts';
 import { DEDUP_LIMITS, PayloadIndex } from '../../domain/wacz/payload-index.ts';
 import type { FlowActivities, LevelTarget } from '../activities/types.ts';
@@ -25,8 +28,10 @@ import { dispatchBehaviors } from '../../domain/behavior-budget.ts';
 import { levelPrefix, levelWindow, parseNotBefore } from '../level.ts';
 import { REPORT_FINAL, SLICE_WORKFLOW, sliceWorkflowId } from '../names.ts';
 import {
+  dispatchPartSignal,
   levelStateQuery,
   redispatchSignal,
+  type DispatchPart,
   type LevelInput,
   type LevelPhase,
   type LevelState,
@@ -40,6 +45,19 @@ const PRIOR_PAYLOADS_PATCH = 'dedup-prior-payloads';
 
 /** After its report the level stays open this long for a dispatch sent again meanwhile. */
 const LINGER_AFTER_REPORT_MS = 60_000;
+/** How long a level whose dispatch names no deadline waits for the rest of its parts. */
+const PARTS_WAIT_MS = 10 * 60_000;
+
+/** A dispatch coming in parts: its first part's input, and the pages so far. */
+type Assembling = { input: LevelInput; pages: DispatchAssembly<DispatchBody['pages'][number]> };
+
+const inParts = (input: LevelInput): boolean => input.parts !== undefined && input.parts.count > 1;
+
+function assemblyOf(input: LevelInput): Assembling {
+  const pages = new DispatchAssembly<DispatchBody['pages'][number]>(input.parts!.id, input.parts!.count);
+  pages.add(0, input.dispatch.pages);
+  return { input, pages };
+}
 
 export class LevelRun {
   private input: LevelInput;
@@ -58,11 +76,18 @@ export class LevelRun {
   private readonly notBefore: Record<string, number>;
   /** payloads the crawl's earlier levels and this level's finished slices stored */
   private readonly payloads = new PayloadIndex();
+  /** false until the first dispatch whose pages are all in is taken */
+  private ready: boolean;
+  /** the latest dispatch still coming in parts; an earlier one left incomplete is dropped (every
+   * dispatch names the whole level) */
+  private assembling: Assembling | undefined;
 
   constructor(input: LevelInput) {
     this.input = input;
     this.sliceIds = [...(input.priorSlices ?? [])];
     this.notBefore = parseNotBefore(input.dispatch.notBefore);
+    this.ready = !inParts(input);
+    if (!this.ready) this.assembling = assemblyOf(input);
   }
 
   /** The level as a query answers it: the dispatch without its pages (a 20,000-page level's
@@ -79,10 +104,37 @@ export class LevelRun {
     };
   }
 
-  /** A later dispatch of the same level: its capability, URLs and deadline win; new pages are added. */
+  /** A dispatch as it arrives (signal redispatch): whole, or the first of its parts. */
   redispatch(next: LevelInput): void {
+    if (inParts(next)) {
+      // signal-with-start hands the starting input over again as the signal
+      if (this.assembling?.pages.id !== next.parts!.id) this.assembling = assemblyOf(next);
+      return;
+    }
+    this.assembling = undefined;
+    this.take(next);
+  }
+
+  /** A later part of the dispatch coming in parts: once every part is in, the dispatch is taken. */
+  part(p: DispatchPart): void {
+    const a = this.assembling;
+    if (a === undefined || a.pages.id !== p.id || !a.pages.add(p.index, p.pages)) return;
+    this.assembling = undefined;
+    const { parts: _parts, ...input } = a.input;
+    this.take({ ...input, dispatch: { ...input.dispatch, pages: a.pages.pages() } });
+  }
+
+  /** A dispatch whose pages are all in: the level's first, or a later one, whose capability, URLs
+   * and deadline win and whose new pages are added. */
+  private take(next: LevelInput): void {
+    if (!this.ready) {
+      this.input = next;
+      this.ready = true;
+      return;
+    }
     const d = this.input.dispatch;
-    const added = next.dispatch.pages.filter((p) => !d.pages.some((q) => q.url === p.url));
+    const known = new Set(d.pages.map((p) => p.url));
+    const added = next.dispatch.pages.filter((p) => !known.has(p.url));
     const moved = next.dispatch.capability !== d.capability || next.dispatch.reportUrl !== d.reportUrl;
     if (added.length === 0 && !moved) return;
     this.input = { ...this.input, dispatch: { ...next.dispatch, pages: [...d.pages, ...added] } };
@@ -90,6 +142,7 @@ export class LevelRun {
   }
 
   async run(): Promise<void> {
+    if (!(await this.allPartsIn())) return;
     const prior = this.input.priorSlices ?? [];
     const d = this.input.dispatch;
     // patched: a level that started before this step existed replays without it
@@ -115,6 +168,18 @@ export class LevelRun {
       this.redispatched = false;
       this.phase = 'capturing';
     }
+  }
+
+  /** Waits, until the level's deadline, for a dispatch whose pages are all in; false (the level
+   * failed) when none came. The ledger, hearing nothing of the level, dispatches it again. */
+  private async allPartsIn(): Promise<boolean> {
+    if (this.ready) return true;
+    const deadline = Date.parse(this.input.dispatch.deadline ?? '');
+    const wait = Number.isNaN(deadline) ? PARTS_WAIT_MS : Math.max(1, deadline - Date.now());
+    if (await condition(() => this.ready, wait)) return true;
+    this.phase = 'failed';
+    this.error = `the dispatch's pages did not all arrive (${this.assembling?.pages.id ?? 'no dispatch'} incomplete)`;
+    return false;
   }
 
   /** Captures the pages not yet in a slice, with heartbeats; false when the level failed. */
@@ -252,6 +317,7 @@ function outcomeOf(err: unknown): ReportOutcome {
 export async function captureLevel(input: LevelInput): Promise<Omit<LevelState, 'dispatch'>> {
   const level = new LevelRun(input);
   setHandler(redispatchSignal, (next) => level.redispatch(next));
+  setHandler(dispatchPartSignal, (p) => level.part(p));
   setHandler(levelStateQuery, () => level.state());
   await level.run();
   await condition(allHandlersFinished);

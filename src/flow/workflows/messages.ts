@@ -20,6 +20,16 @@ export interface LevelInput {
   priorSlices?: string[];
   /** default: the report is tried until the level's deadline */
   reportRetry?: { attempts: number; baseDelayMs: number };
+  /** set when the dispatch's pages were too many for one payload (src/domain/dispatch-parts.ts):
+   * `dispatch.pages` holds the first part, dispatchPartSignal brings the others */
+  parts?: { id: string; count: number };
+}
+
+/** One part after the first of a dispatch sent in parts, its pages in dispatch order. */
+export interface DispatchPart {
+  id: string;
+  index: number;
+  pages: DispatchBody['pages'];
 }
 
 export type LevelPhase = 'capturing' | 'reporting' | 'reported' | 'report-failed' | 'dropped' | 'failed';
@@ -126,6 +136,7 @@ export interface CaptureStarted {
 }
 
 export const redispatchSignal = defineSignal<[LevelInput]>('redispatch');
+export const dispatchPartSignal = defineSignal<[DispatchPart]>('dispatchPart');
 export const levelStateQuery = defineQuery<LevelState>('levelState');
 export const hostDoneSignal = defineSignal<[HostDone]>('hostDone');
 export const captureStartedSignal = defineSignal<[CaptureStarted]>('captureStarted');
