@@ -50,6 +50,8 @@ export interface VisitOptions {
   behaviors?: PageCaptureOptions['behaviors'];
   /** told the moment the host's part is over, before rendering and teardown */
   onHostDone?: (hostDoneAt: number) => void;
+  /** the capture given up: the visit is torn down */
+  signal?: AbortSignal;
 }
 
 /** The document the browser loaded, judged as the plain fetch used to: an HTTP error or a non-HTML body fails the page. */
@@ -94,6 +96,7 @@ export async function visitPage(browser: CaptureBrowser, url: string, opts: Visi
       ...(opts.behaviors ? { behaviors: opts.behaviors } : {}),
       ...(opts.liveShot === true ? { liveShot: true } : {}),
       ...(opts.onHostDone ? { onHostDone: opts.onHostDone } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
     },
     (main, finalUrl) => judgeDocument(main, finalUrl, opts.injectFailure),
   );

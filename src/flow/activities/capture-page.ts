@@ -4,9 +4,12 @@
 // part ends, so the host's spacing never waits for an upload. Heartbeats go out all along: a
 // worker that dies mid-page is found out within the heartbeat timeout and the page goes to
 // another worker; the dead one's half-written artifacts are overwritten by the next attempt
-// (same taskId, same keys) and only a manifest written last is ever reported.
+// (same taskId, same keys) and only a manifest written last is ever reported. A worker alive but
+// given up by Temporal (its heartbeats not heard within the timeout, the slice cancelled) hears so
+// on its next heartbeat: the capture stops where it is, its visit torn down, nothing uploaded, so
+// the attempt that took the page over is the only one that visits the host and writes its keys.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import { hostDelayMs, hostReadyAt, visitDeadlineMs } from '../../domain/capture-window.ts';
 import type { RobotsRules } from '../../domain/robots.ts';
 import type { WaczSigner } from '../../domain/wacz/write.ts';
@@ -46,16 +49,28 @@ export interface CaptureDeps {
   lanes?: { queue: string; gates: CaptureLanes };
 }
 
-async function waitUntil(at: number): Promise<void> {
-  for (let wait = at - Date.now(); wait > 0; wait = at - Date.now()) await sleep(Math.min(wait, 1000));
+/** Waits until `at`, or until the capture is given up. */
+async function waitUntil(at: number, ctx: Context): Promise<void> {
+  for (let wait = at - Date.now(); wait > 0; wait = at - Date.now()) {
+    await sleep(Math.min(wait, 1000), undefined, { signal: ctx.cancellationSignal }).catch(() => undefined);
+    throwIfGivenUp(ctx);
+  }
 }
 
 class WorkerStopped extends Error {
   override name = 'WorkerStopped';
 }
 
-function throwIfStopped(deps: CaptureDeps): void {
+/** Temporal gave the capture up: its reason (a CancelledFailure), thrown so the attempt ends as cancelled. */
+function throwIfGivenUp(ctx: Context): void {
+  if (!ctx.cancellationSignal.aborted) return;
+  const reason: unknown = ctx.cancellationSignal.reason;
+  throw reason instanceof CancelledFailure ? reason : new CancelledFailure(`the capture was given up: ${String(reason)}`);
+}
+
+function throwIfStopped(deps: CaptureDeps, ctx: Context): void {
   if (deps.stopped?.()) throw new WorkerStopped('the capture worker is stopping');
+  throwIfGivenUp(ctx);
 }
 
 export function createCaptureActivities(deps: CaptureDeps): CaptureActivities {
@@ -84,7 +99,8 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context,
   const lanes = deps.lanes;
   if (input.after !== undefined) await lanes?.gates.after({ workflowId: key.workflowId, ...input.after });
   // handed over ahead of the host's ready time: not even robots.txt is asked for before it
-  await waitUntil(input.startAt ?? 0);
+  await waitUntil(input.startAt ?? 0, ctx);
+  throwIfGivenUp(ctx);
   if (lanes !== undefined) started(deps, input, ctx, lanes.queue);
   const rules = await deps.robots.get(url);
   const delay = rules.crawlDelayMs !== undefined ? { crawlDelayMs: rules.crawlDelayMs } : {};
@@ -95,14 +111,14 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context,
   const hostDelay = hostDelayMs(input.delayMs, rules.crawlDelayMs);
   const readyAt = hostReadyAt(input.lastFinishedAt, hostDelay);
   if (readyAt > input.startBy) return { kind: 'too-late', ...delay, readyAt };
-  await waitUntil(readyAt);
-  throwIfStopped(deps);
+  await waitUntil(readyAt, ctx);
+  throwIfStopped(deps, ctx);
 
   // derived, not random: another attempt (another worker) writes the same keys
   const taskId = pageTaskId(input.crawlId, input.depth, url);
   const { checked, visited } = await heldVisit(deps, input, ctx, key, { taskId, hostDelay, delay });
   const packaged = await packageVisit(deps, input, rules, checked, { taskId, ...visited });
-  return await storeCapture(deps, input, packaged, visited);
+  return await storeCapture(deps, input, ctx, packaged, visited);
 }
 
 /**
@@ -138,14 +154,14 @@ async function heldVisit(
   };
   let checked: CheckedVisit;
   try {
-    checked = await checkedVisit(deps.browser, input.url, { ...visitOptions(deps, input), onHostDone }, input.qa === true, {
+    checked = await checkedVisit(deps.browser, input.url, { ...visitOptions(deps, input), onHostDone, signal: ctx.cancellationSignal }, input.qa === true, {
       delayMs: at.hostDelay,
       finishBy: input.finishBy,
     });
   } finally {
     free();
   }
-  throwIfStopped(deps);
+  throwIfStopped(deps, ctx);
   await tell(checked.hostDoneAt);
   return { checked, visited: visitedAt(checked.hostDoneAt) };
 }
@@ -225,11 +241,11 @@ async function packageVisit(
 }
 
 /** Uploads the capture (its manifest last) and says how it went. */
-async function storeCapture(deps: CaptureDeps, input: CapturePageInput, packaged: Packaged, visited: VisitedTimes): Promise<CapturePageResult> {
+async function storeCapture(deps: CaptureDeps, input: CapturePageInput, ctx: Context, packaged: Packaged, visited: VisitedTimes): Promise<CapturePageResult> {
   const { url, knobs } = input;
   const finalUrl = packaged.finalUrl !== undefined ? { finalUrl: packaged.finalUrl } : {};
   const lostManifest = matches(knobs.manifestError, url);
-  throwIfStopped(deps);
+  throwIfStopped(deps, ctx);
   try {
     await writeCapture(packaged, deps.store, { skipManifest: lostManifest });
   } catch (err) {

@@ -37,6 +37,8 @@ export interface PageCaptureOptions {
   behaviors?: BehaviorSettings & { seconds: number };
   /** told the moment the page has been read (the host's part is over), before rendering and teardown */
   onHostDone?: (hostDoneAt: number) => void;
+  /** the capture given up (Temporal cancelled it): the visit is torn down as at its deadline */
+  signal?: AbortSignal;
 }
 
 export interface PageCapture {
@@ -71,16 +73,20 @@ export type AfterLoad = (main: HttpExchange, finalUrl: string) => PageCaptureFai
 
 export async function capturePage(browser: CaptureBrowser, url: string, opts: PageCaptureOptions, afterLoad?: AfterLoad): Promise<PageCaptureResult> {
   const run: CaptureRun = { opts, ac: new AbortController(), startedAt: Date.now(), mainHops: [] };
-  const timer = setTimeout(() => {
+  const tearDown = (): void => {
     run.ac.abort(new Error('deadline'));
     void run.context?.close().catch(() => {});
-  }, opts.deadlineMs);
+  };
+  const timer = setTimeout(tearDown, opts.deadlineMs);
+  opts.signal?.addEventListener('abort', tearDown, { once: true });
+  if (opts.signal?.aborted) tearDown();
   try {
     return await captureStages(browser, url, run, afterLoad);
   } catch (err) {
     return thrown(run, err);
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', tearDown);
     await run.context?.close().catch(() => {});
   }
 }
