@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAddressPolicy, parseAllowlist } from '../domain/address-policy.ts';
 import { createGuardedFetcher } from './fetch.ts';
-import { fetchRobotsTxt, RobotsCache } from './robots-cache.ts';
+import { fetchRobotsTxt, ROBOTS_CACHE_ORIGINS, RobotsCache } from './robots-cache.ts';
 
 const fetcher = createGuardedFetcher(createAddressPolicy(parseAllowlist('127.0.0.0/8')));
 
@@ -35,6 +35,37 @@ describe('RobotsCache', () => {
     expect(cache.knownCrawlDelays()).toEqual({});
     await cache.get('http://h:1/c');
     expect(calls).toHaveLength(3);
+  });
+
+  it('holds at most maxOrigins, forgetting the origin asked for least recently', async () => {
+    const calls: string[] = [];
+    const cache = new RobotsCache(
+      async (url) => {
+        calls.push(new URL(url).host);
+        return { kind: 'ok', body: 'User-agent: *\nDisallow: /x\n' } satisfies RobotsFetch;
+      },
+      60_000,
+      () => 0,
+      2,
+    );
+    await cache.get('http://a/');
+    await cache.get('http://b/');
+    await cache.get('http://a/again'); // a is now the most recent
+    await cache.get('http://c/'); // b goes
+    expect(cache.size).toBe(2);
+    await cache.get('http://a/');
+    await cache.get('http://c/');
+    expect(calls).toEqual(['a', 'b', 'c']);
+    await cache.get('http://b/');
+    expect(calls).toEqual(['a', 'b', 'c', 'b']);
+    expect(cache.size).toBe(2);
+  });
+
+  it('a worker meeting 5,000 origins holds 1,000 of them (ROBOTS_CACHE_ORIGINS)', async () => {
+    expect(ROBOTS_CACHE_ORIGINS).toBe(1000);
+    const cache = new RobotsCache(async () => ({ kind: 'unavailable', status: 404 }) satisfies RobotsFetch, 60_000);
+    for (let i = 0; i < 5000; i++) await cache.get(`http://h${i}.test/`);
+    expect(cache.size).toBe(1000);
   });
 });
 

@@ -40,25 +40,46 @@ export async function fetchRobotsTxt(fetcher: Fetcher, pageUrl: string, userAgen
   }
 }
 
+/**
+ * Origins whose robots.txt a worker keeps at once. A worker runs for days and meets thousands of
+ * hosts, each robots.txt up to MAX_ROBOTS_BYTES: past this many, the origin asked for least
+ * recently is forgotten (and fetched again if it comes back).
+ */
+export const ROBOTS_CACHE_ORIGINS = 1000;
+
+type Entry = { at: number; rules: Promise<RobotsRules>; host: string; delay?: number };
+
 export class RobotsCache {
-  private readonly entries = new Map<string, { at: number; rules: Promise<RobotsRules>; host: string; delay?: number }>();
+  /** in the order last asked for, oldest first */
+  private readonly entries = new Map<string, Entry>();
 
   private readonly fetchRobots: (pageUrl: string) => Promise<RobotsFetch>;
   private readonly ttlMs: number;
   private readonly now: () => number;
+  private readonly maxOrigins: number;
 
-  constructor(fetchRobots: (pageUrl: string) => Promise<RobotsFetch>, ttlMs: number, now: () => number = Date.now) {
+  constructor(fetchRobots: (pageUrl: string) => Promise<RobotsFetch>, ttlMs: number, now: () => number = Date.now, maxOrigins = ROBOTS_CACHE_ORIGINS) {
     this.fetchRobots = fetchRobots;
     this.ttlMs = ttlMs;
     this.now = now;
+    this.maxOrigins = maxOrigins;
+  }
+
+  /** How many origins it holds now. */
+  get size(): number {
+    return this.entries.size;
   }
 
   get(pageUrl: string): Promise<RobotsRules> {
     const u = new URL(pageUrl);
     const origin = `${u.protocol}//${u.host}`;
     const hit = this.entries.get(origin);
-    if (hit !== undefined && this.now() - hit.at < this.ttlMs) return hit.rules;
-    const entry: { at: number; rules: Promise<RobotsRules>; host: string; delay?: number } = {
+    this.entries.delete(origin);
+    if (hit !== undefined && this.now() - hit.at < this.ttlMs) {
+      this.entries.set(origin, hit);
+      return hit.rules;
+    }
+    const entry: Entry = {
       at: this.now(),
       host: u.host,
       rules: this.fetchRobots(pageUrl).then((f) => {
@@ -68,6 +89,10 @@ export class RobotsCache {
       }),
     };
     this.entries.set(origin, entry);
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size <= this.maxOrigins) break;
+      this.entries.delete(oldest);
+    }
     return entry.rules;
   }
 
