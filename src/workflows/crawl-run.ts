@@ -30,6 +30,10 @@ import { describe, isStaleReport } from './failures.ts';
 import type { CancelRequest, ReportRefused } from './messages.ts';
 import { ReportQueue, type LevelReported } from './report-queue.ts';
 
+/** The step that marks a crawl workflow with no running row CrawlState=absent (a history from
+ * before it replays without it). */
+const ABSENT_STATE_PATCH = 'absent-crawl-state';
+
 /** A level either yields its admission (the crawl goes on from it) or ends the crawl. */
 type LevelEnd = { admitted: AdmitLevelResult } | { stopped: CrawlOutcome };
 
@@ -97,6 +101,8 @@ export class CrawlRun {
   /** No running row: the API's transaction never committed, or the row was already finished. Nothing to drive, nothing to finish. */
   async exitAbsent(): Promise<CrawlWorkflowResult> {
     log.warn('no running crawl row; exiting', { crawlId: this.crawlId });
+    // the API started it as running: an operator's CrawlState="running" must not list it for ever
+    if (patched(ABSENT_STATE_PATCH)) upsertSearchAttributes([{ key: CRAWL_STATE_KEY, value: 'absent' }]);
     this.progress.phase = 'done';
     await condition(allHandlersFinished);
     return { crawlId: this.crawlId, state: 'absent', stopReason: null, failure: null, levels: [] };

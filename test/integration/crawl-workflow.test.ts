@@ -345,15 +345,18 @@ describe('crawl workflow', () => {
     expect(archives).toHaveLength(2);
   });
 
-  it('a workflow whose row does not exist exits without doing anything', async () => {
+  it('a workflow whose row does not exist exits without doing anything, and no longer says it is running', async () => {
     const ghost = '00000000-0000-4000-8000-000000000001';
     const before = h.hook.dispatches.length;
+    // started as the API starts one (a start whose row never committed)
     const handle = await h.tw.client.workflow.start<typeof crawlWorkflow>(CRAWL_WORKFLOW, {
       taskQueue,
       workflowId: crawlWorkflowId(ghost),
       args: [{ crawlId: ghost, orgId: ORG, levelTimeoutSeconds: 30 }],
+      typedSearchAttributes: [{ key: CRAWL_STATE_KEY, value: 'running' }],
     });
     expect(await handle.result()).toEqual({ crawlId: ghost, state: 'absent', stopReason: null, failure: null, levels: [] });
+    expect((await handle.describe()).typedSearchAttributes.get(CRAWL_STATE_KEY)).toBe('absent');
     expect(h.hook.dispatches.length).toBe(before);
     expect(await h.tdb.db.selectFrom('crawls').select('id').where('id', '=', ghost).execute()).toEqual([]);
   });
