@@ -3,7 +3,6 @@ export const TASK_QUEUE = 'capture-ledger';
 export const CRAWL_WORKFLOW = 'crawl';
 export const RECONCILE_WORKFLOW = 'reconcile';
 export const OUTBOX_DRAIN_WORKFLOW = 'outboxDrain';
-export const INDEX_CRAWL_WORKFLOW = 'indexCrawl';
 export const INDEX_PENDING_WORKFLOW = 'indexPending';
 
 export const crawlWorkflowId = (crawlId: string): string => `crawl-${crawlId}`;
