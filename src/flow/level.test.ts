@@ -26,6 +26,30 @@ describe('level helpers', () => {
     expect(log.get('nope')).toEqual([]);
     expect(Object.keys(log.all())).toEqual(['h:1', 'k:1']);
   });
+  it('keeps the newest captures of a host, and forgets the hosts recorded to least recently past its total', () => {
+    const log = new HostLog({ perHost: 3, total: 5 });
+    const capture = (i: number) => ({ crawlId: 'c', depth: 0, url: `u${i}`, taskId: `t${i}`, submittedAt: i, finishedAt: i + 1 });
+    for (let i = 1; i <= 4; i++) log.record('a:1', capture(i));
+    expect(log.get('a:1').map((c) => c.taskId)).toEqual(['t2', 't3', 't4']);
+    log.record('b:1', capture(5));
+    log.record('c:1', capture(6));
+    expect(Object.keys(log.all())).toEqual(['a:1', 'b:1', 'c:1']);
+    // a is the least recently recorded to: six captures kept are one too many, so a goes
+    log.record('b:1', capture(7));
+    expect(Object.keys(log.all())).toEqual(['c:1', 'b:1']);
+    expect(log.lastFinishes()).toEqual({ 'c:1': 7, 'b:1': 8 });
+    // d's three and b's two are five: c, recorded to least recently, goes
+    for (let i = 8; i <= 20; i++) log.record('d:1', capture(i));
+    expect(Object.keys(log.all())).toEqual(['b:1', 'd:1']);
+    expect(log.get('d:1').map((c) => c.taskId)).toEqual(['t18', 't19', 't20']);
+  });
+  it('a worker recording 200,000 captures on 20,000 hosts keeps at most 50,000 of them (a host goes whole)', () => {
+    const log = new HostLog();
+    for (let i = 0; i < 200_000; i++) log.record(`h${i % 20_000}:80`, { crawlId: 'c', depth: 0, url: 'u', taskId: `t${i}`, submittedAt: i, finishedAt: i });
+    const kept = Object.values(log.all()).reduce((n, l) => n + l.length, 0);
+    expect(kept).toBeLessThanOrEqual(50_000);
+    expect(kept).toBeGreaterThan(50_000 - 10);
+  });
 });
 
 describe('levelWindow', () => {

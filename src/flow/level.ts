@@ -19,16 +19,34 @@ export interface HostCapture {
 
 /** What the flow has done to each host (host with port), kept in memory for pacing and tests. */
 export class HostLog {
+  /** in the order last recorded to, oldest first */
   private readonly byHost = new Map<string, HostCapture[]>();
+  private total = 0;
 
   /** captures kept per host (the newest); the last finish is what pacing needs */
   static readonly KEEP_PER_HOST = 5000;
+  /** captures kept in all: a worker runs for days, and every capture it makes is recorded here;
+   * past this, the hosts recorded to least recently are forgotten first */
+  static readonly KEEP_TOTAL = 50_000;
+
+  private readonly keep: { perHost: number; total: number };
+
+  constructor(keep = { perHost: HostLog.KEEP_PER_HOST, total: HostLog.KEEP_TOTAL }) {
+    this.keep = keep;
+  }
 
   record(host: string, c: HostCapture): void {
     const list = this.byHost.get(host) ?? [];
+    this.byHost.delete(host);
     list.push(c);
-    if (list.length > HostLog.KEEP_PER_HOST) list.splice(0, list.length - HostLog.KEEP_PER_HOST);
+    this.total += 1;
+    if (list.length > this.keep.perHost) this.total -= list.splice(0, list.length - this.keep.perHost).length;
     this.byHost.set(host, list);
+    for (const [oldest, captures] of this.byHost) {
+      if (this.total <= this.keep.total || oldest === host) break;
+      this.byHost.delete(oldest);
+      this.total -= captures.length;
+    }
   }
 
   get(host: string): HostCapture[] {
