@@ -135,6 +135,22 @@ describe('createGuardedFetcher', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('bounds the name lookup by the same timeout: a resolver that never answers fails the fetch at it, and nothing is connected to', async () => {
+    let asked = 0;
+    const fetcher = createGuardedFetcher(policy, {
+      resolve: () => {
+        asked += 1;
+        return new Promise<string[]>(() => {});
+      },
+    });
+    const err = await fetcher(get(`http://never.answers.test:${listener.port}/`), { timeoutMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e as FetchError,
+    );
+    expect([asked, err?.type, err?.message]).toEqual([1, 'network', 'no complete answer from never.answers.test:' + listener.port + ' within 300 ms']);
+    expect(listener.connections).toEqual([]);
+  });
+
   it('checks every redirect hop: a redirect to the listener is refused before connecting', async () => {
     const fetcher = createGuardedFetcher(policy);
     const err = await refusal(fetchFollowing(fetcher, `${siteUrl}/to-listener`, { userAgent: 'ua' }));

@@ -187,14 +187,27 @@ function failure(t: Target, err: unknown): FetchError {
   return t.timeout.aborted && e.type === 'aborted' ? timedOut(t) : e;
 }
 
+/** `p`, or the signal's abort, whichever comes first: a lookup that hangs (a name server that
+ * never answers, a page naming slow hosts) holds the fetch no longer than its timeout. */
+function withinSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** The addresses the host resolved to that the policy allows; throws the first refusal when it allows none. */
-async function allowedAddresses(policy: AddressPolicy, resolve: Resolver, { host, port }: Target): Promise<string[]> {
+async function allowedAddresses(policy: AddressPolicy, resolve: Resolver, target: Target): Promise<string[]> {
+  const { host, port } = target;
   let addresses: string[];
   if (isIP(host) !== 0) addresses = [host];
   else {
     try {
-      addresses = await resolve(host);
+      addresses = await withinSignal(resolve(host), target.signal);
     } catch (err) {
+      if (target.signal.aborted) throw failure(target, err);
       throw new FetchError('network', `${host}: ${(err as Error).message}`);
     }
   }
