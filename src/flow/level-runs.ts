@@ -105,7 +105,7 @@ export class LevelRuns {
       // state for ever, or nothing: the level failed, and the receiver's close does not wait on it
       const closed = await closedStatus(handle);
       if (closed !== undefined) {
-        run.error ??= `the level workflow was ${closed.toLowerCase().replace('_', ' ')} before it settled`;
+        run.error ??= `the level workflow was ${closed.toLowerCase().replaceAll('_', ' ')} before it settled`;
         run.state = 'failed';
         return;
       }
