@@ -3,7 +3,7 @@
 // builds from the environment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { identityEnv, type TestIdentity } from './api.ts';
+import { testApiEnv, type TestIdentity } from './api.ts';
 import { eventually } from './crawls.ts';
 import type { TestDatabase } from './db.ts';
 import { ROOT } from './env.ts';
@@ -23,17 +23,9 @@ export interface ApiProcess {
 
 const running: ChildProcess[] = [];
 
-/** The environment a process of the project runs with on `parts`, `identity` and `extra` over the test's own. */
+/** The environment a process of the project runs with on `parts`, `identity` and `extra` (testApiEnv) over the test's own. */
 export function processEnv(parts: { tdb: TestDatabase; store: TestStore }, identity: TestIdentity, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    CAPTURE_LEDGER_DATABASE_URL: parts.tdb.url,
-    CAPTURE_LEDGER_FGA_API_URL: parts.store.apiUrl,
-    CAPTURE_LEDGER_FGA_STORE_ID: parts.store.storeId,
-    CAPTURE_LEDGER_FGA_MODEL_ID: parts.store.modelId,
-    ...identityEnv(identity),
-    ...extra,
-  };
+  return { ...process.env, ...testApiEnv({ ...parts, identity, env: extra }) };
 }
 
 /** Starts src/api/main.ts on a free port and waits for its listening line. stopApiProcesses ends it. */

@@ -55,16 +55,21 @@ export function identityEnv(identity: TestIdentity): Record<string, string> {
   };
 }
 
-/** The configuration a test API runs with: the test database and store, the chosen identity. */
-export function testApiConfig(opts: Pick<TestApiOptions, 'tdb' | 'store' | 'identity' | 'env'>): Config {
-  return testConfig({
+/** The settings a test API runs with, over the project's: the test database and store, the chosen identity. */
+export function testApiEnv(opts: Pick<TestApiOptions, 'tdb' | 'store' | 'identity' | 'env'>): Record<string, string | undefined> {
+  return {
     CAPTURE_LEDGER_DATABASE_URL: opts.tdb.url,
     CAPTURE_LEDGER_FGA_API_URL: opts.store.apiUrl,
     CAPTURE_LEDGER_FGA_STORE_ID: opts.store.storeId,
     CAPTURE_LEDGER_FGA_MODEL_ID: opts.store.modelId,
     ...identityEnv(opts.identity ?? 'dev'),
     ...opts.env,
-  });
+  };
+}
+
+/** The configuration a test API runs with (testApiEnv). */
+export function testApiConfig(opts: Pick<TestApiOptions, 'tdb' | 'store' | 'identity' | 'env'>): Config {
+  return testConfig(testApiEnv(opts));
 }
 
 export async function startTestApi(opts: TestApiOptions): Promise<TestApi> {
