@@ -10,6 +10,7 @@
 import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
 import type { Identity } from '../domain/identity.ts';
 import { isUuid } from '../domain/uuid.ts';
+import { setRecent } from '../domain/recent.ts';
 import { checkContext, membershipTuples, userRef } from './tuples.ts';
 
 /** How long a list's answer may be served from OpenFGA's caches (their TTL). */
@@ -69,9 +70,7 @@ export function reachableJobs(fga: OpenFgaClient, identity: Identity, now = Date
   const jobs = listJobs(fga, identity, now);
   // a failed question is asked again next time, not kept
   jobs.catch(() => byCaller.get(key)?.jobs === jobs && byCaller.delete(key));
-  byCaller.delete(key);
-  byCaller.set(key, { window, jobs });
-  if (byCaller.size > MAX_CACHED_CALLERS) byCaller.delete(byCaller.keys().next().value!);
+  setRecent(byCaller, key, { window, jobs }, MAX_CACHED_CALLERS);
   return jobs;
 }
 

@@ -1,6 +1,7 @@
 // robots.txt per origin, fetched once and kept for a while (RFC 9309 allows up to 24 h; the
 // default here is shorter so a changed test site is seen). Concurrent asks share one fetch.
 import { robotsFrom, robotsUrl, type RobotsFetch, type RobotsRules } from '../domain/robots.ts';
+import { setRecent } from '../domain/recent.ts';
 import { fetchFollowing, FetchError } from './fetch.ts';
 import type { Fetcher } from './fetcher.ts';
 
@@ -74,9 +75,8 @@ export class RobotsCache {
     const u = new URL(pageUrl);
     const origin = `${u.protocol}//${u.host}`;
     const hit = this.entries.get(origin);
-    this.entries.delete(origin);
     if (hit !== undefined && this.now() - hit.at < this.ttlMs) {
-      this.entries.set(origin, hit);
+      setRecent(this.entries, origin, hit, this.maxOrigins);
       return hit.rules;
     }
     const entry: Entry = {
@@ -88,11 +88,7 @@ export class RobotsCache {
         return rules;
       }),
     };
-    this.entries.set(origin, entry);
-    for (const oldest of this.entries.keys()) {
-      if (this.entries.size <= this.maxOrigins) break;
-      this.entries.delete(oldest);
-    }
+    setRecent(this.entries, origin, entry, this.maxOrigins);
     return entry.rules;
   }
 
