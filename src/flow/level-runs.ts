@@ -13,6 +13,8 @@ import { levelStateQuery, type LevelPhase, type ReportOutcome } from './workflow
 const KEEP_LEVELS = 200;
 /** how often a level's state is read back from its workflow for GET /levels and the tests */
 const WATCH_INTERVAL_MS = 500;
+/** every how many reads of a level's state its workflow is asked whether it closed unsettled */
+const CLOSED_CHECK_EVERY = 6;
 /** how often waitForLevel looks again for a level not dispatched yet */
 const DISPATCH_POLL_MS = 50;
 
@@ -89,7 +91,7 @@ export class LevelRuns {
   /** Reads the level's state back from its workflow until it settles. */
   private async watch(run: LevelRun): Promise<void> {
     const handle = this.client.workflow.getHandle(levelWorkflowId(run.crawlId, run.depth));
-    for (;;) {
+    for (let reads = 1; ; reads++) {
       if (this.killed) {
         run.state = 'dropped';
         return;
@@ -103,7 +105,7 @@ export class LevelRuns {
       }
       // a workflow closed without settling (terminated, cancelled, timed out) answers its last
       // state for ever, or nothing: the level failed, and the receiver's close does not wait on it
-      const closed = await closedStatus(handle);
+      const closed = reads % CLOSED_CHECK_EVERY === 0 ? await closedStatus(handle) : undefined;
       if (closed !== undefined) {
         run.error ??= `the level workflow was ${closed.toLowerCase().replaceAll('_', ' ')} before it settled`;
         run.state = 'failed';
