@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startListener, listenerUrls, type Listener } from '../../test/support/hostile-site.ts';
 import { createAddressPolicy, parseAllowlist } from '../domain/address-policy.ts';
+import { ByteBudget } from '../domain/byte-budget.ts';
 import { createGuardedFetcher, fetchFollowing, FetchError, type Resolver } from './fetch.ts';
 
 const policy = createAddressPolicy(parseAllowlist('127.0.0.2/32'));
@@ -23,6 +24,7 @@ beforeAll(async () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
       if (req.url === '/to-listener') res.writeHead(302, { location: `http://127.0.0.1:${listener.port}/x` }).end();
       else if (req.url === '/big') res.end('x'.repeat(5000));
+      else if (req.url?.startsWith('/700k')) res.end(Buffer.alloc(700 * 1024, 0x61));
       else if (req.url === '/drip') {
         res.writeHead(200);
         const t = setInterval(() => res.write('.'), 200);
@@ -133,6 +135,27 @@ describe('createGuardedFetcher', () => {
     expect(drip?.type).toBe('network');
     expect(drip?.message).toContain('within 800 ms');
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('a budget shared by fetches in flight bounds what they hold together: a body that would cross it fails, and a failed one gives its bytes back', async () => {
+    const fetcher = createGuardedFetcher(policy);
+    const budget = new ByteBudget(1024 * 1024);
+    const both = await Promise.allSettled([fetcher(get(`${siteUrl}/700k-a`), { budget }), fetcher(get(`${siteUrl}/700k-b`), { budget })]);
+    const delivered = both.filter((r) => r.status === 'fulfilled');
+    const failed = both.filter((r) => r.status === 'rejected');
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]!.value.response.body.length).toBe(700 * 1024);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.reason).toMatchObject({ type: 'too-large', message: expect.stringContaining(`budget of ${1024 * 1024} bytes`) });
+    // the delivered body stays taken (the caller keeps it or gives it back); the failed one gave its part back
+    expect(budget.taken).toBe(700 * 1024);
+    budget.give(700 * 1024);
+    const dripped = await fetcher(get(`${siteUrl}/drip`), { budget, timeoutMs: 700 }).then(
+      () => undefined,
+      (e: unknown) => e as FetchError,
+    );
+    expect(dripped?.type).toBe('network');
+    expect(budget.taken).toBe(0);
   });
 
   it('bounds the name lookup by the same timeout: a resolver that never answers fails the fetch at it, and nothing is connected to', async () => {

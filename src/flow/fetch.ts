@@ -11,6 +11,7 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders 
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
 import { checkAddress, checkUrl, type AddressPolicy, type RefusalCode } from '../domain/address-policy.ts';
+import type { ByteBudget } from '../domain/byte-budget.ts';
 import type { HeaderList, HttpExchange, TlsSession } from '../domain/wacz/warc.ts';
 import type { Fetcher, FetchLimits, OutgoingRequest } from './fetcher.ts';
 
@@ -154,6 +155,7 @@ interface Target {
   port: number;
   timeoutMs: number;
   maxBytes: number;
+  budget: ByteBudget | undefined;
   /** fires at timeoutMs */
   timeout: AbortSignal;
   /** the timeout or the caller's signal */
@@ -172,7 +174,7 @@ function targetOf(policy: AddressPolicy, url: string, opts: GuardedFetcherOption
   const maxBytes = limits.maxBytes ?? opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = limits.signal ? AbortSignal.any([limits.signal, timeout]) : timeout;
-  const target: Target = { u, host, port, timeoutMs, maxBytes, timeout, signal };
+  const target: Target = { u, host, port, timeoutMs, maxBytes, budget: limits.budget, timeout, signal };
   if (signal.aborted) throw timeout.aborted ? timedOut(target) : new FetchError('aborted', 'aborted before the request');
   return target;
 }
@@ -257,11 +259,22 @@ function exchangeOver(connected: Connected, t: Target, req: OutgoingRequest): Pr
   const date = new Date();
   return new Promise<HttpExchange>((resolveExchange, reject) => {
     let settled = false;
+    /** bytes of this body taken from the shared budget: given back if the exchange fails */
+    let held = 0;
     const fail = (err: unknown): void => {
       if (settled) return;
       settled = true;
+      t.budget?.give(held);
+      held = 0;
       reject(failure(t, err));
       socket.destroy();
+    };
+    const take = (n: number): FetchError | undefined => {
+      if (settled) return new FetchError('aborted', 'the exchange is over');
+      if (t.budget === undefined) return undefined;
+      if (!t.budget.take(n)) return new FetchError('too-large', `${t.u.href}: the page's responses would hold more than its budget of ${t.budget.limit} bytes`);
+      held += n;
+      return undefined;
     };
     const answered = (res: IncomingMessage, body: Buffer): void => {
       if (settled) return;
@@ -287,21 +300,32 @@ function exchangeOver(connected: Connected, t: Target, req: OutgoingRequest): Pr
         setHost: true,
         signal: t.signal,
       },
-      (res: IncomingMessage) => readBody(res, t.maxBytes, fail, (body) => answered(res, body)),
+      (res: IncomingMessage) => readBody(res, t.maxBytes, take, fail, (body) => answered(res, body)),
     );
     r.on('error', fail);
     r.end(req.body);
   });
 }
 
-/** The body, up to maxBytes: one byte more fails the exchange. */
-function readBody(res: IncomingMessage, maxBytes: number, fail: (err: unknown) => void, done: (body: Buffer) => void): void {
+/** The body, up to maxBytes and what `take` grants it chunk by chunk: one byte more fails the exchange. */
+function readBody(
+  res: IncomingMessage,
+  maxBytes: number,
+  take: (n: number) => FetchError | undefined,
+  fail: (err: unknown) => void,
+  done: (body: Buffer) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
+  let refused = false;
   res.on('data', (c: Buffer) => {
+    if (refused) return;
     size += c.length;
-    if (size > maxBytes) fail(new FetchError('too-large', `body larger than ${maxBytes} bytes`));
-    else chunks.push(c);
+    const over = size > maxBytes ? new FetchError('too-large', `body larger than ${maxBytes} bytes`) : take(c.length);
+    if (over === undefined) return void chunks.push(c);
+    refused = true;
+    chunks.length = 0;
+    fail(over);
   });
   res.on('error', fail);
   res.on('end', () => done(Buffer.concat(chunks)));

@@ -3,6 +3,7 @@
 // the only Fetcher the flow builds is the guarded one (src/flow/fetch.ts: createGuardedFetcher),
 // which applies the address policy (src/domain/address-policy.ts) to the address it actually
 // connects to. Nothing else in src/flow opens a socket to a crawled site.
+import type { ByteBudget } from '../domain/byte-budget.ts';
 import type { HeaderList, HttpExchange } from '../domain/wacz/warc.ts';
 
 export interface OutgoingRequest {
@@ -18,6 +19,13 @@ export interface FetchLimits {
   signal?: AbortSignal;
   /** refuse bodies larger than this */
   maxBytes?: number;
+  /**
+   * Shared with the caller's other fetches in flight (a page's subresources): every body byte is
+   * taken from it as it is read, and a body that would cross it fails as too large. A failed
+   * exchange gives its bytes back; a delivered body's bytes stay taken, for the caller to give
+   * back if it does not keep the body.
+   */
+  budget?: ByteBudget;
   /** give up when no answer came within this long */
   timeoutMs?: number;
 }

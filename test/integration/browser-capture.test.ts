@@ -3,6 +3,7 @@
 // against a real test site and the real SeaweedFS: everything a page loads is in its WACZ, the
 // WACZ replays in the project's replay in Chromium, links and text come from the rendered page,
 // every format is produced and decodes, and the bounds hold (deadline, budget, cookies, pop-ups).
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
@@ -443,6 +444,48 @@ describe('bounds', { timeout: 120_000 }, () => {
     expect(v.exchanges).toHaveLength(3);
     expect(v.dropped).toBe(6);
     expect(s.pageRequests('a')).toHaveLength(3);
+  });
+
+  it('the byte budget holds for responses read at once: six 1 MiB images begun together never hold more than it, and the one that would cross it is cut', async () => {
+    // each image sends 600 KiB, then holds its last 400 KiB until a connection is cut: six at
+    // 600 KiB are over the page's 2.5 MiB, so unless the budget is shared while they are read,
+    // none is ever cut and no image completes before the deadline
+    const MiB = 1024 * 1024;
+    const log = { cut: 0, finished: [] as string[] };
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const server = createHttpServer((req, res) => {
+      if (req.url === '/') {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>heavy</title>${[0, 1, 2, 3, 4, 5].map((i) => `<img src="/i${i}.png">`).join('')}`);
+        return;
+      }
+      res.on('close', () => {
+        if (res.writableFinished) return void log.finished.push(req.url!);
+        log.cut++;
+        release();
+      });
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(MiB) });
+      res.write(Buffer.alloc(600 * 1024, 0x61));
+      void released.then(() => res.end(Buffer.alloc(MiB - 600 * 1024, 0x62)));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
+    try {
+      const origin = `http://127.0.0.2:${(server.address() as AddressInfo).port}`;
+      const v = await visit(`${origin}/`, { deadlineMs: 10_000, limits: { maxResources: 100, maxBytes: 2.5 * MiB } });
+      expect(v.kind).toBe('rendered');
+      if (v.kind !== 'rendered') return;
+      const images = v.exchanges.filter((x) => x.url !== `${origin}/`);
+      expect(log.cut).toBeGreaterThanOrEqual(1);
+      expect(images.length).toBeGreaterThanOrEqual(1);
+      expect(images.length).toBeLessThanOrEqual(2);
+      for (const x of images) expect(x.response.body.length).toBe(MiB);
+      for (const x of images) expect(log.finished).toContain(new URL(x.url).pathname);
+      expect(v.exchanges.reduce((n, x) => n + x.response.body.length, 0)).toBeLessThanOrEqual(2.5 * MiB);
+      expect(v.dropped).toBe(6 - images.length);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('keeps 10,000 links per page and the manifest says how many it dropped', async () => {

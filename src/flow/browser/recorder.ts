@@ -10,13 +10,14 @@
 // aborted, so nothing reaches the host off its clock.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Route } from 'playwright-core';
+import { ByteBudget } from '../../domain/byte-budget.ts';
 import type { HeaderList, HttpExchange } from '../../domain/wacz/warc.ts';
 import type { Fetcher, OutgoingRequest } from '../fetcher.ts';
 
 export interface RecorderLimits {
   /** requests recorded per page; the ones after are aborted */
   maxResources: number;
-  /** payload bytes recorded per page; a response that would cross it is aborted */
+  /** payload bytes per page, recorded and being read at once; a response that would cross it is aborted */
   maxBytes: number;
 }
 
@@ -95,6 +96,7 @@ export class Recorder {
   refused = 0;
   /** requests that failed on the network (not recorded) */
   failed = 0;
+  /** payload bytes recorded */
   bytes = 0;
   mainFailure: MainFailure | undefined;
   /** the main document answered with a redirect to here: page-capture navigates to it */
@@ -104,11 +106,14 @@ export class Recorder {
   /** requests being answered now, and when the last one ended */
   private inFlight = 0;
   private lastEnded = 0;
+  /** the recorded bodies and the ones being read, together */
+  private readonly budget: ByteBudget;
 
   private readonly o: RecorderOptions;
 
   constructor(o: RecorderOptions) {
     this.o = o;
+    this.budget = new ByteBudget(o.limits.maxBytes);
   }
 
   /** Everything after this is aborted: the host's part of the capture is over. */
@@ -185,7 +190,7 @@ export class Recorder {
     this.started++;
     let x: HttpExchange;
     try {
-      x = await this.o.fetcher(out, { signal: this.o.signal, maxBytes: this.o.limits.maxBytes - this.bytes });
+      x = await this.o.fetcher(out, { signal: this.o.signal, budget: this.budget });
     } catch (err) {
       const type = (err as { type?: string }).type;
       if (type === 'refused') this.refused++;
@@ -194,16 +199,11 @@ export class Recorder {
       if (main) this.mainFailure = { kind: type === 'refused' ? 'refused' : type === 'too-large' ? 'too-large' : 'network', message: (err as Error).message };
       return undefined;
     }
-    if (this.stopped || this.o.signal.aborted) return undefined;
-    if (this.bytes + x.response.body.length > this.o.limits.maxBytes) {
-      this.dropped++;
-      if (main)
-        this.mainFailure = {
-          kind: 'too-large',
-          message: `${x.url}: ${x.response.body.length} bytes would take the page over its budget of ${this.o.limits.maxBytes} bytes`,
-        };
+    if (this.stopped || this.o.signal.aborted) {
+      this.budget.give(x.response.body.length);
       return undefined;
     }
+    // the body's bytes were taken from the budget as they were read: they stay taken, recorded
     this.bytes += x.response.body.length;
     this.exchanges.push(x);
     this.o.onRecord?.(x, request);
