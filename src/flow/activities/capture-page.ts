@@ -49,8 +49,9 @@ export interface CaptureDeps {
   lanes?: { queue: string; gates: CaptureLanes };
 }
 
-/** Waits until `at`, or until the capture is given up. */
+/** Waits until `at`; throws when the capture is given up, before the wait or during it. */
 async function waitUntil(at: number, ctx: Context): Promise<void> {
+  throwIfGivenUp(ctx);
   for (let wait = at - Date.now(); wait > 0; wait = at - Date.now()) {
     await sleep(Math.min(wait, 1000), undefined, { signal: ctx.cancellationSignal }).catch(() => undefined);
     throwIfGivenUp(ctx);
@@ -100,7 +101,6 @@ async function capture(deps: CaptureDeps, input: CapturePageInput, ctx: Context,
   if (input.after !== undefined) await lanes?.gates.after({ workflowId: key.workflowId, ...input.after });
   // handed over ahead of the host's ready time: not even robots.txt is asked for before it
   await waitUntil(input.startAt ?? 0, ctx);
-  throwIfGivenUp(ctx);
   if (lanes !== undefined) started(deps, input, ctx, lanes.queue);
   const rules = await deps.robots.get(url);
   const delay = rules.crawlDelayMs !== undefined ? { crawlDelayMs: rules.crawlDelayMs } : {};
