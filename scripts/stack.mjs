@@ -4,7 +4,7 @@
 // .stack/logs/<service>.log, its pid in .stack/pids/<service>.json. `up` waits until each service
 // really answers (bounded), `down` stops only the processes `up` recorded.
 import { SERVICES, PROFILES, serviceSpec } from './lib/services.mjs';
-import { loadEnv } from './lib/env.mjs';
+import { ensureLocalSecrets, loadEnv } from './lib/env.mjs';
 import { fgaMigrate } from './lib/fga-migrate.mjs';
 import { StackError, logPath, logTail, portFree, readPid, rel, removePid, startDetached, stopPid, waitHealthy, writePid } from './lib/proc.mjs';
 
@@ -134,6 +134,8 @@ export function parseNames(argv) {
 }
 
 export async function up(profiles, only = []) {
+  // the S3 identities SeaweedFS is given are generated on a fresh clone
+  ensureLocalSecrets(say);
   loadEnv();
   const wanted = SERVICES.filter((s) => (only.length ? only.includes(s.name) : !s.profile || profiles.has(s.profile)));
   // every command first: a missing tool stops stack:up before anything was started

@@ -46,20 +46,33 @@ export function ensureDotEnv(log = console.log) {
   }
 }
 
-const FLOW_SECRET = 'CAPTURE_LEDGER_FLOW_CLIENT_SECRET';
-
 /**
- * `npm start`: the capture flow's client secret, which the flow and the dev issuer both read, is
- * generated into .env.local (never committed) unless some file or the environment sets one.
+ * The local stack's secrets. None is published: .env.example leaves each empty, and `npm start`,
+ * `npm test` and `stack:up` generate every one no file or the environment sets into .env.local
+ * (never committed, readable by its owner only), so two checkouts never share a key.
  */
-export function ensureFlowClientSecret(log = console.log, root = ROOT) {
-  if (mergedEnv(root)[FLOW_SECRET]?.trim()) return false;
+export const LOCAL_SECRETS = [
+  ['CAPTURE_LEDGER_FLOW_CLIENT_SECRET', "the capture flow's secret at the issuer"],
+  ['CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY', "the ledger's S3 key"],
+  ['CAPTURE_WORKER_S3_SECRET_ACCESS_KEY', "the capture workers' put-only S3 key"],
+  ['CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN', "the ledger's token at the capture flow's webhook"],
+];
+
+/** Values .env.example once shipped: a .env copied from it then still holds them, and they are public. */
+const PUBLISHED = new Set(['capture-ledger-dev-secret', 'capture-worker-dev-secret', 'dev-webhook-token']);
+
+/** Generates into .env.local each local secret that is unset, empty or a published value; returns the names written. */
+export function ensureLocalSecrets(log = console.log, root = ROOT) {
+  const env = mergedEnv(root);
+  const wanted = LOCAL_SECRETS.filter(([name]) => !env[name]?.trim() || PUBLISHED.has(env[name]));
+  if (wanted.length === 0) return [];
   const file = join(root, '.env.local');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const line = `${FLOW_SECRET}=${randomBytes(32).toString('base64url')}\n`;
-  appendFileSync(file, text === '' || text.endsWith('\n') ? line : `\n${line}`, { mode: 0o600 });
-  log(`generated ${FLOW_SECRET} into .env.local (the capture flow's secret at the issuer)`);
-  return true;
+  const lines = wanted.map(([name]) => `${name}=${randomBytes(32).toString('base64url')}\n`).join('');
+  appendFileSync(file, text === '' || text.endsWith('\n') ? lines : `\n${lines}`, { mode: 0o600 });
+  for (const [name, what] of wanted) log(`generated ${name} into .env.local (${what})`);
+  if (root === ROOT) loaded = null;
+  return wanted.map(([name]) => name);
 }
 
 export function intSetting(name) {

@@ -1,10 +1,10 @@
 // What `npm start` and `npm test` both do first (after scripts/lib/node.mjs put them on Node 24),
-// each step only when it is needed: npm ci, .env, the capture user, the flow's client secret in
+// each step only when it is needed: npm ci, .env, the capture user, the local secrets in
 // .env.local, tools, stack:up, db:migrate, fga:deploy.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { ensureCaptureUser } from './capture-user.mjs';
-import { ROOT, ensureDotEnv, ensureFlowClientSecret } from './env.mjs';
+import { ROOT, ensureDotEnv, ensureLocalSecrets } from './env.mjs';
 
 const t0 = Date.now();
 export const say = (msg) => console.log(`[setup ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
@@ -50,7 +50,7 @@ export async function setup({ profiles = new Set() } = {}) {
   await ensureNodeModules();
   ensureDotEnv(say);
   ensureCaptureUser(say);
-  ensureFlowClientSecret(say);
+  ensureLocalSecrets(say);
   say(`tools${profiles.size ? ` (profile ${[...profiles].join(',')})` : ''}`);
   const { tools } = await import('../tools.mjs');
   await tools({ profiles });

@@ -34,11 +34,15 @@ describe('loadConfig', () => {
     expect(c.s3.region).toBe('us-east-1');
   });
 
-  it('accepts the shipped .env.example once the two deploy ids are filled in', async () => {
+  it('accepts the shipped .env.example once the two deploy ids are filled in and the local secrets generated', async () => {
     const { readFileSync } = await import('node:fs');
     const { parseEnv } = await import('node:util');
     const example = parseEnv(readFileSync(new URL('../../.env.example', import.meta.url), 'utf8'));
-    const c = loadConfig({ ...example, CAPTURE_LEDGER_FGA_STORE_ID: 's', CAPTURE_LEDGER_FGA_MODEL_ID: 'm' });
+    const secrets = Object.fromEntries(
+      ['CAPTURE_LEDGER_FLOW_CLIENT_SECRET', 'CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY', 'CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN'].map((n) => [n, 'g'.repeat(43)]),
+    );
+    expect(() => loadConfig({ ...example, CAPTURE_LEDGER_FGA_STORE_ID: 's', CAPTURE_LEDGER_FGA_MODEL_ID: 'm' })).toThrow(/CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY/);
+    const c = loadConfig({ ...example, ...secrets, CAPTURE_LEDGER_FGA_STORE_ID: 's', CAPTURE_LEDGER_FGA_MODEL_ID: 'm' });
     expect(c.identity.mode).toBe('oidc');
     expect(c.crawl.webhook?.url).toBe('http://127.0.0.1:7072/crawl');
   });
