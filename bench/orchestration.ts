@@ -19,6 +19,7 @@ import { buildApp } from '../src/api/app.ts';
 import { createAppClients, type AppClients } from '../src/api/deps.ts';
 import type { Config } from '../src/config/env.ts';
 import { WORKFLOWS_PATH } from '../src/worker/create.ts';
+import { createObjectReader } from '../src/s3/object-reader.ts';
 import { progressQuery } from '../src/workflows/messages.ts';
 import { quietRuntime } from '../test/support/quiet-runtime.ts';
 import { benchConfig, createBenchDatabase, percentile, printLines, type BenchDatabase } from './support-crawl.ts';
@@ -140,7 +141,14 @@ async function startWorker(api: BenchApi): Promise<AdmissionWorker> {
   const { config } = api;
   // the project's activities, with admitLevel's start time recorded
   const admitStarted = new Map<string, number>();
-  const activities = createActivities({ config: { ...config, api: { ...config.api, publicUrl: api.apiUrl } }, db: api.bench.db, s3: api.s3, fga: api.fga });
+  const reader = createObjectReader(config.s3);
+  const activities = createActivities({
+    config: { ...config, api: { ...config.api, publicUrl: api.apiUrl } },
+    db: api.bench.db,
+    s3: api.s3,
+    fga: api.fga,
+    reader,
+  });
   const admitLevel: typeof activities.admitLevel = async (input) => {
     admitStarted.set(input.reportId, performance.timeOrigin + performance.now());
     return activities.admitLevel(input);
@@ -159,6 +167,7 @@ async function startWorker(api: BenchApi): Promise<AdmissionWorker> {
     async stop() {
       worker.shutdown();
       await running.catch(() => undefined);
+      reader.close();
       await native.close();
     },
   };

@@ -7,7 +7,7 @@ import type { Config } from '../config/env.ts';
 import type { Db } from '../db/connect.ts';
 import { createAddressPolicy } from '../domain/address-policy.ts';
 import { admitLevel as admit, AdmissionError, type AdmitLevelInput, type AdmitLevelResult } from '../ledger/admit-level.ts';
-import { createObjectReader, type ObjectReader } from '../s3/object-reader.ts';
+import type { ObjectReader } from '../s3/object-reader.ts';
 import { NON_RETRYABLE } from '../../temporal.config.ts';
 
 export interface AdmitInput {
@@ -24,12 +24,11 @@ export interface AdmitDeps {
   db: Db;
   s3: S3Client;
   /** admission's reader of manifests and links; whoever passes it closes it (the worker does) */
-  reader?: ObjectReader;
+  reader: ObjectReader;
 }
 
 export function createAdmitLevel(deps: AdmitDeps): (input: AdmitInput) => Promise<AdmitLevelResult> {
-  const { config, db, s3 } = deps;
-  const reader = deps.reader ?? createObjectReader(config.s3);
+  const { config, db, s3, reader } = deps;
   const policy = createAddressPolicy(config.capture.allow, config.capture.deniedPorts);
   return async function admitLevel(input) {
     // the ledger checks reportId against the level's current report (StaleReport when replaced)

@@ -19,7 +19,7 @@ export interface ActivityDeps {
   fga: OpenFgaClient;
   fetch?: typeof fetch;
   /** admission's reader of manifests and links; whoever passes it closes it (the worker does) */
-  reader?: ObjectReader;
+  reader: ObjectReader;
 }
 
 export interface BeginResult {

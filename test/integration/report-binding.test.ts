@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { crawlWorkflowId } from '../../temporal.config.ts';
-import { createCrawlActivities } from '../../src/activities/crawl.ts';
+import { createDispatchLevel } from '../../src/activities/dispatch-level.ts';
 import type { CrawlProgress } from '../../src/domain/crawl.ts';
 import type { Manifest, ManifestArtifact, PageReport } from '../../src/domain/contract.ts';
 import { MAX_REPORTS_PER_LEVEL } from '../../src/domain/level.ts';
@@ -266,8 +266,8 @@ describe('a dispatch sent again', () => {
     const crawlId = await startCrawl({ seeds: ['http://m.test/'], maxDepth: 0 });
     const first = await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0);
     // the activity retried, as Temporal retries it when the webhook's answer was lost
-    const activities = createCrawlActivities({ config: h.config, db: h.tdb.db, s3: h.s3, fga: h.store.client });
-    await new MockActivityEnvironment().run(activities.dispatchLevel, { crawlId, depth: 0, levelTimeoutSeconds: LEVEL_TIMEOUT_S });
+    const dispatchLevel = createDispatchLevel({ config: h.config, db: h.tdb.db });
+    await new MockActivityEnvironment().run(dispatchLevel, { crawlId, depth: 0, levelTimeoutSeconds: LEVEL_TIMEOUT_S });
     const again = await h.hook.waitFor((d) => d.body.crawlId === crawlId && d.body.depth === 0 && d.body.capability !== first.body.capability);
     expect(again.body.artifactPrefix).toBe(first.body.artifactPrefix);
     const kept = await h.tdb.db.selectFrom('crawl_level_dispatches').select('capability_hashes').where('crawl_id', '=', crawlId).executeTakeFirstOrThrow();

@@ -20,6 +20,7 @@ import type { Config } from '../../src/config/env.ts';
 import type { Db } from '../../src/db/connect.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { createSearchIndex } from '../../src/search/client.ts';
+import { createObjectReader, type ObjectReader } from '../../src/s3/object-reader.ts';
 import { createWorker } from '../../src/worker/create.ts';
 import { startOutboxWake, type OutboxWake } from '../../src/worker/outbox-wake.ts';
 import { loadProjectEnv } from './env.ts';
@@ -74,15 +75,17 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
 
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
+  let reader: ObjectReader | undefined;
   let wake: OutboxWake | undefined;
   let wakeOn = opts.outboxWake !== false;
   const start = async (): Promise<void> => {
     if (wakeOn) wake = startOutboxWake({ databaseUrl: config.databaseUrl, db: opts.db, fga: opts.fga });
+    reader = createObjectReader(config.s3);
     worker = await createWorker({
       connection: native,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      deps: { config, db: opts.db, fga: opts.fga, s3, search },
+      deps: { config, db: opts.db, fga: opts.fga, s3, search, reader },
       workflowBundlePath,
       shutdownGraceTime: '1 second',
     });
@@ -94,8 +97,10 @@ export async function startTestWorker(opts: TestWorkerOptions): Promise<TestWork
     if (worker === undefined) return;
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running?.catch(() => undefined);
+    reader?.close();
     worker = undefined;
     running = undefined;
+    reader = undefined;
   };
   await start();
 
