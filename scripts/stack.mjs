@@ -51,7 +51,7 @@ async function afterHealthyOf(name, spec) {
 async function upOne(name) {
   const spec = serviceSpec(name);
   const rec = readPid(name);
-  const stale = rec?.running ? spec.staleConfig?.() : null;
+  const stale = rec?.running ? spec.staleConfig?.(rec) : null;
   if (stale) {
     if (!spec.tool) throw new StackError(`${name}: ${stale}, but it cannot be restarted: command not found: ${spec.missing}`);
     say(`${name}: ${stale}; restarting it (pid ${rec.pid})`);
@@ -96,9 +96,9 @@ async function startOne(name, spec) {
     say('openfga: fga:migrate (openfga migrate against CAPTURE_LEDGER_FGA_DATABASE_URL)');
     await fgaMigrate();
   }
-  const [cmd, args] = spec.command();
+  const [cmd, args, env] = spec.command();
   say(`${name}: starting (${spec.tool.source === 'PATH' ? 'from PATH: ' : ''}${spec.tool.path})`);
-  const st = startDetached(name, cmd, args);
+  const st = startDetached(name, cmd, args, { env });
   writePid(name, st.child.pid, spec.match);
   const reason = await waitHealthy(spec.health, { timeoutMs: spec.timeoutMs, exitStatus: st.exitStatus });
   if (reason) {

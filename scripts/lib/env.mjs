@@ -61,18 +61,61 @@ export const LOCAL_SECRETS = [
 /** Values .env.example once shipped: a .env copied from it then still holds them, and they are public. */
 const PUBLISHED = new Set(['capture-ledger-dev-secret', 'capture-worker-dev-secret', 'dev-webhook-token']);
 
-/** Generates into .env.local each local secret that is unset, empty or a published value; returns the names written. */
+/** The Postgres URLs: .env.example names their role without a password, which is generated too. */
+export const DATABASE_URLS = ['CAPTURE_LEDGER_DATABASE_URL', 'CAPTURE_LEDGER_FGA_DATABASE_URL'];
+
+/** Passwords .env.example once shipped inside the database URLs (and none at all). */
+const PUBLISHED_PASSWORDS = new Set(['', 'capture_ledger']);
+
+const generated = () => randomBytes(32).toString('base64url');
+
+/**
+ * Generates into .env.local each local secret that is unset, empty or a published value, and a
+ * password for each database URL's role that has none or a published one (one password a role,
+ * the same in every URL naming it). A value .env.local or the environment sets is a choice, kept
+ * even when it is a published one (compose.yaml's stack uses them). Returns the names written.
+ */
 export function ensureLocalSecrets(log = console.log, root = ROOT) {
   const env = mergedEnv(root);
-  const wanted = LOCAL_SECRETS.filter(([name]) => !env[name]?.trim() || PUBLISHED.has(env[name]));
-  if (wanted.length === 0) return [];
+  const chosen = chosenNames(root);
+  const lines = new Map();
+  for (const [name, what] of LOCAL_SECRETS) {
+    if (chosen.has(name) || (env[name]?.trim() && !PUBLISHED.has(env[name]))) continue;
+    lines.set(name, generated());
+    log(`generated ${name} into .env.local (${what})`);
+  }
+  for (const [name, url] of withPasswords(env, chosen)) {
+    lines.set(name, url);
+    log(`generated a password for Postgres role ${decodeURIComponent(new URL(url).username)} into .env.local (${name})`);
+  }
+  if (lines.size === 0) return [];
   const file = join(root, '.env.local');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const lines = wanted.map(([name]) => `${name}=${randomBytes(32).toString('base64url')}\n`).join('');
-  appendFileSync(file, text === '' || text.endsWith('\n') ? lines : `\n${lines}`, { mode: 0o600 });
-  for (const [name, what] of wanted) log(`generated ${name} into .env.local (${what})`);
+  const added = [...lines].map(([name, value]) => `${name}=${value}\n`).join('');
+  appendFileSync(file, text === '' || text.endsWith('\n') ? added : `\n${added}`, { mode: 0o600 });
   if (root === ROOT) loaded = null;
-  return wanted.map(([name]) => name);
+  return [...lines.keys()];
+}
+
+/** The variables .env.local or the environment set to something. */
+function chosenNames(root) {
+  const file = join(root, '.env.local');
+  const local = existsSync(file) ? parseEnv(readFileSync(file, 'utf8')) : {};
+  return new Set([...Object.entries(local), ...Object.entries(process.env)].filter(([, v]) => v?.trim()).map(([k]) => k));
+}
+
+/** The database URLs not chosen whose password is missing or published, each with its role's password. */
+function withPasswords(env, chosen) {
+  const urls = DATABASE_URLS.map((name) => [name, URL.parse(env[name] ?? '')]).filter(([, u]) => u !== null && u.username !== '');
+  const published = ([name, u]) => !chosen.has(name) && PUBLISHED_PASSWORDS.has(decodeURIComponent(u.password));
+  const kept = new Map(urls.filter((e) => !published(e)).map(([, u]) => [u.username, u.password]));
+  const out = [];
+  for (const [name, u] of urls.filter(published)) {
+    if (!kept.has(u.username)) kept.set(u.username, generated());
+    u.password = kept.get(u.username);
+    out.push([name, u.href]);
+  }
+  return out;
 }
 
 export function intSetting(name) {

@@ -15,6 +15,7 @@ import pg from 'pg';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { loadEnv } from './env.mjs';
 import { resolveBinary } from './tools.mjs';
+import { datastoreEnv } from './services/openfga.mjs';
 import { LOG_DIR, logPath, rel } from './proc.mjs';
 
 /** Changed rows after which autovacuum analyzes OpenFGA's tuple table (see the top of this file). */
@@ -26,13 +27,12 @@ export async function fgaMigrate({ timeoutMs = 120000 } = {}) {
   if (!tool) throw new Error('fga:migrate: command `openfga` not found on PATH or in .tools/bin; run `npm run tools`');
   const uri = env.CAPTURE_LEDGER_FGA_DATABASE_URL;
   if (!uri) throw new Error('fga:migrate: CAPTURE_LEDGER_FGA_DATABASE_URL is not set (see .env.example)');
-  const args = ['migrate', '--datastore-engine', 'postgres', '--datastore-uri', uri];
-  const r = spawnSync(tool.path, args, { encoding: 'utf8', timeout: timeoutMs });
+  const r = spawnSync(tool.path, ['migrate', '--datastore-engine', 'postgres'], { encoding: 'utf8', timeout: timeoutMs, env: datastoreEnv(uri) });
   mkdirSync(LOG_DIR, { recursive: true });
   const log = logPath('fga-migrate');
   appendFileSync(
     log,
-    `\n--- ${new Date().toISOString()} ${tool.path} migrate --datastore-engine postgres --datastore-uri <CAPTURE_LEDGER_FGA_DATABASE_URL>\n${r.stdout ?? ''}${r.stderr ?? ''}`,
+    `\n--- ${new Date().toISOString()} ${tool.path} migrate --datastore-engine postgres (OPENFGA_DATASTORE_URI=<CAPTURE_LEDGER_FGA_DATABASE_URL>)\n${r.stdout ?? ''}${r.stderr ?? ''}`,
   );
   if (r.error || r.status !== 0) {
     const why = r.error ? r.error.message : `exit code ${r.status}`;

@@ -13,4 +13,6 @@ export declare const TEMPORAL_DYNAMIC_CONFIG: string[];
 /** What every Temporal dev server of the project starts with: TEMPORAL_DYNAMIC_CONFIG and SEARCH_ATTRIBUTES as flags. */
 export declare function temporalDevServerFlags(): string[];
 /** `openfga run` on a Postgres datastore, HTTP and gRPC on 127.0.0.1, no metrics or playground, text logs. */
-export declare function openfgaRunArgs(datastoreUri: string, httpPort: number, grpcPort: number): string[];
+export declare function openfgaRunArgs(httpPort: number, grpcPort: number): string[];
+/** The environment an `openfga` command reads its datastore URL from (never its command line). */
+export declare function datastoreEnv(datastoreUri: string): NodeJS.ProcessEnv;

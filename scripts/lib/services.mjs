@@ -12,7 +12,7 @@ import { seaweedfsSpec } from './services/seaweedfs.mjs';
 import { opensearchSpec } from './services/opensearch.mjs';
 
 export { SEARCH_ATTRIBUTES, TEMPORAL_DYNAMIC_CONFIG, temporalDevServerFlags } from './services/temporal.mjs';
-export { OPENFGA_CACHE_FLAGS, openfgaRunArgs } from './services/openfga.mjs';
+export { OPENFGA_CACHE_FLAGS, datastoreEnv, openfgaRunArgs } from './services/openfga.mjs';
 
 /**
  * name → description and spec builder (given the merged settings, loadEnv()), in start order;

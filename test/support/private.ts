@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { openfgaRunArgs } from '../../scripts/lib/services.mjs';
+import { datastoreEnv, openfgaRunArgs } from '../../scripts/lib/services.mjs';
 import { ROOT, loadProjectEnv } from './env.ts';
 
 export interface PrivateService {
@@ -50,7 +50,12 @@ async function waitFor(what: string, check: () => Promise<boolean>, child: Child
   }
 }
 
-function privateService(name: string, port: number, command: () => [string, string[]], healthy: (url: string) => Promise<boolean>): PrivateService {
+function privateService(
+  name: string,
+  port: number,
+  command: () => [string, string[], NodeJS.ProcessEnv?],
+  healthy: (url: string) => Promise<boolean>,
+): PrivateService {
   let child: ChildProcess | undefined;
   const url = `http://127.0.0.1:${port}`;
   const dir = `${ROOT}.stack/test/private`;
@@ -67,10 +72,10 @@ function privateService(name: string, port: number, command: () => [string, stri
     },
     async start() {
       if (svc.running) return;
-      const [cmd, args] = command();
+      const [cmd, args, env] = command();
       if (!existsSync(cmd)) throw new Error(`${cmd} is missing (npm run tools builds it)`);
       const out = createWriteStream(logFile, { flags: 'a' });
-      const c = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      const c = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(env !== undefined ? { env } : {}) });
       c.stdout!.pipe(out);
       c.stderr!.pipe(out);
       child = c;
@@ -145,7 +150,7 @@ export async function startPrivateOpenFga(): Promise<PrivateService> {
   const svc = privateService(
     'openfga',
     port,
-    () => [`${ROOT}.tools/bin/openfga`, openfgaRunArgs(datastore, port, grpc)],
+    () => [`${ROOT}.tools/bin/openfga`, openfgaRunArgs(port, grpc), datastoreEnv(datastore)],
     async (url) => {
       const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
       return res.ok && (await res.text()).includes('SERVING');
