@@ -34,6 +34,10 @@ import { ReportQueue, type LevelReported } from './report-queue.ts';
  * before it replays without it). */
 const ABSENT_STATE_PATCH = 'absent-crawl-state';
 
+/** The step that judges re-reports of a re-dispatched level by the re-dispatch's deadline, which
+ * the API takes reports until, not the first dispatch's (a history from before it keeps the first). */
+const REDISPATCH_DEADLINE_PATCH = 'redispatch-deadline';
+
 /** A level either yields its admission (the crawl goes on from it) or ends the crawl. */
 type LevelEnd = { admitted: AdmitLevelResult } | { stopped: CrawlOutcome };
 
@@ -45,6 +49,8 @@ export class CrawlRun {
   private cancelReason: string | undefined;
   /** a refused report stops the crawl as a cancel does (cancelRequested), with its own failure */
   private refusal: string | undefined;
+  /** each level's deadline as last dispatched (ms since the epoch; undefined in old histories) */
+  private readonly deadlines = new Map<number, number | undefined>();
   private readonly liveness: LivenessPolicy;
   private readonly control = proxyActivities<Activities>(CONTROL_OPTIONS);
   private readonly admitter = proxyActivities<Activities>(ADMIT_OPTIONS);
@@ -129,6 +135,7 @@ export class CrawlRun {
     this.progress.phase = 'dispatching';
     const dispatched = await this.dispatch(depth);
     this.summary(depth).dispatched = dispatched.pages;
+    this.deadlines.set(depth, dispatched.deadline);
     // the capture_job tuples queued with the row: deliver them while the flow works
     if (depth === 0) await this.deliver();
 
@@ -138,7 +145,7 @@ export class CrawlRun {
       if (this.progress.cancelRequested) return { stopped: this.cancelled() };
       if (lost !== undefined) return { stopped: { state: 'failed', stopReason: 'failed', failure: lost } };
       this.progress.phase = 'admitting';
-      const admitted = await this.admitReports(depth, dispatched);
+      const admitted = await this.admitReports(depth);
       if (this.progress.cancelRequested) return { stopped: this.cancelled() };
       if (admitted !== undefined) return { admitted };
       // every report taken was stale: the one that replaced it is signalled, or about to be
@@ -184,7 +191,9 @@ export class CrawlRun {
     Object.assign(this.summary(depth), { redispatches: next.redispatches, heartbeat: null });
     log.warn('no heartbeat from the capture flow; dispatching the level again', { crawlId: this.crawlId, depth, redispatches: next.redispatches });
     try {
-      await this.dispatch(depth);
+      const again = await this.dispatch(depth);
+      // the row's deadline moved with it: the API takes the level's reports until then
+      if (again.deadline !== undefined && patched(REDISPATCH_DEADLINE_PATCH)) this.deadlines.set(depth, again.deadline);
     } catch (err) {
       // the flow may still be coming back: this counted as a re-dispatch, the window runs again
       log.warn('re-dispatch failed', { crawlId: this.crawlId, depth, error: describe(err) });
@@ -207,9 +216,9 @@ export class CrawlRun {
    * once the level's deadline has passed, so a flow reporting again and again cannot keep the
    * crawl running. Undefined when every report taken was stale (replaced in the store).
    */
-  private async admitReports(depth: number, dispatched: DispatchResult): Promise<AdmitLevelResult | undefined> {
+  private async admitReports(depth: number): Promise<AdmitLevelResult | undefined> {
     let result: AdmitLevelResult | undefined;
-    const pastDeadline = (): boolean => isPastDeadline(dispatched.deadline, Date.now());
+    const pastDeadline = (): boolean => isPastDeadline(this.deadlines.get(depth), Date.now());
     // until one report of the level is admitted, the deadline stops nothing: its first report never is refused for it
     const next = (): LevelReported | undefined => (result !== undefined && pastDeadline() ? undefined : this.reports.take(depth));
     do {
