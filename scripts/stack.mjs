@@ -134,7 +134,7 @@ export function parseNames(argv) {
 }
 
 export async function up(profiles, only = []) {
-  // the S3 identities SeaweedFS is given are generated on a fresh clone
+  // the secrets the stack is given (the role's password, the S3 keys) are generated on a fresh clone
   ensureLocalSecrets(say);
   loadEnv();
   const wanted = SERVICES.filter((s) => (only.length ? only.includes(s.name) : !s.profile || profiles.has(s.profile)));

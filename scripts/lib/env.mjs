@@ -84,10 +84,13 @@ export function ensureLocalSecrets(log = console.log, root = ROOT) {
     lines.set(name, generated());
     log(`generated ${name} into .env.local (${what})`);
   }
+  const roles = new Map();
   for (const [name, url] of withPasswords(env, chosen)) {
     lines.set(name, url);
-    log(`generated a password for Postgres role ${decodeURIComponent(new URL(url).username)} into .env.local (${name})`);
+    const role = decodeURIComponent(new URL(url).username);
+    roles.set(role, [...(roles.get(role) ?? []), name]);
   }
+  for (const [role, names] of roles) log(`generated a password for Postgres role ${role} into .env.local (${names.join(', ')})`);
   if (lines.size === 0) return [];
   const file = join(root, '.env.local');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
