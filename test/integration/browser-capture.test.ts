@@ -488,6 +488,17 @@ describe('bounds', { timeout: 120_000 }, () => {
     }
   });
 
+  it("one response may use the page's whole byte budget: a 21 MiB image, over the fetcher's own 20 MiB default, is recorded whole", async () => {
+    const MiB = 1024 * 1024;
+    const image = Buffer.alloc(21 * MiB, 0x61);
+    const s = await site({ a: { pages: { '/': '<title>large</title><img src="/large.png">', '/large.png': { body: image, contentType: 'image/png' } } } });
+    const v = await visit(s.url('a', '/'), { limits: { maxResources: 10, maxBytes: 30 * MiB } });
+    expect(v.kind).toBe('rendered');
+    if (v.kind !== 'rendered') return;
+    expect(v.exchanges.find((x) => x.url === s.url('a', '/large.png'))?.response.body.length).toBe(21 * MiB);
+    expect(v.dropped).toBe(0);
+  });
+
   it('keeps 10,000 links per page and the manifest says how many it dropped', async () => {
     const links = Array.from({ length: 10_005 }, (_, i) => `<a href="/l${i}">${i}</a>`).join(' ');
     const s = await site({ a: { pages: { '/': `<title>links</title>${links}` } } });

@@ -190,7 +190,8 @@ export class Recorder {
     this.started++;
     let x: HttpExchange;
     try {
-      x = await this.o.fetcher(out, { signal: this.o.signal, budget: this.budget });
+      // one response may use the page's whole budget (not the fetcher's smaller default), and no more than is left of it
+      x = await this.o.fetcher(out, { signal: this.o.signal, maxBytes: this.o.limits.maxBytes, budget: this.budget });
     } catch (err) {
       const type = (err as { type?: string }).type;
       if (type === 'refused') this.refused++;
