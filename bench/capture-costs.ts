@@ -65,6 +65,7 @@ async function flowRun(urls: string[], behaviors: CaptureBehaviors, qa = false):
     bucket: 'bench',
     async put(_key, body) {
       stored += body.length;
+      return {};
     },
   };
   const flow = await startBenchFlow((token) => benchFlowOptions(token, store));

@@ -107,6 +107,7 @@ function memoryStore(): ArtifactStore & { objects: Map<string, Buffer> } {
     objects,
     async put(key, body) {
       objects.set(key, body);
+      return {};
     },
   };
 }

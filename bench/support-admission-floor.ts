@@ -128,7 +128,7 @@ async function writePages(trx: Queryable, crawlId: string, rows: Row[]): Promise
   // the provenance admission keeps for such a manifest
   const archives = rows.map((r) => {
     const provenance = { manifestKey: `bench/${r.task}.result.json`, formats: ['wacz', 'links'], software: 'bench', startedAt: at, finishedAt: at };
-    return [randomUUID(), r.task, 'captures', `bench/${r.task}.wacz`, r.url, r.url, 'a'.repeat(64), 4096, JSON.stringify(provenance), at];
+    return [randomUUID(), r.task, 'captures', `bench/${r.task}.wacz`, null, r.url, r.url, 'a'.repeat(64), 4096, JSON.stringify(provenance), at];
   });
   await copyRows(trx, ARCHIVES_COPY, archives);
   const tuples = archives.flatMap((a) => archiveTuples(a[0] as string, crawlId));

@@ -50,6 +50,7 @@ async function main(queue: string, slots: number, name: string): Promise<void> {
     async put(key, body) {
       stored += body.length;
       if (key.endsWith('.result.json')) pages += 1;
+      return {};
     },
   };
   const heap = nodeMemoryPeaks();

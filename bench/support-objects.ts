@@ -1,8 +1,9 @@
 // The objects a bench puts in the bucket are taken out again when it ends: the admission bench
 // alone seeds some 40,000 a run, and a stack that had run it for a few days held 2.5 million of
 // them (2.2 GB). What a bench killed part-way left is swept by the next run, once it is an hour
-// old (a bench still running on the same stack keeps its own).
-import { DeleteObjectsCommand, ListObjectsV2Command, type _Object, type S3Client } from '@aws-sdk/client-s3';
+// old (a bench still running on the same stack keeps its own). The bucket keeps versions, so what
+// goes is every version and delete marker under the prefix: a plain delete would only hide them.
+import { DeleteObjectsCommand, ListObjectVersionsCommand, type ListObjectVersionsCommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import { createS3 } from '../src/s3/client.ts';
 import { benchConfig } from './support-crawl.ts';
 
@@ -12,22 +13,34 @@ export const BENCH_PREFIX = 'bench/';
 /** Objects left under BENCH_PREFIX longer than this are a finished or killed run's. */
 export const LEFTOVER_AGE_MS = 60 * 60 * 1000;
 
-/** The objects under `prefix`, a listing page (up to 1,000) at a time. */
-export async function* objectsUnder(s3: S3Client, bucket: string, prefix: string): AsyncGenerator<_Object[]> {
-  let token: string | undefined;
+type Version = { Key: string; VersionId: string; LastModified: Date | undefined };
+
+/** The versions and delete markers under `prefix`, a listing page (up to 1,000) at a time. */
+export async function* versionsUnder(s3: S3Client, bucket: string, prefix: string): AsyncGenerator<Version[]> {
+  let marker: { KeyMarker?: string; VersionIdMarker?: string } | undefined = {};
   do {
-    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-    yield listed.Contents ?? [];
-    token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
-  } while (token !== undefined);
+    const listed: ListObjectVersionsCommandOutput = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, ...marker }));
+    yield [...(listed.Versions ?? []), ...(listed.DeleteMarkers ?? [])].map((v) => ({
+      Key: v.Key!,
+      VersionId: v.VersionId ?? 'null',
+      LastModified: v.LastModified,
+    }));
+    const next = {
+      ...(listed.NextKeyMarker ? { KeyMarker: listed.NextKeyMarker } : {}),
+      ...(listed.NextVersionIdMarker ? { VersionIdMarker: listed.NextVersionIdMarker } : {}),
+    };
+    marker = listed.IsTruncated && Object.keys(next).length > 0 ? next : undefined;
+  } while (marker !== undefined);
 }
 
-/** Deletes the objects under `prefix` (last modified before `before`, when given); answers how many went. */
+/** Deletes the object versions under `prefix` (last modified before `before`, when given); answers how many went. */
 export async function deleteObjectsUnder(s3: S3Client, bucket: string, prefix: string, before?: Date): Promise<number> {
   if (!prefix.startsWith(BENCH_PREFIX) || !prefix.endsWith('/')) throw new Error(`not a bench folder: ${JSON.stringify(prefix)}`);
   let deleted = 0;
-  for await (const page of objectsUnder(s3, bucket, prefix)) {
-    const keys = page.filter((o) => before === undefined || (o.LastModified !== undefined && o.LastModified < before)).map((o) => ({ Key: o.Key! }));
+  for await (const page of versionsUnder(s3, bucket, prefix)) {
+    const keys = page
+      .filter((o) => before === undefined || (o.LastModified !== undefined && o.LastModified < before))
+      .map((o) => ({ Key: o.Key, VersionId: o.VersionId }));
     if (keys.length === 0) continue;
     const res = await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
     if ((res.Errors ?? []).length > 0) throw new Error(`bucket refused to delete ${res.Errors!.length} objects under ${prefix}: ${res.Errors![0]!.Message}`);

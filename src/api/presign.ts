@@ -8,14 +8,15 @@ import type { Config } from '../config/env.ts';
 import { objectPath } from '../s3/object-path.ts';
 import { createGetPresigner } from '../s3/sign-get.ts';
 
-export type UrlSigner = (bucket: string, key: string, expiresIn: number) => Promise<string>;
+/** versionId: of that version of the object (archives.object_version), else of the key as it is */
+export type UrlSigner = (bucket: string, key: string, expiresIn: number, versionId?: string | null) => Promise<string>;
 
 export function createUrlSigner(s3: Config['s3']): UrlSigner {
   const endpoint = new URL(s3.endpoint);
   const basePath = endpoint.pathname;
   const presign = createGetPresigner(s3);
-  return async (bucket, key, expiresIn) => {
+  return async (bucket, key, expiresIn, versionId) => {
     const path = objectPath(basePath, bucket, key);
-    return `${endpoint.protocol}//${endpoint.host}${path}?${presign(endpoint.host, path, expiresIn)}`;
+    return `${endpoint.protocol}//${endpoint.host}${path}?${presign(endpoint.host, path, expiresIn, versionId != null ? { versionId } : {})}`;
   };
 }

@@ -38,6 +38,7 @@ export interface Archives {
   index_error: string | null;
   indexed_at: Timestamp | null;
   object_key: string;
+  object_version: string | null;
   provenance: JsonWithDefault<Record<string, unknown>>;
   sha256: string | null;
   size: number | null;

@@ -159,6 +159,32 @@ describe('archiveFromManifest', () => {
     for (const odd of [undefined, null, 'x', { format: 'gif', bucket: 'b', key: 'k' }, { format: 'png', bucket: 1, key: 'k' }])
       expect(thumbnailFromProvenance({ thumbnail: odd })).toBeUndefined();
   });
+
+  it('pins the archive and its screenshot to the versions the capture reported writing, and only to a version it reported', () => {
+    const wacz = { format: 'wacz' as const, bucket: 'captures', key: 'k/t1.wacz', sha256: 'abc', size: 123 };
+    const shot = { format: 'png' as const, bucket: 'captures', key: 'k/t1.png', sha256: 's', size: 1 };
+    const pinned = archiveFromManifest(
+      manifest({
+        artifacts: [
+          { ...wacz, versionId: 'v-wacz' },
+          { ...shot, versionId: 'v-png' },
+        ],
+      }),
+      { manifestKey: 'k', now },
+    );
+    expect(pinned.admit && pinned.archive.objectVersion).toBe('v-wacz');
+    expect(pinned.admit && thumbnailFromProvenance(pinned.archive.provenance)).toEqual({
+      format: 'png',
+      bucket: 'captures',
+      key: 'k/t1.png',
+      versionId: 'v-png',
+    });
+    const unversioned = archiveFromManifest(manifest({ artifacts: [wacz, shot] }), { manifestKey: 'k', now });
+    expect(unversioned.admit && unversioned.archive).not.toHaveProperty('objectVersion');
+    expect(unversioned.admit && thumbnailFromProvenance(unversioned.archive.provenance)).not.toHaveProperty('versionId');
+    // a stored thumbnail whose version is not a string is read as unversioned, not refused
+    expect(thumbnailFromProvenance({ thumbnail: { format: 'png', bucket: 'b', key: 'k', versionId: 7 } })).toEqual({ format: 'png', bucket: 'b', key: 'k' });
+  });
   it('falls back to the report, then to now, for the capture time', () => {
     const a = archiveFromManifest(manifest({ finishedAt: undefined }), { manifestKey: 'k', fallbackFinishedAt: '2025-02-02T00:00:00Z', now });
     expect(a.admit && a.archive.capturedAt).toBe('2025-02-02T00:00:00.000Z');

@@ -110,6 +110,8 @@ export interface ArchiveRecord {
   taskId: string;
   bucket: string;
   objectKey: string;
+  /** the version of objectKey the capture wrote (the manifest's versionId), when it reported one */
+  objectVersion?: string;
   url: string;
   finalUrl: string | null;
   sha256: string | null;
@@ -160,6 +162,7 @@ export function archiveFromManifest(m: Manifest, ctx: { manifestKey: string; fal
       taskId: m.taskId,
       bucket: wacz.bucket,
       objectKey: wacz.key,
+      ...(wacz.versionId !== undefined && wacz.versionId !== '' ? { objectVersion: wacz.versionId } : {}),
       url: m.url || ctx.fallbackUrl || '',
       finalUrl: m.finalUrl ?? null,
       sha256: typeof wacz.sha256 === 'string' ? wacz.sha256 : null,
@@ -177,19 +180,25 @@ export interface ThumbnailRef {
   format: 'png' | 'webp';
   bucket: string;
   key: string;
+  /** the version the capture wrote, when it reported one */
+  versionId?: string;
 }
 
 function thumbnailOf(m: Manifest): ThumbnailRef | undefined {
   const shot = m.artifacts.find((a) => a.format === 'webp') ?? m.artifacts.find((a) => a.format === 'png');
-  return shot === undefined ? undefined : { format: shot.format as ThumbnailRef['format'], bucket: shot.bucket, key: shot.key };
+  if (shot === undefined) return undefined;
+  return { format: shot.format as ThumbnailRef['format'], bucket: shot.bucket, key: shot.key, ...versionOf(shot) };
 }
+
+const versionOf = (a: { versionId?: unknown }): { versionId?: string } =>
+  typeof a.versionId === 'string' && a.versionId !== '' ? { versionId: a.versionId } : {};
 
 /** provenance.thumbnail as admission stored it, or undefined for anything else. */
 export function thumbnailFromProvenance(p: Record<string, unknown> | null | undefined): ThumbnailRef | undefined {
   const t = p?.thumbnail as Partial<ThumbnailRef> | undefined;
   if (t === undefined || t === null || typeof t !== 'object') return undefined;
   if ((t.format !== 'png' && t.format !== 'webp') || typeof t.bucket !== 'string' || typeof t.key !== 'string') return undefined;
-  return { format: t.format, bucket: t.bucket, key: t.key };
+  return { format: t.format, bucket: t.bucket, key: t.key, ...versionOf(t) };
 }
 
 /** The archives a manifest requires: each once, sorted, never itself (a self-edge would make it undeletable). */

@@ -175,6 +175,8 @@ export const ManifestArtifactSchema = Type.Object({
   key: Type.String(),
   sha256: Type.String(),
   size: Type.Integer({ minimum: 0 }),
+  /** the object version the store gave the put, in a versioned bucket: the ledger reads only that one */
+  versionId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
 });
 export type ManifestArtifact = Static<typeof ManifestArtifactSchema>;
 

@@ -245,11 +245,16 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
   return { manifest, manifestKey, objects, finalUrl: visit.finalUrl, ...(title !== undefined ? { title } : {}), ...(dedup !== undefined ? { dedup } : {}) };
 }
 
-/** Writes the artifacts, then the manifest. Throws naming the key that could not be written. */
+/**
+ * Writes the artifacts, then the manifest, which names the version the store gave each artifact.
+ * Throws naming the key that could not be written.
+ */
 export async function writeCapture(p: Packaged, store: ArtifactStore, opts: { skipManifest?: boolean } = {}): Promise<void> {
   for (const o of p.objects) {
     try {
-      await store.put(o.key, o.body, o.contentType);
+      const { versionId } = await store.put(o.key, o.body, o.contentType);
+      const listed = p.manifest.artifacts.find((a) => a.key === o.key);
+      if (listed !== undefined && versionId !== undefined) listed.versionId = versionId;
     } catch (err) {
       throw new Error(`could not write ${o.key}: ${(err as Error).message}`);
     }

@@ -5,14 +5,17 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
 export interface ArtifactStore {
   readonly bucket: string;
-  put(key: string, body: Buffer, contentType: string): Promise<void>;
+  /** the version the store gave the object, when the bucket keeps versions */
+  put(key: string, body: Buffer, contentType: string): Promise<{ versionId?: string }>;
 }
 
 export function s3Store(s3: S3Client, bucket: string): ArtifactStore {
   return {
     bucket,
     async put(key, body, contentType) {
-      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+      const { VersionId } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+      // an unversioned bucket answers no version, or S3's 'null'
+      return VersionId !== undefined && VersionId !== '' && VersionId !== 'null' ? { versionId: VersionId } : {};
     },
   };
 }
@@ -28,6 +31,7 @@ export function memoryStore(bucket = 'memory'): MemoryStore {
     objects,
     async put(key, body, contentType) {
       objects.set(key, { body, contentType });
+      return {};
     },
   };
 }

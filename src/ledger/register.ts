@@ -58,7 +58,7 @@ export async function registerCaptures(trx: Trx, items: { archive: ArchiveRecord
 /** Where archives are copied in (the bench's write floor copies the same). */
 export const ARCHIVES_COPY: CopyTarget = {
   table: 'archives',
-  columns: ['id', 'task_id', 'bucket', 'object_key', 'url', 'final_url', 'sha256', 'size', 'provenance', 'captured_at'],
+  columns: ['id', 'task_id', 'bucket', 'object_key', 'object_version', 'url', 'final_url', 'sha256', 'size', 'provenance', 'captured_at'],
 };
 
 /** The archives, none of which the ledger holds yet, copied in whole (copy.ts); their ids are made here. */
@@ -72,6 +72,7 @@ async function copyArchives(trx: Trx, items: { archive: ArchiveRecord }[]): Prom
       a.taskId,
       a.bucket,
       a.objectKey,
+      a.objectVersion ?? null,
       a.url,
       a.finalUrl,
       a.sha256,
@@ -85,13 +86,14 @@ async function copyArchives(trx: Trx, items: { archive: ArchiveRecord }[]): Prom
 
 /** The archives the ledger does not hold yet, when some of them it may: the rest are left as they are. */
 async function insertArchives(trx: Trx, items: { archive: ArchiveRecord }[]): Promise<{ id: string; task_id: string }[]> {
-  // the rows go as one jsonb parameter: a multi-row VALUES of 9 parameters a row cost more to
+  // the rows go as one jsonb parameter: a multi-row VALUES of 10 parameters a row cost more to
   // build and to parse than the rows cost to write (admission registers 1,000s per level)
   const rows = items.map(({ archive: a }, ord) => ({
     ord,
     task_id: a.taskId,
     bucket: a.bucket,
     object_key: a.objectKey,
+    object_version: a.objectVersion ?? null,
     url: a.url,
     final_url: a.finalUrl,
     sha256: a.sha256,
@@ -100,10 +102,10 @@ async function insertArchives(trx: Trx, items: { archive: ArchiveRecord }[]): Pr
     captured_at: a.capturedAt,
   }));
   const { rows: inserted } = await sql<{ id: string; task_id: string }>`
-    INSERT INTO archives (task_id, bucket, object_key, url, final_url, sha256, size, provenance, captured_at)
-    SELECT x.task_id, x.bucket, x.object_key, x.url, x.final_url, x.sha256, x.size, x.provenance, x.captured_at
+    INSERT INTO archives (task_id, bucket, object_key, object_version, url, final_url, sha256, size, provenance, captured_at)
+    SELECT x.task_id, x.bucket, x.object_key, x.object_version, x.url, x.final_url, x.sha256, x.size, x.provenance, x.captured_at
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      AS x(ord int, task_id text, bucket text, object_key text, url text, final_url text, sha256 text, size bigint, provenance jsonb, captured_at timestamptz)
+      AS x(ord int, task_id text, bucket text, object_key text, object_version text, url text, final_url text, sha256 text, size bigint, provenance jsonb, captured_at timestamptz)
     ORDER BY x.ord
     -- task_id or (bucket, object_key): either way the capture is already registered
     ON CONFLICT DO NOTHING

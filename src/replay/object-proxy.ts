@@ -1,6 +1,6 @@
 // `/wacz/<key>?<signature>`: a proxy to exactly one kind of object, a `.wacz` in the configured
 // bucket, read with the caller's presigned GET. The host, port and bucket come from the
-// configuration, only the key and the X-Amz-* parameters from the request (checkSource); S3
+// configuration, only the key and the signature's parameters (X-Amz-*, versionId) from the request (checkSource); S3
 // checks the signature. An object is always served as application/wacz, never with its stored
 // content type.
 import { Readable } from 'node:stream';

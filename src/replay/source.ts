@@ -5,8 +5,9 @@
 // anything.
 import { extendedEncodeURIComponent } from '@smithy/core/protocols';
 
-/** The presigned GET's query parameters; anything else in the query is dropped. */
+/** The presigned GET's query parameters (versionId: the archive's own version); anything else in the query is dropped. */
 const SIGNATURE_PARAMS = new Set([
+  'versionId',
   'X-Amz-Algorithm',
   'X-Amz-Content-Sha256',
   'X-Amz-Credential',

@@ -71,19 +71,24 @@ export function createGetSigner(opts: GetSignerOptions): GetSigner {
   };
 }
 
-/** the query of a presigned GET of `path` on `host`, valid expiresIn seconds from `now` */
-export type GetPresigner = (host: string, path: string, expiresIn: number, now?: Date) => string;
+/**
+ * the query of a presigned GET of `path` on `host`, valid expiresIn seconds from `now`; of one
+ * version of the object when versionId is given
+ */
+export type GetPresigner = (host: string, path: string, expiresIn: number, opts?: { now?: Date; versionId?: string }) => string;
 
 export function createGetPresigner(opts: GetSignerOptions): GetPresigner {
   const sign = signerOf(opts);
-  return (host, path, expiresIn, now = new Date()) => {
+  return (host, path, expiresIn, { now = new Date(), versionId } = {}) => {
     const amzDate = amzDateOf(now);
     const credential = escapeUri(`${opts.accessKeyId}/${amzDate.slice(0, 8)}/${opts.region}/s3/aws4_request`);
-    // the canonical query is sorted by name; the URL keeps the SDK's order
+    // the canonical query is sorted by name (X-Amz-* before versionId); the URL keeps the SDK's order
     const algorithm = 'X-Amz-Algorithm=AWS4-HMAC-SHA256';
     const payload = 'X-Amz-Content-Sha256=UNSIGNED-PAYLOAD';
     const rest = `X-Amz-Credential=${credential}&X-Amz-Date=${amzDate}&X-Amz-Expires=${expiresIn}&X-Amz-SignedHeaders=host`;
-    const { signature } = sign(`GET\n${path}\n${algorithm}&${payload}&${rest}\nhost:${host}\n\nhost\nUNSIGNED-PAYLOAD`, amzDate);
-    return `${payload}&${algorithm}&${rest}&X-Amz-Signature=${signature}`;
+    const version = versionId === undefined ? '' : `versionId=${escapeUri(versionId)}`;
+    const canonicalQuery = `${algorithm}&${payload}&${rest}${version ? `&${version}` : ''}`;
+    const { signature } = sign(`GET\n${path}\n${canonicalQuery}\nhost:${host}\n\nhost\nUNSIGNED-PAYLOAD`, amzDate);
+    return `${version ? `${version}&` : ''}${payload}&${algorithm}&${rest}&X-Amz-Signature=${signature}`;
   };
 }

@@ -58,6 +58,8 @@ export interface ArchiveToIndex {
   id: string;
   bucket: string;
   object_key: string;
+  /** the version its capture wrote: the one indexed */
+  object_version: string | null;
   provenance: Record<string, unknown>;
   captured_at: Date;
   /** the crawl it was reported for (capture_submissions.crawl_id), the capture_job its OpenFGA parent names */
@@ -88,8 +90,8 @@ export function pageDocuments(archive: Pick<ArchiveToIndex, 'id' | 'provenance' 
  * pages/pages.jsonl of one WACZ in S3, parsed. Throws UnindexableError (or ZipError,
  * PagesJsonlError) when the object is not a WACZ with pages of at most MAX_PAGES_JSONL_BYTES.
  */
-export async function readArchivePages(s3: S3Client, bucket: string, key: string): Promise<ParsedPages> {
-  const bytes = await readZipEntry(s3RangeSource(s3, bucket, key), PAGES_ENTRY, { maxSize: MAX_PAGES_JSONL_BYTES });
+export async function readArchivePages(s3: S3Client, bucket: string, key: string, versionId?: string | null): Promise<ParsedPages> {
+  const bytes = await readZipEntry(s3RangeSource(s3, bucket, key, versionId), PAGES_ENTRY, { maxSize: MAX_PAGES_JSONL_BYTES });
   if (bytes === undefined) throw new UnindexableError(`s3://${bucket}/${key} has no ${PAGES_ENTRY}`);
   return parsePagesJsonl(bytes.toString('utf8'));
 }
@@ -103,7 +105,7 @@ type Prepared = { archive: ArchiveToIndex; entries: BulkEntry[] } | { archive: A
 async function prepare(deps: IndexDeps, a: ArchiveToIndex, limits: BulkLimits): Promise<Prepared> {
   let docs: PageDocument[];
   try {
-    docs = pageDocuments(a, await readArchivePages(deps.s3, a.bucket, a.object_key));
+    docs = pageDocuments(a, await readArchivePages(deps.s3, a.bucket, a.object_key, a.object_version));
   } catch (err) {
     return { archive: a, failure: readFailure(err) };
   }
@@ -181,7 +183,15 @@ async function recordFailures(deps: IndexDeps, failures: Map<string, IndexFailur
   }
 }
 
-const archiveColumns = ['archives.id', 'archives.bucket', 'archives.object_key', 'archives.provenance', 'archives.captured_at', 's.crawl_id'] as const;
+const archiveColumns = [
+  'archives.id',
+  'archives.bucket',
+  'archives.object_key',
+  'archives.object_version',
+  'archives.provenance',
+  'archives.captured_at',
+  's.crawl_id',
+] as const;
 
 /** archives with the crawl each was reported for (task_id is capture_submissions' key: one row at most) */
 const archivesWithCrawl = (db: Db) => db.selectFrom('archives').leftJoin('capture_submissions as s', 's.task_id', 'archives.task_id');

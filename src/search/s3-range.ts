@@ -15,10 +15,11 @@ function parseTotal(contentRange: string | undefined): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-export function s3RangeSource(s3: S3Client, bucket: string, key: string): CountingRangeSource {
+/** versionId: that version of the object (archives.object_version), else the key as it is */
+export function s3RangeSource(s3: S3Client, bucket: string, key: string, versionId?: string | null): CountingRangeSource {
   const get = async (range: string): Promise<{ bytes: Buffer; total: number | undefined }> => {
     src.requests++;
-    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: range }));
+    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: range, ...(versionId != null ? { VersionId: versionId } : {}) }));
     const bytes = Buffer.from((await res.Body?.transformToByteArray()) ?? new Uint8Array());
     src.bytesRead += bytes.length;
     // 206 carries the total in Content-Range; a 200 (range not honoured / whole object) is the total.

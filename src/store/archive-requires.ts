@@ -7,6 +7,8 @@ export interface RequiredArchive {
   id: string;
   bucket: string;
   objectKey: string;
+  /** the version its capture wrote (archives.object_version) */
+  objectVersion: string | null;
 }
 
 /** The archives `id` requires that are in the ledger, and how many it names that are not. */
@@ -14,12 +16,14 @@ export async function requiredArchives(db: Db, id: string): Promise<{ found: Req
   const rows = await db
     .selectFrom('archive_requires as e')
     .leftJoin('archives as a', 'a.id', 'e.required_id')
-    .select(['a.id', 'a.bucket', 'a.object_key'])
+    .select(['a.id', 'a.bucket', 'a.object_key', 'a.object_version'])
     .where('e.archive_id', '=', id)
     .orderBy('e.object_key')
     .execute();
   const found = rows.flatMap((r) =>
-    r.id === null || r.bucket === null || r.object_key === null ? [] : [{ id: r.id, bucket: r.bucket, objectKey: r.object_key }],
+    r.id === null || r.bucket === null || r.object_key === null
+      ? []
+      : [{ id: r.id, bucket: r.bucket, objectKey: r.object_key, objectVersion: r.object_version }],
   );
   return { found, unresolved: rows.length - found.length };
 }

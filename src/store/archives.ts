@@ -12,7 +12,7 @@ export async function findArchive(db: Db, id: string): Promise<Archive | undefin
 }
 
 /** Where an archive's object is, and whether its WACZ requires others (archive_requires). */
-export type ArchiveLocation = Pick<Archive, 'bucket' | 'object_key'> & { requires: boolean };
+export type ArchiveLocation = Pick<Archive, 'bucket' | 'object_key' | 'object_version'> & { requires: boolean };
 
 /**
  * Where archives' objects are: all that signing needs (no provenance to parse on the hot path), for
@@ -22,11 +22,11 @@ export type ArchiveLocation = Pick<Archive, 'bucket' | 'object_key'> & { require
 export async function archiveLocations(db: Db, ids: readonly string[]): Promise<Map<string, ArchiveLocation>> {
   const rows = await db
     .selectFrom('archives as a')
-    .select(['a.id', 'a.bucket', 'a.object_key'])
+    .select(['a.id', 'a.bucket', 'a.object_key', 'a.object_version'])
     .select(sql<boolean>`EXISTS (SELECT 1 FROM archive_requires e WHERE e.archive_id = a.id)`.as('requires'))
     .where('a.id', '=', sql<string>`any(${[...ids]}::uuid[])`)
     .execute();
-  return new Map(rows.map((r) => [r.id, { bucket: r.bucket, object_key: r.object_key, requires: r.requires }]));
+  return new Map(rows.map((r) => [r.id, { bucket: r.bucket, object_key: r.object_key, object_version: r.object_version, requires: r.requires }]));
 }
 
 /**

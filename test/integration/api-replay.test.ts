@@ -198,6 +198,12 @@ describe('checkSource', () => {
       key: 'a b/c.wacz',
       query: 'X-Amz-Signature=ab&X-Amz-Date=1',
     });
+    // the version an archive is pinned to is part of what is signed: it is forwarded with the signature
+    expect(checkSource('a/c.wacz', 'versionId=6710efb3&X-Amz-Signature=ab&versionid=x')).toEqual({
+      ok: true,
+      key: 'a/c.wacz',
+      query: 'versionId=6710efb3&X-Amz-Signature=ab',
+    });
     expect(checkSource('a/c.wacz', '')).toMatchObject({ ok: false, status: 403 });
     expect(checkSource('a/c.html', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 404 });
     expect(checkSource('a/%2E%2E/c.wacz', 'X-Amz-Signature=ab')).toMatchObject({ ok: false, status: 404 });

@@ -66,7 +66,10 @@ describe('archive_requires', () => {
     const pageId = (await register(c, 'acme', [page])).get(page.taskId)!;
     expect(await requiredArchives(tdb.db, pageId)).toEqual({ found: [], unresolved: 1 });
     const seedId = (await register(c, 'acme', [seed])).get(seed.taskId)!;
-    expect(await requiredArchives(tdb.db, pageId)).toEqual({ found: [{ id: seedId, bucket: 'captures', objectKey: seed.objectKey }], unresolved: 0 });
+    expect(await requiredArchives(tdb.db, pageId)).toEqual({
+      found: [{ id: seedId, bucket: 'captures', objectKey: seed.objectKey, objectVersion: null }],
+      unresolved: 0,
+    });
     expect(await archivesRequiring(tdb.db, seedId)).toEqual([{ id: pageId, url: page.url, objectKey: page.objectKey }]);
     // registered again (a repeated admission): no second edge
     await register(c, 'acme', [page, seed]);

@@ -16,7 +16,7 @@ import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
 import { coresApart, maskOf } from '../../bench/support-affinity.ts';
 import { serverProcesses } from '../../bench/support-cpu.ts';
-import { BENCH_PREFIX, deleteObjectsUnder, objectsUnder } from '../../bench/support-objects.ts';
+import { BENCH_PREFIX, deleteObjectsUnder, versionsUnder } from '../../bench/support-objects.ts';
 import { createBenchDatabase } from '../../bench/support-crawl.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
@@ -35,11 +35,11 @@ const config = testConfig();
 const s3 = createS3(config.s3);
 afterAll(() => s3.destroy());
 
-/** Keys under `prefix`, last modified at or after `since` when given. */
+/** Keys under `prefix` of any version or delete marker (the bucket keeps them), last modified at or after `since` when given. */
 async function keysUnder(prefix: string, since?: Date): Promise<string[]> {
   const keys: string[] = [];
-  for await (const page of objectsUnder(s3, config.s3.bucket, prefix)) {
-    for (const o of page) if (since === undefined || o.LastModified! >= since) keys.push(o.Key!);
+  for await (const page of versionsUnder(s3, config.s3.bucket, prefix)) {
+    for (const o of page) if (since === undefined || o.LastModified! >= since) keys.push(o.Key);
   }
   return keys;
 }
@@ -205,15 +205,16 @@ describe('benches at a small size', () => {
     expectLoad1(records);
   });
 
-  it("a bench's objects: deleted under its own folder, only those older than asked, never outside bench/", async () => {
+  it("a bench's objects: deleted under its own folder, every version, only those older than asked, never outside bench/", async () => {
     const folder = `${BENCH_PREFIX}objects-test-${randomUUID()}/`;
     const sibling = `${BENCH_PREFIX}objects-test-${randomUUID()}/`;
     const put = (key: string) => s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: key, Body: key }));
-    for (const key of [`${folder}a`, `${folder}deep/b`, `${folder}deep/c`, `${sibling}d`]) await put(key);
+    // `a` put twice: the bucket keeps both versions, and both must go
+    for (const key of [`${folder}a`, `${folder}a`, `${folder}deep/b`, `${folder}deep/c`, `${sibling}d`]) await put(key);
     // nothing there was modified before an hour ago
     expect(await deleteObjectsUnder(s3, config.s3.bucket, folder, new Date(Date.now() - 3_600_000))).toBe(0);
-    expect(await keysUnder(folder)).toHaveLength(3);
-    expect(await deleteObjectsUnder(s3, config.s3.bucket, folder)).toBe(3);
+    expect(await keysUnder(folder)).toHaveLength(4);
+    expect(await deleteObjectsUnder(s3, config.s3.bucket, folder)).toBe(4);
     expect(await keysUnder(folder)).toEqual([]);
     expect(await keysUnder(sibling)).toEqual([`${sibling}d`]);
     await expect(deleteObjectsUnder(s3, config.s3.bucket, 'captures/')).rejects.toThrow('not a bench folder: "captures/"');

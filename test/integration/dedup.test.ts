@@ -54,6 +54,8 @@ interface Captured {
   id: string;
   url: string;
   key: string;
+  /** the version its capture wrote (archives.object_version) */
+  version: string | null;
   depth: number;
   wacz: Buffer;
 }
@@ -93,12 +95,14 @@ beforeAll(async () => {
   const rows = await h.tdb.db
     .selectFrom('archives')
     .innerJoin('crawl_pages', 'crawl_pages.task_id', 'archives.task_id')
-    .select(['archives.id', 'archives.url', 'archives.object_key', 'crawl_pages.depth'])
+    .select(['archives.id', 'archives.url', 'archives.object_key', 'archives.object_version', 'crawl_pages.depth'])
     .where('crawl_pages.crawl_id', '=', crawlId)
     .orderBy('crawl_pages.depth')
     .orderBy('archives.url')
     .execute();
-  crawled = await Promise.all(rows.map(async (r) => ({ id: r.id, url: r.url, key: r.object_key, depth: r.depth, wacz: await objectBytes(r.object_key) })));
+  crawled = await Promise.all(
+    rows.map(async (r) => ({ id: r.id, url: r.url, key: r.object_key, version: r.object_version, depth: r.depth, wacz: await objectBytes(r.object_key) })),
+  );
   viewer = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -212,6 +216,10 @@ describe('payloads stored once within a crawl', { timeout: 180_000 }, () => {
       expect(signed.body.withheld).toBeUndefined();
       if (c === seed) expect(signed.body.requires).toBeUndefined();
       else expect(signed.body.requires?.map((r) => [r.id, r.objectKey])).toEqual([[seed!.id, seed!.key]]);
+      // each URL is of the version its capture wrote, the required seed's too
+      expect(c.version).not.toBeNull();
+      expect(new URL(signed.body.url).searchParams.get('versionId')).toBe(c.version);
+      for (const r of signed.body.requires ?? []) expect(new URL(r.url).searchParams.get('versionId')).toBe(seed!.version);
       const tab = await viewer.newPage();
       const outside: string[] = [];
       tab.on('request', (r) => {

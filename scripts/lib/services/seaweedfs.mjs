@@ -88,7 +88,21 @@ async function s3Health(cfg) {
   return true;
 }
 
-async function createBucket(cfg, log) {
+/**
+ * The bucket keeps every version of an object. Capture workers may put any key, so one could put a
+ * new object over an archive already admitted; the ledger pins each archive to the version its
+ * capture reported (archives.object_version), and signs, reads and deletes that version.
+ */
+async function enableVersioning(cfg) {
+  const body = '<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>';
+  const r = await s3Request(cfg, 'PUT', `/${cfg.bucket}`, { query: 'versioning=', body, timeoutMs: 15000 });
+  if (r.status !== 200) throw new Error(`could not enable versioning on bucket ${cfg.bucket}: ${r.status} ${r.body.slice(0, 200)}`);
+  const got = await s3Request(cfg, 'GET', `/${cfg.bucket}`, { query: 'versioning=', timeoutMs: 15000 });
+  if (!got.body.includes('<Status>Enabled</Status>'))
+    throw new Error(`bucket ${cfg.bucket} did not keep versioning on: ${got.status} ${got.body.slice(0, 200)}`);
+}
+
+async function createBucket(cfg) {
   // the filer may need a moment after S3 answers; retry bucket creation (bounded)
   let last = '';
   const deadline = Date.now() + 60000;
@@ -97,10 +111,7 @@ async function createBucket(cfg, log) {
       const r = await s3Request(cfg, 'PUT', `/${cfg.bucket}`, { timeoutMs: 15000 });
       if (r.status === 200 || r.body.includes('BucketAlreadyOwnedByYou') || r.body.includes('BucketAlreadyExists')) {
         const head = await s3Request(cfg, 'HEAD', `/${cfg.bucket}`, { timeoutMs: 15000 });
-        if (head.status === 200) {
-          log(`seaweedfs: bucket ${cfg.bucket} ready`);
-          return;
-        }
+        if (head.status === 200) return;
         last = `HEAD /${cfg.bucket}: ${head.status}`;
       } else last = `PUT /${cfg.bucket}: ${r.status} ${r.body.slice(0, 200)}`;
     } catch (err) {
@@ -157,7 +168,9 @@ export function seaweedfsSpec() {
       return s3Health(cfg);
     },
     async afterHealthy(log) {
-      await createBucket(cfg, log);
+      await createBucket(cfg);
+      await enableVersioning(cfg);
+      log(`seaweedfs: bucket ${cfg.bucket} ready (versioned)`);
     },
     url: `${cfg.endpoint} (bucket ${cfg.bucket})`,
   };

@@ -62,7 +62,7 @@ export async function signRequired(
   const allowed = await Promise.all(found.map((a) => canView(deps.fga, identity, a.id)));
   const visible = found.filter((_, i) => allowed[i]);
   const requires = await Promise.all(
-    visible.map(async (a) => ({ id: a.id, objectKey: a.objectKey, url: await deps.signer(a.bucket, a.objectKey, ttlSeconds) })),
+    visible.map(async (a) => ({ id: a.id, objectKey: a.objectKey, url: await deps.signer(a.bucket, a.objectKey, ttlSeconds, a.objectVersion) })),
   );
   const withheld = found.length - visible.length + unresolved;
   return { requires, ...(withheld > 0 ? { withheld } : {}) };
@@ -94,7 +94,7 @@ export function createArchiveService(deps: ArchiveServiceDeps): ArchiveService {
       // not exist" take the same path and the same time, and give the same 404.
       const [allowed, archive] = await Promise.all([canView(fga, identity, id), archiveLocation(id)]);
       if (!allowed || archive === undefined) throw new NotFoundError();
-      const url = await signer(archive.bucket, archive.object_key, SIGNED_URL_TTL_SECONDS);
+      const url = await signer(archive.bucket, archive.object_key, SIGNED_URL_TTL_SECONDS, archive.object_version);
       // most archives require nothing: their row said so, and no second query is made
       const required = archive.requires ? await signRequired(deps, identity, id, SIGNED_URL_TTL_SECONDS) : {};
       log.info({ archiveId: id, subject: identity.subject, requires: required.requires?.length ?? 0, withheld: required.withheld ?? 0 }, 'signed archive url');
@@ -104,7 +104,7 @@ export function createArchiveService(deps: ArchiveServiceDeps): ArchiveService {
     async thumbnailUrl(identity, id) {
       const [allowed, thumbnail] = await Promise.all([canView(fga, identity, id), archiveThumbnail(db, id)]);
       if (!allowed || thumbnail === undefined) throw new NotFoundError();
-      return { url: await signer(thumbnail.bucket, thumbnail.key, SIGNED_URL_TTL_SECONDS), expiresIn: SIGNED_URL_TTL_SECONDS };
+      return { url: await signer(thumbnail.bucket, thumbnail.key, SIGNED_URL_TTL_SECONDS, thumbnail.versionId), expiresIn: SIGNED_URL_TTL_SECONDS };
     },
 
     async remove(identity, id, log) {
