@@ -42,7 +42,7 @@ import { createObjectReader, type ObjectRead, type ObjectReader } from '../src/s
 import { createS3 } from '../src/s3/client.ts';
 import { floorLevel, type FloorRows } from './support-admission-floor.ts';
 import { nextLevelRows, seedBenchLevel, tableRows, type LevelShape, type SeededLevel } from './support-admission-level.ts';
-import { goalRoomCpuMs, linksKeyOf, measureOwnWork, textOf } from './support-admission-own-work.ts';
+import { goalRoomCpuMs, measureOwnWork, readRef, textOf } from './support-admission-own-work.ts';
 import { coresApart, withStoreApart, type CoresApart } from './support-affinity.ts';
 import { cpuMsSince, cpuReading } from './support-cpu.ts';
 import { deleteCrawlObjects, deleteLeftovers } from './support-objects.ts';
@@ -174,7 +174,7 @@ interface Rig {
   /** a fresh crawl's level of `size` pages, seeded in the bucket */
   seedLevel: (size: number) => Promise<SeededLevel>;
   /** the bare backend: every manifest and links read admission makes, and nothing else */
-  bareReads: (reported: SeededLevel['reported']) => Promise<unknown>;
+  bareReads: (objects: SeededLevel['objects']) => Promise<unknown>;
 }
 
 /** One level admitted, timed, beside its bare reads and the floor pipelined under the same reads. */
@@ -217,7 +217,7 @@ async function measureLevels(opts: AdmissionBenchOptions & { pages: number }): P
     admittedInProcess = true;
     const level = await rig.seedLevel(rig.pages);
     // the warm-up level's reads opened them; without it they are opened here
-    if (opts.warmup === false) await mapLimit(level.reported.slice(0, inFlight), inFlight, (p) => reader.read(rig.bucket, p.manifestKey));
+    if (opts.warmup === false) await mapLimit(level.objects.slice(0, inFlight), inFlight, (p) => readRef(reader, rig.bucket, p.manifest));
     const rounds = Math.max(1, opts.rounds ?? 1);
     const measured = await measureRounds(rig, level, rounds, opts.around);
     const beside = await besideTheTypical(rig, measured.samples);
@@ -246,10 +246,10 @@ function rigOf(
     reader,
     deps: { db, s3, bucket, reader, readConcurrency: inFlight },
     seedLevel: (size) => seedBenchLevel({ db, s3, bucket, seeded }, shape, size),
-    bareReads: (reported) =>
-      mapLimit(reported, inFlight, async (p) => {
-        await reader.read(bucket, p.manifestKey);
-        await reader.read(bucket, linksKeyOf(p.manifestKey));
+    bareReads: (objects) =>
+      mapLimit(objects, inFlight, async (p) => {
+        await readRef(reader, bucket, p.manifest);
+        await readRef(reader, bucket, p.links);
       }),
   };
 }
@@ -306,9 +306,9 @@ async function sample(rig: Rig, level: SeededLevel, how: { around?: Around; orde
   const pipelineRows = await floor.pipeline({
     inFlight: rig.inFlight,
     page: async (i) => {
-      const key = level.reported[i]!.manifestKey;
-      parsed(await rig.reader.read(rig.bucket, key));
-      parsed(await rig.reader.read(rig.bucket, linksKeyOf(key)));
+      const page = level.objects[i]!;
+      parsed(await readRef(rig.reader, rig.bucket, page.manifest));
+      parsed(await readRef(rig.reader, rig.bucket, page.links));
     },
   });
   const pipeline = { seconds: (performance.now() - t2) / 1000, cpu: cpuMsSince(pipeCpu0), rows: pipelineRows };
@@ -319,7 +319,7 @@ async function sample(rig: Rig, level: SeededLevel, how: { around?: Around; orde
 async function bareReadsOf(rig: Rig, level: SeededLevel): Promise<{ bareSeconds: number; bareCpu: CpuMs }> {
   const cpu0 = admissionCpu();
   const t0 = performance.now();
-  await rig.bareReads(level.reported);
+  await rig.bareReads(level.objects);
   return { bareSeconds: (performance.now() - t0) / 1000, bareCpu: cpuMsSince(cpu0) };
 }
 
@@ -335,7 +335,7 @@ async function besideTheTypical(rig: Rig, samples: Sample[]) {
   const level = typical.level;
   const phaseCpu = await phases(
     rig.db,
-    { crawlId: level.crawlId, bareReads: () => rig.bareReads(level.reported) },
+    { crawlId: level.crawlId, bareReads: () => rig.bareReads(level.objects) },
     { reader: rig.reader, bucket: rig.bucket, inFlight: rig.inFlight },
     typical.cpu.node,
   );

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../src/db/connect.ts';
-import type { Manifest } from '../src/domain/contract.ts';
+import type { Manifest, PageReport } from '../src/domain/contract.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
 import { upsertLevelReport } from '../src/store/crawls.ts';
 import { BENCH_PREFIX } from './support-objects.ts';
@@ -17,9 +17,17 @@ export interface LevelShape {
   navLinks: number;
 }
 
+/** An object the bench's capturer put, at the version the (versioned) bucket gave it. */
+export interface ObjectRef {
+  key: string;
+  versionId?: string;
+}
+
 export interface SeededLevel {
   crawlId: string;
   reported: { manifestKey: string }[];
+  /** each page's manifest and links artifact, as admission reads them (by version) */
+  objects: { manifest: ObjectRef; links: ObjectRef }[];
 }
 
 /**
@@ -38,7 +46,7 @@ export async function seedBenchLevel(
   to.seeded.push(crawlId);
   const prefix = `${BENCH_PREFIX}${crawlId}/0`;
   const now = Date.now();
-  const reported = await mapLimit(urls, 32, async (url, i) => {
+  const seededPages = await mapLimit(urls, 32, async (url, i) => {
     const taskId = randomUUID();
     const base = `${prefix}/${taskId}`;
     const links = Array.from({ length: linksPerPage }, (_, j) => ({ href: j < navLinks ? `/nav/${j}` : `/p/${(i * 7 + j * 13) % (size * 2)}` }));
@@ -47,32 +55,39 @@ export async function seedBenchLevel(
       url,
       finalUrl: url,
       status: 'succeeded',
-      artifacts: [
-        { format: 'wacz', bucket, key: `${base}.wacz`, sha256: 'a'.repeat(64), size: 4096 },
-        { format: 'links', bucket, key: `${base}.links.json`, sha256: 'b'.repeat(64), size: 512 },
-      ],
+      artifacts: [{ format: 'wacz', bucket, key: `${base}.wacz`, sha256: 'a'.repeat(64), size: 4096 }],
       software: 'bench',
       startedAt: new Date(now - 2000).toISOString(),
       finishedAt: new Date(now - 1000).toISOString(),
     };
-    const put = (key: string, body: unknown) =>
-      s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(body), ContentType: 'application/json' }));
-    await put(`${base}.links.json`, { url, finalUrl: url, links });
-    await put(`${base}.result.json`, manifest);
-    return {
+    // as a capture worker writes them: the links artifact, then the manifest naming its version;
+    // the report names the manifest's
+    const put = async (key: string, body: unknown): Promise<ObjectRef> => {
+      const { VersionId } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(body), ContentType: 'application/json' }));
+      return { key, ...(VersionId !== undefined && VersionId !== 'null' ? { versionId: VersionId } : {}) };
+    };
+    const linksObject = await put(`${base}.links.json`, { url, finalUrl: url, links });
+    manifest.artifacts.push({ format: 'links', bucket, key: linksObject.key, sha256: 'b'.repeat(64), size: 512, ...versionOf(linksObject) });
+    const manifestObject = await put(`${base}.result.json`, manifest);
+    const page: PageReport = {
       url,
-      status: 'captured' as const,
+      status: 'captured',
       taskId,
-      manifestKey: `${base}.result.json`,
+      manifestKey: manifestObject.key,
+      ...(manifestObject.versionId !== undefined ? { manifestVersionId: manifestObject.versionId } : {}),
       finalUrl: url,
       submittedAt: manifest.startedAt,
       finishedAt: manifest.finishedAt,
     };
+    return { page, objects: { manifest: manifestObject, links: linksObject } };
   });
+  const reported = seededPages.map((p) => p.page);
   await db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
   await upsertLevelReport(db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
-  return { crawlId, reported };
+  return { crawlId, reported: reported.map((p) => ({ manifestKey: p.manifestKey! })), objects: seededPages.map((p) => p.objects) };
 }
+
+const versionOf = (o: ObjectRef): { versionId?: string } => (o.versionId !== undefined ? { versionId: o.versionId } : {});
 
 /** Rows in one of the tables admission adds to. */
 export async function tableRows(db: Db, table: 'archives' | 'fga_outbox'): Promise<number> {

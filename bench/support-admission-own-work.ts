@@ -7,6 +7,7 @@
 import { mapLimit } from '../src/domain/map-limit.ts';
 import type { ObjectRead, ObjectReader } from '../src/s3/object-reader.ts';
 import { cpuMsSince, type CpuReading } from './support-cpu.ts';
+import type { ObjectRef } from './support-admission-level.ts';
 
 /** Where memoryReader holds an object: its bucket and key, as the store does. */
 export const objectAt = (bucket: string, key: string): string => `${bucket}/${key}`;
@@ -49,14 +50,14 @@ export interface OwnWork {
  * level admitted from memory by `admit`, its CPU read by `cpu` (the admission bench's own reading).
  */
 export async function measureOwnWork(
-  level: { reported: { manifestKey: string }[] },
+  level: { objects: { manifest: ObjectRef; links: ObjectRef }[] },
   read: { reader: ObjectReader; bucket: string; inFlight: number },
   admit: (reader: ObjectReader) => Promise<{ archivesCreated: number }>,
   cpu: () => CpuReading<'seaweedfs' | 'postgres'>,
 ): Promise<OwnWork> {
   const objects = new Map<string, string>();
-  await mapLimit(level.reported, read.inFlight, async (p) => {
-    for (const key of [p.manifestKey, linksKeyOf(p.manifestKey)]) objects.set(objectAt(read.bucket, key), textOf(await read.reader.read(read.bucket, key)));
+  await mapLimit(level.objects, read.inFlight, async (p) => {
+    for (const o of [p.manifest, p.links]) objects.set(objectAt(read.bucket, o.key), textOf(await readRef(read.reader, read.bucket, o)));
   });
   const memory = memoryReader(objects);
   const cpu0 = cpu();
@@ -66,8 +67,8 @@ export async function measureOwnWork(
   return { seconds, cpuMs: cpuMsSince(cpu0), archivesCreated: result.archivesCreated, objectsMissed: memory.missed() };
 }
 
-/** Where the bench's capturer put a page's links artifact: beside its manifest. */
-export const linksKeyOf = (manifestKey: string): string => manifestKey.replace(/\.result\.json$/, '.links.json');
+/** A seeded object, read at the version it was put (as admission reads it). */
+export const readRef = (reader: ObjectReader, bucket: string, o: ObjectRef): Promise<ObjectRead> => reader.read(bucket, o.key, undefined, o.versionId);
 
 /** The text of an object the bench seeded, which must be there. */
 export function textOf(read: ObjectRead): string {

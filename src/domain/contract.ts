@@ -17,6 +17,8 @@ export const CONTRACT_LIMITS = {
   crawlId: 200,
   taskId: 512,
   manifestKey: 1024,
+  /** S3's version ids are at most 1,024 bytes */
+  objectVersion: 1024,
   manifestError: 4096,
   artifactPrefix: 1024,
   capability: 512,
@@ -128,6 +130,8 @@ export const PageReportSchema = Type.Object(
     taskId: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.taskId })),
     /** where the capturer wrote `<key>.result.json`; never the result itself */
     manifestKey: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.manifestKey })),
+    /** the version the store gave the manifest's put (a versioned bucket): the ledger reads that one */
+    manifestVersionId: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.objectVersion })),
     manifestError: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.manifestError })),
     finalUrl: Type.Optional(Url),
     submittedAt: Type.Optional(DateTime),
@@ -176,7 +180,7 @@ export const ManifestArtifactSchema = Type.Object({
   sha256: Type.String(),
   size: Type.Integer({ minimum: 0 }),
   /** the object version the store gave the put, in a versioned bucket: the ledger reads only that one */
-  versionId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  versionId: Type.Optional(Type.String({ minLength: 1, maxLength: CONTRACT_LIMITS.objectVersion })),
 });
 export type ManifestArtifact = Static<typeof ManifestArtifactSchema>;
 

@@ -246,10 +246,10 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
 }
 
 /**
- * Writes the artifacts, then the manifest, which names the version the store gave each artifact.
- * Throws naming the key that could not be written.
+ * Writes the artifacts, then the manifest, which names the version the store gave each artifact;
+ * answers the manifest's own version. Throws naming the key that could not be written.
  */
-export async function writeCapture(p: Packaged, store: ArtifactStore, opts: { skipManifest?: boolean } = {}): Promise<void> {
+export async function writeCapture(p: Packaged, store: ArtifactStore, opts: { skipManifest?: boolean } = {}): Promise<{ manifestVersion?: string }> {
   for (const o of p.objects) {
     try {
       const { versionId } = await store.put(o.key, o.body, o.contentType);
@@ -259,9 +259,10 @@ export async function writeCapture(p: Packaged, store: ArtifactStore, opts: { sk
       throw new Error(`could not write ${o.key}: ${(err as Error).message}`);
     }
   }
-  if (opts.skipManifest) return;
+  if (opts.skipManifest) return {};
   try {
-    await store.put(p.manifestKey, Buffer.from(JSON.stringify(p.manifest, null, 2)), 'application/json');
+    const { versionId } = await store.put(p.manifestKey, Buffer.from(JSON.stringify(p.manifest, null, 2)), 'application/json');
+    return versionId !== undefined ? { manifestVersion: versionId } : {};
   } catch (err) {
     throw new Error(`could not write ${p.manifestKey}: ${(err as Error).message}`);
   }

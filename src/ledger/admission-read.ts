@@ -121,5 +121,10 @@ async function pageObjects(source: ObjectSource, bucket: string, p: PageReport, 
 function manifestOf(source: ObjectSource, bucket: string, p: PageReport, facts: LevelFacts): Promise<ManifestRead> | ManifestRead {
   if (p.taskId !== undefined && facts.foreign.has(p.taskId)) return { kind: 'refused', error: foreignTaskProblem(p.taskId) };
   if (p.taskId === undefined || p.manifestKey === undefined) return { kind: 'absent' };
-  return placedManifest(source, bucket, { taskId: p.taskId, manifestKey: p.manifestKey, ...(facts.prefix !== undefined ? { prefix: facts.prefix } : {}) });
+  return placedManifest(source, bucket, {
+    taskId: p.taskId,
+    manifestKey: p.manifestKey,
+    ...(p.manifestVersionId !== undefined ? { manifestVersionId: p.manifestVersionId } : {}),
+    ...(facts.prefix !== undefined ? { prefix: facts.prefix } : {}),
+  });
 }

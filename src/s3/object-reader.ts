@@ -9,14 +9,14 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Config } from '../config/env.ts';
 import { objectPath } from './object-path.ts';
-import { createGetSigner } from './sign-get.ts';
+import { createGetSigner, versionQuery } from './sign-get.ts';
 
 /** 'too-large': the object is bigger than the read allows; reading it again will not help. */
 export type ObjectRead = { kind: 'ok'; text: string } | { kind: 'missing' } | { kind: 'unreadable'; error: string } | { kind: 'too-large'; error: string };
 
 export interface ObjectReader {
-  /** maxBytes: refuse a larger object (default MAX_OBJECT_BYTES) */
-  read(bucket: string, key: string, maxBytes?: number): Promise<ObjectRead>;
+  /** maxBytes: refuse a larger object (default MAX_OBJECT_BYTES); versionId: that version of it */
+  read(bucket: string, key: string, maxBytes?: number, versionId?: string): Promise<ObjectRead>;
   /** Ends its keep-alive connections; a read after it is 'unreadable' (never a new connection). */
   close(): void;
 }
@@ -75,11 +75,12 @@ export function createObjectReader(s3: Config['s3'], opts: { timeoutMs?: number;
 
   let closed = false;
   return {
-    async read(bucket, key, maxBytes = MAX_OBJECT_BYTES) {
+    async read(bucket, key, maxBytes = MAX_OBJECT_BYTES, versionId) {
       if (closed) return { kind: 'unreadable', error: `S3 GET ${bucket}/${key}: the object reader is closed` };
       // exactly what was signed: the path as built (S3 is not re-escaped) and every header
       const path = objectPath(basePath, bucket, key);
-      return get(bucket, key, path, sign(endpoint.host, path), maxBytes);
+      const headers = sign(endpoint.host, path, undefined, versionId);
+      return get(bucket, key, versionId === undefined ? path : `${path}?${versionQuery(versionId)}`, headers, maxBytes);
     },
     close() {
       closed = true;

@@ -18,8 +18,8 @@ export interface GetSignerOptions {
   secretAccessKey: string;
 }
 
-/** headers for a GET of `path` (already encoded, signed as sent) on `host` at `now` */
-export type GetSigner = (host: string, path: string, now?: Date) => Record<string, string>;
+/** headers for a GET of `path` (already encoded, signed as sent) on `host` at `now`; of one version of the object when versionId is given (sent as `?versionId=`, escapeUri) */
+export type GetSigner = (host: string, path: string, now?: Date, versionId?: string) => Record<string, string>;
 
 /** The SigV4 signature of a canonical request at amzDate, and its credential scope. */
 function signerOf(opts: GetSignerOptions): (canonical: string, amzDate: string) => { signature: string; scope: string } {
@@ -56,11 +56,15 @@ const amzDateOf = (now: Date): string => {
 /** encodeURIComponent plus !'()*, as SigV4 (and the SDK) encode query keys and values */
 const escapeUri = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
+/** the query naming one version of an object, as signed and as sent */
+export const versionQuery = (versionId: string): string => `versionId=${escapeUri(versionId)}`;
+
 export function createGetSigner(opts: GetSignerOptions): GetSigner {
   const sign = signerOf(opts);
-  return (host, path, now = new Date()) => {
+  return (host, path, now = new Date(), versionId) => {
     const amzDate = amzDateOf(now);
-    const canonical = `GET\n${path}\n\nhost:${host}\nx-amz-content-sha256:${EMPTY_PAYLOAD_SHA256}\nx-amz-date:${amzDate}\n\n${SIGNED_HEADERS}\n${EMPTY_PAYLOAD_SHA256}`;
+    const query = versionId === undefined ? '' : versionQuery(versionId);
+    const canonical = `GET\n${path}\n${query}\nhost:${host}\nx-amz-content-sha256:${EMPTY_PAYLOAD_SHA256}\nx-amz-date:${amzDate}\n\n${SIGNED_HEADERS}\n${EMPTY_PAYLOAD_SHA256}`;
     const { signature, scope } = sign(canonical, amzDate);
     return {
       host,
@@ -86,7 +90,7 @@ export function createGetPresigner(opts: GetSignerOptions): GetPresigner {
     const algorithm = 'X-Amz-Algorithm=AWS4-HMAC-SHA256';
     const payload = 'X-Amz-Content-Sha256=UNSIGNED-PAYLOAD';
     const rest = `X-Amz-Credential=${credential}&X-Amz-Date=${amzDate}&X-Amz-Expires=${expiresIn}&X-Amz-SignedHeaders=host`;
-    const version = versionId === undefined ? '' : `versionId=${escapeUri(versionId)}`;
+    const version = versionId === undefined ? '' : versionQuery(versionId);
     const canonicalQuery = `${algorithm}&${payload}&${rest}${version ? `&${version}` : ''}`;
     const { signature } = sign(`GET\n${path}\n${canonicalQuery}\nhost:${host}\n\nhost\nUNSIGNED-PAYLOAD`, amzDate);
     return `${version ? `${version}&` : ''}${payload}&${algorithm}&${rest}&X-Amz-Signature=${signature}`;

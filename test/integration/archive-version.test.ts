@@ -16,7 +16,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LevelReportBody, PageReport } from '../../src/domain/contract.ts';
 import { deleteArchive } from '../../src/ledger/delete-archive.ts';
+import { getLevelReport } from '../../src/store/crawls.ts';
 import { readArchivePages } from '../../src/search/indexer.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { waitForCrawlEnd } from '../support/crawls.ts';
@@ -33,6 +35,7 @@ const h = useLiveCrawlStack({
 
 let worker: S3Client;
 let archive: { id: string; object_key: string; object_version: string | null; sha256: string | null; size: number | null };
+let reported: PageReport;
 
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
@@ -69,12 +72,14 @@ beforeAll(async () => {
     .select(['archives.id', 'archives.object_key', 'archives.object_version', 'archives.sha256', 'archives.size'])
     .where('crawl_pages.crawl_id', '=', crawlId)
     .executeTakeFirstOrThrow();
+  reported = ((await getLevelReport(h.tdb.db, crawlId, 0))!.body as LevelReportBody).pages[0]!;
 }, 120_000);
 
 afterAll(() => worker?.destroy());
 
 describe('an archive pinned to the version its capture wrote', { timeout: 60_000 }, () => {
-  it('the capture reported its version, and the ledger kept it: the one version of the key, with the bytes the row names', async () => {
+  it('the flow reported the manifest’s version, the manifest its WACZ’s, and the ledger kept it: the one version of the key, with the bytes the row names', async () => {
+    expect(await versionsOf(reported.manifestKey!)).toEqual({ versions: [reported.manifestVersionId], markers: 0 });
     expect(archive.object_version).toMatch(/^\S+$/);
     expect(await versionsOf(archive.object_key)).toEqual({ versions: [archive.object_version], markers: 0 });
     const stored = await h.s3.send(new GetObjectCommand({ Bucket: h.bucket, Key: archive.object_key, VersionId: archive.object_version! }));

@@ -654,12 +654,15 @@ describe('signing and formats', () => {
     // the same level again, now with a third page the first attempt never had
     const again = await runLevel({ ...body, pages: [...body.pages, { url: s.url('h', '/3'), follow: false }] });
     expect(s.pageRequests('h').map((r) => r.path)).toEqual(['/1', '/2', '/3']);
+    // the earlier captures' manifests, at the versions they were written (the bucket keeps versions)
+    for (const p of first.report.pages) expect(p.manifestVersionId).toMatch(/^\S+$/);
     expect(again.report.pages.slice(0, 2)).toEqual(
       first.report.pages.map((p) => ({
         url: p.url,
         status: p.status,
         taskId: p.taskId,
         manifestKey: p.manifestKey,
+        manifestVersionId: p.manifestVersionId,
         finalUrl: p.finalUrl,
         submittedAt: p.submittedAt,
         finishedAt: p.finishedAt,

@@ -12,6 +12,7 @@ import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/c
 import { HttpRequest } from '@smithy/core/protocols';
 import type { Config } from '../../src/config/env.ts';
 import { createObjectReader } from '../../src/s3/object-reader.ts';
+import { readObjectText } from '../../src/ledger/manifest-read.ts';
 import { objectPath } from '../../src/s3/object-path.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
@@ -103,6 +104,32 @@ describe('createObjectReader', () => {
       // the decoded twin of the literal-percent key is a different object, and is not there
       expect(await reader.read(config.s3.bucket, `${base}/literal percent/100%.json`)).toEqual({ kind: 'missing' });
       expect(await reader.read(config.s3.bucket, `${base}/nothing-here.json`)).toEqual({ kind: 'missing' });
+    } finally {
+      reader.close();
+    }
+  });
+
+  it('reads the version asked for, under an awkward key, whatever was put over it since', async () => {
+    const reader = createObjectReader(config.s3);
+    try {
+      const key = `reader-test/${randomUUID()}/ünï (1)+!.result.json`;
+      written.push(key);
+      const versions: string[] = [];
+      for (const body of ['first', 'second', 'third']) {
+        const { VersionId } = await s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: key, Body: body }));
+        versions.push(VersionId!);
+      }
+      expect(new Set(versions).size).toBe(3);
+      expect(await reader.read(config.s3.bucket, key)).toEqual({ kind: 'ok', text: 'third' });
+      for (const [i, body] of ['first', 'second', 'third'].entries())
+        expect(await reader.read(config.s3.bucket, key, undefined, versions[i])).toEqual({ kind: 'ok', text: body });
+      // the same read through the SDK client, as reconcile reads
+      expect(await readObjectText(s3, config.s3.bucket, key, undefined, versions[0])).toEqual({ kind: 'ok', text: 'first' });
+      // a version of another key is not this key's
+      const other = `reader-test/${randomUUID()}.json`;
+      written.push(other);
+      const { VersionId: elsewhere } = await s3.send(new PutObjectCommand({ Bucket: config.s3.bucket, Key: other, Body: 'other' }));
+      expect((await reader.read(config.s3.bucket, key, undefined, elsewhere)).kind).not.toBe('ok');
     } finally {
       reader.close();
     }

@@ -1,7 +1,7 @@
 // The admission bench's own-work line (bench/support-admission-own-work.ts): the room the goal
 // leaves, and the reader that serves a level from memory.
 import { describe, expect, it } from 'vitest';
-import { goalRoomCpuMs, linksKeyOf, memoryReader, objectAt, textOf } from '../../bench/support-admission-own-work.ts';
+import { goalRoomCpuMs, memoryReader, objectAt, readRef, textOf } from '../../bench/support-admission-own-work.ts';
 
 describe("admission's own work beside the goal's room", () => {
   it("leaves what the cores give in the goal's time, less what the reads took alone", () => {
@@ -21,9 +21,15 @@ describe("admission's own work beside the goal's room", () => {
     expect(reader.missed()).toBe(2);
   });
 
-  it('finds the links artifact beside its manifest, and refuses an object that is not there', () => {
-    expect(linksKeyOf('bench/c/0/t.result.json')).toBe('bench/c/0/t.links.json');
-    expect(linksKeyOf('bench/c/0/t.json')).toBe('bench/c/0/t.json');
+  it('reads a seeded object at the version it was put, and refuses an object that is not there', async () => {
+    const asked: unknown[][] = [];
+    const reader = { read: async (...args: unknown[]) => (asked.push(args), { kind: 'ok' as const, text: 'x' }), close() {} };
+    await readRef(reader, 'b', { key: 'bench/c/0/t.links.json', versionId: 'v1' });
+    await readRef(reader, 'b', { key: 'bench/c/0/t.result.json' });
+    expect(asked).toEqual([
+      ['b', 'bench/c/0/t.links.json', undefined, 'v1'],
+      ['b', 'bench/c/0/t.result.json', undefined, undefined],
+    ]);
     expect(textOf({ kind: 'ok', text: 'x' })).toBe('x');
     expect(() => textOf({ kind: 'missing' })).toThrow(/not read: missing/);
   });

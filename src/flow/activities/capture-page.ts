@@ -246,8 +246,9 @@ async function storeCapture(deps: CaptureDeps, input: CapturePageInput, ctx: Con
   const finalUrl = packaged.finalUrl !== undefined ? { finalUrl: packaged.finalUrl } : {};
   const lostManifest = matches(knobs.manifestError, url);
   throwIfStopped(deps, ctx);
+  let written: { manifestVersion?: string };
   try {
-    await writeCapture(packaged, deps.store, { skipManifest: lostManifest });
+    written = await writeCapture(packaged, deps.store, { skipManifest: lostManifest });
   } catch (err) {
     deps.log(`capture ${url}: ${(err as Error).message}`);
     return { ...visited, ...finalUrl, status: 'failed', manifest: false, manifestError: (err as Error).message };
@@ -266,5 +267,5 @@ async function storeCapture(deps: CaptureDeps, input: CapturePageInput, ctx: Con
   );
   // only a capture the ledger will admit offers its payloads to later pages
   const dedup = status === 'captured' && packaged.dedup !== undefined ? { stored: packaged.dedup.stored, revisited: packaged.dedup.revisited } : {};
-  return { ...visited, ...finalUrl, status, manifest: true, ...dedup };
+  return { ...visited, ...finalUrl, status, manifest: true, ...written, ...dedup };
 }

@@ -33,6 +33,7 @@ function pageReport(t: LevelTarget, p: PageOutcome): PageReport {
     status: p.status,
     taskId,
     ...(p.manifest ? { manifestKey: manifestKeyOf(t.prefix, taskId) } : {}),
+    ...(p.manifest && p.manifestVersion !== undefined ? { manifestVersionId: p.manifestVersion } : {}),
     ...(p.manifestError !== undefined ? { manifestError: p.manifestError } : {}),
     ...(p.finalUrl !== undefined ? { finalUrl: p.finalUrl } : {}),
     ...iso(p.submittedAt),

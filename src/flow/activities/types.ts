@@ -49,6 +49,8 @@ export type CapturePageResult =
       finishedAt: number;
       status: 'captured' | 'failed';
       manifest: boolean;
+      /** the version the store gave the manifest (a versioned bucket): reported, and the only one the ledger reads */
+      manifestVersion?: string;
       manifestError?: string;
       finalUrl?: string;
       /** payloads this capture's WACZ stored in full (bounded), and the digests it wrote as revisits */

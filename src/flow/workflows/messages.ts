@@ -67,6 +67,8 @@ export interface PageOutcome {
   skipReason?: 'robots';
   /** true when the capture wrote its manifest (the report then names it) */
   manifest?: boolean;
+  /** the version the store gave the manifest, when it keeps versions */
+  manifestVersion?: string;
   manifestError?: string;
   finalUrl?: string;
   /** ms since the epoch */

@@ -229,6 +229,7 @@ export class SliceRun {
     this.payloads.used(out.revisited ?? []);
     const outcome: PageOutcome = { index: page.index, url: page.url, status: out.status, submittedAt: out.submittedAt, finishedAt: out.finishedAt };
     if (out.manifest) outcome.manifest = true;
+    if (out.manifestVersion !== undefined) outcome.manifestVersion = out.manifestVersion;
     if (out.manifestError !== undefined) outcome.manifestError = out.manifestError;
     if (out.finalUrl !== undefined) outcome.finalUrl = out.finalUrl;
     this.results.set(item, outcome);
