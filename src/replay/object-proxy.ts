@@ -1,8 +1,8 @@
 // `/wacz/<key>?<signature>`: a proxy to exactly one kind of object, a `.wacz` in the configured
 // bucket, read with the caller's presigned GET. The host, port and bucket come from the
-// configuration, only the key and the signature's parameters (X-Amz-*, versionId) from the request (checkSource); S3
-// checks the signature. An object is always served as application/wacz, never with its stored
-// content type.
+// configuration, only the key and the signature's parameters (X-Amz-*, and versionId, which is
+// signed) from the request (checkSource); S3 checks the signature. An object is always served as
+// application/wacz, never with its stored content type.
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyReply } from 'fastify';
