@@ -15,10 +15,10 @@ export interface ReadSpan {
 export function spanReader(reader: ObjectReader): ObjectReader & { span: () => ReadSpan } {
   const span: ReadSpan = { first: null, last: null };
   return {
-    async read(bucket, key, maxBytes) {
+    async read(bucket, key, maxBytes, versionId) {
       span.first ??= performance.now();
       try {
-        return await reader.read(bucket, key, maxBytes);
+        return await reader.read(bucket, key, maxBytes, versionId);
       } finally {
         span.last = performance.now();
       }

@@ -19,6 +19,13 @@ function heldReader(): ObjectReader & { release: (key: string) => void; closed: 
 }
 
 describe('the read span', () => {
+  it('passes every argument through: a read of a version stays a read of that version', async () => {
+    const asked: unknown[][] = [];
+    const reader = spanReader({ read: async (...args) => (asked.push(args), { kind: 'missing' }), close: () => {} });
+    await reader.read('b', 'k.result.json', 1024, 'v1');
+    expect(asked).toEqual([['b', 'k.result.json', 1024, 'v1']]);
+  });
+
   it('is from the first read asked for to the last one to finish, whatever order they finish in', async () => {
     const inner = heldReader();
     const reader = spanReader(inner);
