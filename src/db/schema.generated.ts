@@ -50,6 +50,7 @@ export interface CaptureSubmissions {
   crawl_id: string | null;
   manifest_error: string | null;
   manifest_key: string | null;
+  manifest_version: string | null;
   org_id: string;
   reported_at: Generated<Timestamp>;
   submitted_by: string;

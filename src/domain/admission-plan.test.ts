@@ -93,13 +93,36 @@ describe('planAdmission', () => {
     const plan = planAdmission(input(pages, [ok(manifest('t1'), ['/x', '/y', 'https://b.test/']), { read: { kind: 'absent' } }]));
     expect(plan.admissions.map((a) => a.state)).toEqual(['captured', 'failed']);
     expect(plan.submissions).toEqual([
-      { taskId: 't1', orgId: 'org', submittedBy: 'alice', crawlId, url: 'https://a.test/t1', manifestKey: 'p/t1.result.json', manifestError: null },
-      { taskId: 't2', orgId: 'org', submittedBy: 'alice', crawlId, url: 'https://a.test/t2', manifestKey: null, manifestError: 'boom' },
+      {
+        taskId: 't1',
+        orgId: 'org',
+        submittedBy: 'alice',
+        crawlId,
+        url: 'https://a.test/t1',
+        manifestKey: 'p/t1.result.json',
+        manifestVersion: null,
+        manifestError: null,
+      },
+      { taskId: 't2', orgId: 'org', submittedBy: 'alice', crawlId, url: 'https://a.test/t2', manifestKey: null, manifestVersion: null, manifestError: 'boom' },
     ]);
     expect(plan.next?.candidates.map((c) => c.url)).toEqual(['https://a.test/x', 'https://a.test/y']);
     expect(plan.next?.skipped).toEqual(['https://b.test/']);
     expect(plan.linksRead).toBe(1);
     expect(capturesOf(plan.admissions, crawlId).map((c) => c.archive.objectKey)).toEqual(['p/t1.wacz']);
+  });
+
+  it('keeps the manifest version the report named in the submission (what reconcile reads), and none without a key', () => {
+    const pages = [
+      page('t1', { manifestVersionId: 'v-1' }),
+      page('t2', { status: 'failed', manifestKey: undefined, manifestVersionId: 'v-2', manifestError: 'lost' }),
+      page('t3'),
+    ];
+    const plan = planAdmission(input(pages, [ok(manifest('t1'), []), { read: { kind: 'absent' } }, ok(manifest('t3'), [])]));
+    expect(plan.submissions.map((s) => [s.taskId, s.manifestKey, s.manifestVersion])).toEqual([
+      ['t1', 'p/t1.result.json', 'v-1'],
+      ['t2', null, null],
+      ['t3', 'p/t3.result.json', null],
+    ]);
   });
 
   it('plans no next level when not expanding', () => {

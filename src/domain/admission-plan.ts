@@ -21,6 +21,8 @@ export interface SubmissionRecord {
   crawlId: string | null;
   url: string;
   manifestKey: string | null;
+  /** the manifest's version the report named (what reconcile reads), null when it named none */
+  manifestVersion: string | null;
   manifestError: string | null;
 }
 
@@ -175,6 +177,7 @@ export function submissionsOf(
       crawlId: input.crawlId,
       url: p.url,
       manifestKey: p.manifestKey ?? null,
+      manifestVersion: p.manifestKey !== undefined ? (p.manifestVersionId ?? null) : null,
       manifestError,
     });
   });

@@ -8,6 +8,7 @@ const row: PendingRow = {
   crawl_id: '00000000-0000-4000-8000-000000000001',
   url: 'http://a.test/',
   manifest_key: 'captures/c/0/t1.result.json',
+  manifest_version: null,
   reported_at: now,
 };
 const wacz = { format: 'wacz' as const, bucket: 'captures', key: 'captures/c/0/t1.wacz', sha256: 'ab', size: 10 };

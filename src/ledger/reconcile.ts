@@ -3,8 +3,10 @@
 // reading the manifest failed, or writing the row did.
 //
 // It reads the capture_submissions rows that carry a manifest_key and have no archive yet
-// (with sinceDays, only those reported in the last n days) and fetches exactly those keys. It
-// never lists the bucket and never rebuilds a key: the key is what the level report recorded.
+// (with sinceDays, only those reported in the last n days) and fetches exactly those keys, at the
+// version the report named when it named one (as admission reads: what another capture worker
+// put over the key since is not read). It never lists the bucket and never rebuilds a key: the
+// key is what the level report recorded.
 // What it finds is registered exactly as level admission registers it — the same manifest
 // checks (checkManifestTask, archiveFromManifest) and the same registerCaptures, so each archive
 // lands with its `parent capture_job:<crawl>` tuple in one transaction — and the crawl's page row
@@ -83,6 +85,8 @@ export interface PendingRow {
   crawl_id: string | null;
   url: string;
   manifest_key: string;
+  /** the manifest's version the report named; null: the key is read as it is */
+  manifest_version: string | null;
   reported_at: Date;
 }
 
@@ -159,7 +163,7 @@ function sinceOf(sinceDays: number | undefined, now: Date): Date | undefined {
 async function pendingRows(db: Db, at: { batchSize: number; since: Date | undefined; cursor: string | undefined }): Promise<PendingRow[]> {
   let q = db
     .selectFrom('capture_submissions as s')
-    .select(['s.task_id', 's.crawl_id', 's.url', 's.manifest_key', 's.reported_at'])
+    .select(['s.task_id', 's.crawl_id', 's.url', 's.manifest_key', 's.manifest_version', 's.reported_at'])
     .where('s.manifest_key', 'is not', null)
     .where((eb) =>
       eb.not(
@@ -194,7 +198,7 @@ async function readOutcomes(deps: ReconcileDeps, rows: PendingRow[], now: Date):
   const reads = await mapLimit(rows, deps.readConcurrency ?? 32, async (row, i): Promise<ManifestRead | null> =>
     foreign[i] !== null
       ? null
-      : checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key), row.task_id), {
+      : checkPlacement(checkManifestTask(await readManifest(s3, bucket, row.manifest_key, row.manifest_version ?? undefined), row.task_id), {
           taskId: row.task_id,
           manifestKey: row.manifest_key,
           bucket,

@@ -181,7 +181,7 @@ export async function recordSubmissions(trx: Trx, subs: SubmissionRecord[]): Pro
 /** Where submissions are copied in (the bench's write floor copies the same). */
 export const SUBMISSIONS_COPY: CopyTarget = {
   table: 'capture_submissions',
-  columns: ['task_id', 'org_id', 'submitted_by', 'crawl_id', 'url', 'manifest_key', 'manifest_error'],
+  columns: ['task_id', 'org_id', 'submitted_by', 'crawl_id', 'url', 'manifest_key', 'manifest_version', 'manifest_error'],
 };
 
 /** Submissions of tasks the ledger has no row for yet (a level's first admission), copied in whole. */
@@ -189,7 +189,7 @@ async function copySubmissions(trx: Trx, subs: SubmissionRecord[]): Promise<Set<
   await copyRows(
     trx,
     SUBMISSIONS_COPY,
-    subs.map((s) => [s.taskId, s.orgId, s.submittedBy, s.crawlId, s.url, s.manifestKey, s.manifestError]),
+    subs.map((s) => [s.taskId, s.orgId, s.submittedBy, s.crawlId, s.url, s.manifestKey, s.manifestVersion, s.manifestError]),
   );
   return new Set(subs.map((s) => s.taskId));
 }
@@ -204,15 +204,17 @@ async function upsertSubmissions(trx: Trx, subs: SubmissionRecord[]): Promise<Se
     crawl_id: s.crawlId,
     url: s.url,
     manifest_key: s.manifestKey,
+    manifest_version: s.manifestVersion,
     manifest_error: s.manifestError,
   }));
   const { rows: written } = await sql<{ task_id: string }>`
-    INSERT INTO capture_submissions (task_id, org_id, submitted_by, crawl_id, url, manifest_key, manifest_error)
-    SELECT x.task_id, x.org_id, x.submitted_by, x.crawl_id, x.url, x.manifest_key, x.manifest_error
+    INSERT INTO capture_submissions (task_id, org_id, submitted_by, crawl_id, url, manifest_key, manifest_version, manifest_error)
+    SELECT x.task_id, x.org_id, x.submitted_by, x.crawl_id, x.url, x.manifest_key, x.manifest_version, x.manifest_error
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      AS x(ord int, task_id text, org_id text, submitted_by text, crawl_id uuid, url text, manifest_key text, manifest_error text)
+      AS x(ord int, task_id text, org_id text, submitted_by text, crawl_id uuid, url text, manifest_key text, manifest_version text, manifest_error text)
     ORDER BY x.ord
-    ON CONFLICT (task_id) DO UPDATE SET manifest_key = excluded.manifest_key, manifest_error = excluded.manifest_error, url = excluded.url
+    ON CONFLICT (task_id) DO UPDATE SET manifest_key = excluded.manifest_key, manifest_version = excluded.manifest_version,
+      manifest_error = excluded.manifest_error, url = excluded.url
       WHERE capture_submissions.crawl_id IS NOT DISTINCT FROM excluded.crawl_id AND capture_submissions.org_id = excluded.org_id
     RETURNING task_id
   `.execute(trx);

@@ -327,6 +327,7 @@ describe('admitLevel', () => {
       crawlId,
       url: `https://a.test/${taskId}`,
       manifestKey,
+      manifestVersion: manifestKey === null ? null : `v-${manifestKey}`,
       manifestError: manifestKey === null ? 'failed\twith a tab' : null,
     });
     const task = (n: number) => `sub-${n}-${a}`;
@@ -338,14 +339,14 @@ describe('admitLevel', () => {
     expect([...again].sort()).toEqual([task(2), task(3)]);
     const rows = await tdb.db
       .selectFrom('capture_submissions')
-      .select(['task_id', 'crawl_id', 'manifest_key', 'manifest_error'])
+      .select(['task_id', 'crawl_id', 'manifest_key', 'manifest_version', 'manifest_error'])
       .where('task_id', 'like', `sub-%-${a}`)
       .orderBy('task_id')
       .execute();
     expect(rows).toEqual([
-      { task_id: task(1), crawl_id: b, manifest_key: 'b/1.json', manifest_error: null },
-      { task_id: task(2), crawl_id: a, manifest_key: 'a/2.json', manifest_error: null },
-      { task_id: task(3), crawl_id: a, manifest_key: 'a/3.json', manifest_error: null },
+      { task_id: task(1), crawl_id: b, manifest_key: 'b/1.json', manifest_version: 'v-b/1.json', manifest_error: null },
+      { task_id: task(2), crawl_id: a, manifest_key: 'a/2.json', manifest_version: 'v-a/2.json', manifest_error: null },
+      { task_id: task(3), crawl_id: a, manifest_key: 'a/3.json', manifest_version: 'v-a/3.json', manifest_error: null },
     ]);
   });
 });

@@ -47,6 +47,7 @@ async function register(crawlId: string, orgId: string, records: ArchiveRecord[]
         crawlId,
         url: a.url,
         manifestKey: a.objectKey.replace(/\.wacz$/, '.result.json'),
+        manifestVersion: null,
         manifestError: null,
       })),
     );

@@ -6,13 +6,14 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RECONCILE_WORKFLOW } from '../../temporal.config.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { canView } from '../../src/fga/authorize.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
+import { readManifest } from '../../src/ledger/manifest-read.ts';
 import { reconcile } from '../../src/ledger/reconcile.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { finishCrawlRow, insertCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
@@ -232,6 +233,48 @@ describe('reconcile', () => {
     expect(up.registered).toBe(1);
     expect(up.unreadable).toBe(0);
     expect(await pageState(crawlId)).toEqual({ '/a': 'captured' });
+  });
+
+  it('reads the manifest version the report named: a manifest put over the key since is not what it registers', async () => {
+    const atItsVersion = async (report: PageReport & { manifestKey: string }): Promise<PageReport> => {
+      const { VersionId } = await h.s3.send(new HeadObjectCommand({ Bucket: h.bucket, Key: report.manifestKey }));
+      expect(VersionId).toMatch(/^(?!null$)./);
+      return { ...report, manifestVersionId: VersionId! };
+    };
+    const { pages } = await levelAdmittedWhileS3Down('alice', [
+      { path: '/versioned', make: async (url, prefix) => atItsVersion(await writeCapture(h.s3, h.bucket, prefix, { url })) },
+      { path: '/unversioned', make: (url, prefix) => writeCapture(h.s3, h.bucket, prefix, { url }) },
+    ]);
+    const [versioned, unversioned] = [pages['/versioned']!, pages['/unversioned']!];
+    const kept = await h.tdb.db
+      .selectFrom('capture_submissions')
+      .select(['task_id', 'manifest_version'])
+      .where('task_id', 'in', [versioned.taskId!, unversioned.taskId!])
+      .execute();
+    expect(Object.fromEntries(kept.map((r) => [r.task_id, r.manifest_version]))).toEqual({
+      [versioned.taskId!]: versioned.manifestVersionId,
+      [unversioned.taskId!]: null,
+    });
+    // what a capture worker a hostile page took over puts over both keys: its manifest names another WACZ
+    const forgedKey = (p: PageReport) => p.manifestKey!.replace(/\.result\.json$/, '.forged.wacz');
+    for (const p of [versioned, unversioned]) {
+      const read = await readManifest(h.s3, h.bucket, p.manifestKey!);
+      if (read.kind !== 'ok') throw new Error(`the capture's manifest did not read: ${read.kind}`);
+      const artifacts = read.manifest.artifacts.map((a) => (a.format === 'wacz' ? { ...a, key: forgedKey(p) } : a));
+      await putJson(h.s3, h.bucket, p.manifestKey!, { ...read.manifest, artifacts });
+    }
+    expect(await reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket })).toMatchObject({ pending: 2, registered: 2 });
+    const archives = await h.tdb.db
+      .selectFrom('archives')
+      .select(['task_id', 'object_key'])
+      .where('task_id', 'in', [versioned.taskId!, unversioned.taskId!])
+      .execute();
+    expect(Object.fromEntries(archives.map((a) => [a.task_id, a.object_key]))).toEqual({
+      // the version reported: the captured WACZ
+      [versioned.taskId!]: versioned.manifestKey!.replace(/\.result\.json$/, '.wacz'),
+      // no version reported: the key as it is now, the forgery (why the flow reports versions)
+      [unversioned.taskId!]: forgedKey(unversioned),
+    });
   });
 
   it('--since-days: only captures reported in the last n days', async () => {
