@@ -2,10 +2,11 @@
 // reported level of a crawl (a manifest and a links artifact per page in the bucket, the level's
 // report stored), and the rows an admission leaves, counted.
 import { randomUUID } from 'node:crypto';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../src/db/connect.ts';
 import type { Manifest, PageReport } from '../src/domain/contract.ts';
 import { mapLimit } from '../src/domain/map-limit.ts';
+import { s3Store } from '../src/flow/store.ts';
 import { upsertLevelReport } from '../src/store/crawls.ts';
 import { BENCH_PREFIX } from './support-objects.ts';
 import { startBenchCrawl } from './support-crawl.ts';
@@ -41,6 +42,7 @@ export async function seedBenchLevel(
   size: number,
 ): Promise<SeededLevel> {
   const { db, s3, bucket } = to;
+  const store = s3Store(s3, bucket);
   const urls = Array.from({ length: size }, (_, i) => `https://h${i % hosts}.bench.test/p/${i}`);
   const crawlId = await startBenchCrawl(db, urls, size * 3);
   to.seeded.push(crawlId);
@@ -60,12 +62,12 @@ export async function seedBenchLevel(
       startedAt: new Date(now - 2000).toISOString(),
       finishedAt: new Date(now - 1000).toISOString(),
     };
-    // as a capture worker writes them: the links artifact, then the manifest naming its version;
-    // the report names the manifest's
-    const put = async (key: string, body: unknown): Promise<ObjectRef> => {
-      const { VersionId } = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(body), ContentType: 'application/json' }));
-      return { key, ...(VersionId !== undefined && VersionId !== 'null' ? { versionId: VersionId } : {}) };
-    };
+    // as a capture worker writes them (its store): the links artifact, then the manifest naming
+    // its version; the report names the manifest's
+    const put = async (key: string, body: unknown): Promise<ObjectRef> => ({
+      key,
+      ...(await store.put(key, Buffer.from(JSON.stringify(body)), 'application/json')),
+    });
     const linksObject = await put(`${base}.links.json`, { url, finalUrl: url, links });
     manifest.artifacts.push({ format: 'links', bucket, key: linksObject.key, sha256: 'b'.repeat(64), size: 512, ...versionOf(linksObject) });
     const manifestObject = await put(`${base}.result.json`, manifest);
