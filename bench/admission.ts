@@ -264,7 +264,7 @@ async function warmUp(rig: Rig): Promise<number | null> {
   const cold = !admittedInProcess;
   const tw = performance.now();
   await admitLevel(rig.deps, { crawlId: warm.crawlId, depth: 0, expand: true });
-  return cold ? round(warm.reported.length / ((performance.now() - tw) / 1000)) : null;
+  return cold ? round(warm.objects.length / ((performance.now() - tw) / 1000)) : null;
 }
 
 /** `rounds` levels measured (the first `level`, the others fresh crawls admitted by the same warm worker), and the first admitted again. */

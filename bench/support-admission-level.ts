@@ -26,7 +26,6 @@ export interface ObjectRef {
 
 export interface SeededLevel {
   crawlId: string;
-  reported: { manifestKey: string }[];
   /** each page's manifest and links artifact, as admission reads them (by version) */
   objects: { manifest: ObjectRef; links: ObjectRef }[];
 }
@@ -69,7 +68,7 @@ export async function seedBenchLevel(
       ...(await store.put(key, Buffer.from(JSON.stringify(body)), 'application/json')),
     });
     const linksObject = await put(`${base}.links.json`, { url, finalUrl: url, links });
-    manifest.artifacts.push({ format: 'links', bucket, key: linksObject.key, sha256: 'b'.repeat(64), size: 512, ...versionOf(linksObject) });
+    manifest.artifacts.push({ format: 'links', bucket, ...linksObject, sha256: 'b'.repeat(64), size: 512 });
     const manifestObject = await put(`${base}.result.json`, manifest);
     const page: PageReport = {
       url,
@@ -86,10 +85,8 @@ export async function seedBenchLevel(
   const reported = seededPages.map((p) => p.page);
   await db.updateTable('crawls').set({ dispatched_depth: 0 }).where('id', '=', crawlId).execute();
   await upsertLevelReport(db, crawlId, 0, { depth: 0, pages: reported }, 'capture-flow');
-  return { crawlId, reported: reported.map((p) => ({ manifestKey: p.manifestKey! })), objects: seededPages.map((p) => p.objects) };
+  return { crawlId, objects: seededPages.map((p) => p.objects) };
 }
-
-const versionOf = (o: ObjectRef): { versionId?: string } => (o.versionId !== undefined ? { versionId: o.versionId } : {});
 
 /** Rows in one of the tables admission adds to. */
 export async function tableRows(db: Db, table: 'archives' | 'fga_outbox'): Promise<number> {
