@@ -3,8 +3,9 @@
 // them (2.2 GB). What a bench killed part-way left is swept by the next run, once it is an hour
 // old (a bench still running on the same stack keeps its own). The bucket keeps versions, so what
 // goes is every version and delete marker under the prefix: a plain delete would only hide them.
-import { DeleteObjectsCommand, ListObjectVersionsCommand, type ListObjectVersionsCommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3 } from '../src/s3/client.ts';
+import { deleteVersionsUnder } from '../src/s3/delete-versions.ts';
 import { benchConfig } from './support-crawl.ts';
 
 /** Where every bench's objects live: nothing else in the bucket is touched. */
@@ -13,40 +14,10 @@ export const BENCH_PREFIX = 'bench/';
 /** Objects left under BENCH_PREFIX longer than this are a finished or killed run's. */
 export const LEFTOVER_AGE_MS = 60 * 60 * 1000;
 
-type Version = { Key: string; VersionId: string; LastModified: Date | undefined };
-
-/** The versions and delete markers under `prefix`, a listing page (up to 1,000) at a time. */
-export async function* versionsUnder(s3: S3Client, bucket: string, prefix: string): AsyncGenerator<Version[]> {
-  let marker: { KeyMarker?: string; VersionIdMarker?: string } | undefined = {};
-  do {
-    const listed: ListObjectVersionsCommandOutput = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, ...marker }));
-    yield [...(listed.Versions ?? []), ...(listed.DeleteMarkers ?? [])].map((v) => ({
-      Key: v.Key!,
-      VersionId: v.VersionId ?? 'null',
-      LastModified: v.LastModified,
-    }));
-    const next = {
-      ...(listed.NextKeyMarker ? { KeyMarker: listed.NextKeyMarker } : {}),
-      ...(listed.NextVersionIdMarker ? { VersionIdMarker: listed.NextVersionIdMarker } : {}),
-    };
-    marker = listed.IsTruncated && Object.keys(next).length > 0 ? next : undefined;
-  } while (marker !== undefined);
-}
-
 /** Deletes the object versions under `prefix` (last modified before `before`, when given); answers how many went. */
 export async function deleteObjectsUnder(s3: S3Client, bucket: string, prefix: string, before?: Date): Promise<number> {
   if (!prefix.startsWith(BENCH_PREFIX) || !prefix.endsWith('/')) throw new Error(`not a bench folder: ${JSON.stringify(prefix)}`);
-  let deleted = 0;
-  for await (const page of versionsUnder(s3, bucket, prefix)) {
-    const keys = page
-      .filter((o) => before === undefined || (o.LastModified !== undefined && o.LastModified < before))
-      .map((o) => ({ Key: o.Key, VersionId: o.VersionId }));
-    if (keys.length === 0) continue;
-    const res = await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
-    if ((res.Errors ?? []).length > 0) throw new Error(`bucket refused to delete ${res.Errors!.length} objects under ${prefix}: ${res.Errors![0]!.Message}`);
-    deleted += keys.length;
-  }
-  return deleted;
+  return deleteVersionsUnder(s3, bucket, prefix, (v) => before === undefined || (v.lastModified !== undefined && v.lastModified < before));
 }
 
 /** What earlier bench runs left under bench/ (an hour old or more), in the configured bucket; a bench runs it once, before it measures. */

@@ -22,6 +22,15 @@ export type Generated<T> = T extends ColumnType<infer S, infer I, infer U>
 
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
+export interface ArchiveDeletions {
+  archive_id: string;
+  cleanup_error: string | null;
+  deleted_at: Generated<Timestamp>;
+  deleted_by: string;
+  task_id: string;
+  url: string;
+}
+
 export interface ArchiveRequires {
   archive_id: string;
   bucket: string;
@@ -176,6 +185,7 @@ export interface FgaOutbox {
 }
 
 export interface DB {
+  archive_deletions: ArchiveDeletions;
   archive_requires: ArchiveRequires;
   archives: Archives;
   capture_submissions: CaptureSubmissions;

@@ -3,6 +3,7 @@
 // links — and write the artifacts and, last, the manifest `<prefix>/<taskId>.result.json` next to
 // them. A manifest never names an object that was not written first.
 import { createHash } from 'node:crypto';
+import { CAPTURE_SUFFIX, captureObjectKey } from '../domain/capture-objects.ts';
 import type { CaptureFormat } from '../domain/contract.ts';
 import { ERROR_TYPE_CANCELLED, type LinksArtifact, type Manifest, type ManifestArtifact } from '../domain/contract.ts';
 import type { QaAttempt } from '../domain/qa.ts';
@@ -149,11 +150,11 @@ export interface Packaged {
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
-const RENDERED: { format: 'html' | 'png' | 'webp' | 'mhtml'; ext: string; contentType: string }[] = [
-  { format: 'html', ext: 'html', contentType: 'text/html; charset=utf-8' },
-  { format: 'png', ext: 'png', contentType: 'image/png' },
-  { format: 'webp', ext: 'webp', contentType: 'image/webp' },
-  { format: 'mhtml', ext: 'mhtml', contentType: 'multipart/related' },
+const RENDERED: { format: 'html' | 'png' | 'webp' | 'mhtml'; contentType: string }[] = [
+  { format: 'html', contentType: 'text/html; charset=utf-8' },
+  { format: 'png', contentType: 'image/png' },
+  { format: 'webp', contentType: 'image/webp' },
+  { format: 'mhtml', contentType: 'multipart/related' },
 ];
 
 type Rendered = Extract<Visit, { kind: 'rendered' }>;
@@ -186,11 +187,17 @@ function renderedObjects(visit: Rendered, input: PackageInput, base: string): St
   const objects: StoredObject[] = [];
   for (const r of RENDERED) {
     const body = visit.artifacts[r.format];
-    if (input.formats.includes(r.format) && body !== undefined) objects.push({ key: `${base}.${r.ext}`, body, contentType: r.contentType, format: r.format });
+    if (input.formats.includes(r.format) && body !== undefined)
+      objects.push({ key: captureObjectKey(base, CAPTURE_SUFFIX[r.format]), body, contentType: r.contentType, format: r.format });
   }
   if (input.follow || input.formats.includes('links')) {
     const links: LinksArtifact = { url: input.url, finalUrl: visit.finalUrl, links: visit.page.links };
-    objects.push({ key: `${base}.links.json`, body: Buffer.from(JSON.stringify(links)), contentType: 'application/json', format: 'links' });
+    objects.push({
+      key: captureObjectKey(base, CAPTURE_SUFFIX.links),
+      body: Buffer.from(JSON.stringify(links)),
+      contentType: 'application/json',
+      format: 'links',
+    });
   }
   return objects;
 }
@@ -217,7 +224,7 @@ function failedPackage(visit: Extract<Visit, { kind: 'failed' }>, manifest: Mani
 /** Turns a visit into the artifacts and the manifest that describes them. */
 export async function packageCapture(visit: Visit, input: PackageInput, bucket: string): Promise<Packaged> {
   const base = `${input.prefix}/${input.taskId}`;
-  const manifestKey = `${base}.result.json`;
+  const manifestKey = captureObjectKey(base, CAPTURE_SUFFIX.manifest);
   const manifest: Manifest = {
     taskId: input.taskId,
     url: input.url,
@@ -234,7 +241,7 @@ export async function packageCapture(visit: Visit, input: PackageInput, bucket: 
   const objects: StoredObject[] = [];
   let dedup: Packaged['dedup'];
   if (input.formats.includes('wacz')) {
-    const wacz = await waczObject(visit, input, `${base}.wacz`, withheld);
+    const wacz = await waczObject(visit, input, captureObjectKey(base, CAPTURE_SUFFIX.wacz), withheld);
     objects.push(wacz.object);
     if (wacz.requires.length > 0) manifest.requires = wacz.requires;
     dedup = wacz.dedup;

@@ -1,6 +1,7 @@
 // A page's taskId is derived from the crawl, the level and its URL: a capture tried again (its
 // worker died) writes the same keys, and the report can name its manifest without asking anyone.
 import { createHash } from 'node:crypto';
+import { CAPTURE_SUFFIX, captureObjectKey } from '../domain/capture-objects.ts';
 
 /** A UUID (version 8, RFC 9562 "custom") from sha256(crawlId, depth, url): the same page of the
  * same level always gets the same taskId, so its artifacts land on the same keys. */
@@ -13,5 +14,5 @@ export function pageTaskId(crawlId: string, depth: number, url: string): string 
 }
 
 export function manifestKeyOf(prefix: string, taskId: string): string {
-  return `${prefix}/${taskId}.result.json`;
+  return captureObjectKey(`${prefix}/${taskId}`, CAPTURE_SUFFIX.manifest);
 }

@@ -1,55 +1,127 @@
-// Deleting an archive from the ledger: its row, its edges and its parent tuple in one transaction
-// (the tuple's delete as an outbox row), then its WACZ object. An archive another archive requires
-// (its revisit records refer to payloads stored in this one) is refused, naming those archives:
-// deleting it would break their replay. The row is locked first, so an admission resolving a new
-// edge to it waits for the delete or makes it fail on the foreign key (ON DELETE RESTRICT).
-// The bucket keeps versions (archives.object_version): a plain DELETE would only hide the bytes
-// behind a delete marker, so every version of the key goes, the marker with them.
-import { DeleteObjectCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Db } from '../db/connect.ts';
+// Deleting an archive deletes what the capture made of the page, and it stays deleted.
+//
+// In one transaction: the row, its edges and its tuples, its parent and its shares (their deletes
+// as outbox rows), and a row in archive_deletions, which keeps reconcile and a level reported again
+// from registering the task anew (its capture_submissions row outlives the archive, manifest key
+// and all). An archive another archive requires (its revisit records refer to payloads stored in
+// this one) is refused, naming those archives: deleting it would break their replay. The task's
+// submission row is locked first: an admission of its level writes that row before it registers
+// the task, so it either registers before the delete (and the delete removes it) or sees the
+// deletion's row.
+//
+// Then, outside the transaction: every version of the WACZ and of each object the capture wrote
+// beside its manifest (capture-objects.ts: the screenshot, the rendered html and mhtml, the links,
+// the manifest), and the archive's pages in the search index. What could not be removed is logged
+// and kept in archive_deletions.cleanup_error.
+import { ConsistencyPreference, type OpenFgaClient } from '@openfga/sdk';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Db, Trx } from '../db/connect.ts';
+import { captureListPrefix, isCaptureObject } from '../domain/capture-objects.ts';
 import { enqueueTuples } from '../fga/outbox.ts';
-import { archiveTuples } from '../fga/tuples.ts';
+import { archiveRef, archiveTuples, type Tuple } from '../fga/tuples.ts';
+import { deleteVersionsUnder } from '../s3/delete-versions.ts';
+import type { SearchIndex } from '../search/client.ts';
+import { forgetArchive } from '../search/forget.ts';
 import { archivesRequiring, type RequiringArchive } from '../store/archive-requires.ts';
 
 export type DeleteOutcome = { kind: 'deleted'; objectDeleted: boolean } | { kind: 'missing' } | { kind: 'required'; by: RequiringArchive[] };
 
-export async function deleteArchive(deps: { db: Db; s3: S3Client; log?: (msg: string) => void }, id: string): Promise<DeleteOutcome> {
-  const result = await deps.db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('archives').select(['id', 'task_id', 'bucket', 'object_key']).where('id', '=', id).forUpdate().executeTakeFirst();
-    if (row === undefined) return { kind: 'missing' as const };
-    const by = await archivesRequiring(trx, id);
-    if (by.length > 0) return { kind: 'required' as const, by };
-    const sub = await trx.selectFrom('capture_submissions').select('crawl_id').where('task_id', '=', row.task_id).executeTakeFirst();
-    await trx.deleteFrom('archives').where('id', '=', id).execute();
-    if (sub?.crawl_id != null) await enqueueTuples(trx, archiveTuples(id, sub.crawl_id), 'delete');
-    return { kind: 'gone' as const, bucket: row.bucket, key: row.object_key };
-  });
-  if (result.kind !== 'gone') return result;
-  try {
-    await deleteEveryVersion(deps.s3, result.bucket, result.key);
-    return { kind: 'deleted', objectDeleted: true };
-  } catch (err) {
-    // the ledger no longer hands out URLs for it; the object is left for the bucket's own cleanup
-    deps.log?.(`archive ${id} deleted from the ledger; its object ${result.key} could not be deleted: ${(err as Error).message}`);
-    return { kind: 'deleted', objectDeleted: false };
-  }
+export interface DeleteArchiveDeps {
+  db: Db;
+  s3: S3Client;
+  /** where the archive's tuples are read (its shares); without it, only the parent its crawl names goes */
+  fga?: OpenFgaClient;
+  /** present when search is configured: the archive's pages leave the index */
+  search?: SearchIndex;
+  log?: (msg: string) => void;
 }
 
-/**
- * Every version of the key and every delete marker over it. An unversioned bucket lists its one
- * object as version 'null', as does a versioned one an object put before versioning was on.
- */
-async function deleteEveryVersion(s3: S3Client, bucket: string, key: string): Promise<void> {
-  let marker: { KeyMarker?: string; VersionIdMarker?: string } = {};
-  for (;;) {
-    const page = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: key, ...marker }));
-    // the prefix also lists longer keys (x.wacz.bak): only the key's own go
-    const own = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter((v) => v.Key === key && v.VersionId !== undefined);
-    for (const v of own) await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, VersionId: v.VersionId }));
-    if (page.IsTruncated !== true || (page.NextKeyMarker === undefined && page.NextVersionIdMarker === undefined)) return;
-    marker = {
-      ...(page.NextKeyMarker !== undefined ? { KeyMarker: page.NextKeyMarker } : {}),
-      ...(page.NextVersionIdMarker !== undefined ? { VersionIdMarker: page.NextVersionIdMarker } : {}),
-    };
-  }
+/** What the transaction removed, for the cleanup after it. */
+interface Removed {
+  kind: 'gone';
+  taskId: string;
+  bucket: string;
+  key: string;
+  manifestKey: string | null;
+}
+
+/** Deletes archive `id` as `deletedBy` (the subject who asked). */
+export async function deleteArchive(deps: DeleteArchiveDeps, id: string, deletedBy: string): Promise<DeleteOutcome> {
+  const held = deps.fga === undefined ? [] : await tuplesOn(deps.fga, id);
+  const result = await deps.db.transaction().execute((trx) => removeFromLedger(trx, id, deletedBy, held));
+  if (result.kind !== 'gone') return result;
+  const problems = await cleanUp(deps, id, result);
+  if (problems.length === 0) return { kind: 'deleted', objectDeleted: true };
+  const message = problems.map((p) => p.message).join('; ');
+  // the ledger no longer hands out URLs for it; what is left is named where an operator looks
+  deps.log?.(`archive ${id} deleted from the ledger; left behind: ${message}`);
+  await deps.db.updateTable('archive_deletions').set({ cleanup_error: message }).where('task_id', '=', result.taskId).execute();
+  return { kind: 'deleted', objectDeleted: !problems.some((p) => p.part === 'objects') };
+}
+
+async function removeFromLedger(
+  trx: Trx,
+  id: string,
+  deletedBy: string,
+  held: Tuple[],
+): Promise<Removed | { kind: 'missing' } | { kind: 'required'; by: RequiringArchive[] }> {
+  const task = await trx.selectFrom('archives').select('task_id').where('id', '=', id).executeTakeFirst();
+  if (task === undefined) return { kind: 'missing' };
+  const sub = await trx
+    .selectFrom('capture_submissions')
+    .select(['crawl_id', 'manifest_key'])
+    .where('task_id', '=', task.task_id)
+    .forUpdate()
+    .executeTakeFirst();
+  const row = await trx.selectFrom('archives').select(['task_id', 'bucket', 'object_key', 'url']).where('id', '=', id).forUpdate().executeTakeFirst();
+  if (row === undefined) return { kind: 'missing' };
+  const by = await archivesRequiring(trx, id);
+  if (by.length > 0) return { kind: 'required', by };
+  await trx.deleteFrom('archives').where('id', '=', id).execute();
+  // the parent tuple may still wait in the outbox (its delete is queued behind it); OpenFGA's own
+  // (shares, and a parent whose crawl the ledger no longer names) are deleted as they are
+  const tuples = distinctTuples([...(sub?.crawl_id != null ? archiveTuples(id, sub.crawl_id) : []), ...held]);
+  if (tuples.length > 0) await enqueueTuples(trx, tuples, 'delete');
+  await trx
+    .insertInto('archive_deletions')
+    .values({ task_id: row.task_id, archive_id: id, url: row.url, deleted_by: deletedBy })
+    .onConflict((oc) => oc.column('task_id').doNothing())
+    .execute();
+  return { kind: 'gone', taskId: row.task_id, bucket: row.bucket, key: row.object_key, manifestKey: sub?.manifest_key ?? null };
+}
+
+/** Every tuple OpenFGA holds on the archive (its parent, its shares), every page of them. */
+async function tuplesOn(fga: OpenFgaClient, id: string): Promise<Tuple[]> {
+  const tuples: Tuple[] = [];
+  let continuationToken: string | undefined;
+  do {
+    const res = await fga.read(
+      { object: archiveRef(id) },
+      { consistency: ConsistencyPreference.HigherConsistency, ...(continuationToken ? { continuationToken } : {}) },
+    );
+    for (const t of res.tuples) tuples.push({ user: t.key.user, relation: t.key.relation, object: t.key.object });
+    continuationToken = res.continuation_token || undefined;
+  } while (continuationToken !== undefined);
+  return tuples;
+}
+
+function distinctTuples(tuples: Tuple[]): Tuple[] {
+  return [...new Map(tuples.map((t) => [`${t.user} ${t.relation} ${t.object}`, t])).values()];
+}
+
+type Problem = { part: 'objects' | 'index'; message: string };
+
+/** The capture's objects out of the bucket and its pages out of the index; answers what failed. */
+async function cleanUp(deps: DeleteArchiveDeps, id: string, removed: Removed): Promise<Problem[]> {
+  const attempts: [Problem['part'], Promise<unknown>][] = [['objects', deleteObjects(deps.s3, removed)]];
+  if (deps.search !== undefined) attempts.push(['index', forgetArchive(deps.search, id)]);
+  const settled = await Promise.allSettled(attempts.map(([, p]) => p));
+  return settled.flatMap((s, i) => (s.status === 'rejected' ? [{ part: attempts[i]![0], message: `${attempts[i]![0]}: ${(s.reason as Error).message}` }] : []));
+}
+
+/** Every version of the WACZ, and of each object the capture wrote beside its manifest (never a key the manifest names). */
+async function deleteObjects(s3: S3Client, removed: Removed): Promise<void> {
+  await deleteVersionsUnder(s3, removed.bucket, removed.key, (v) => v.key === removed.key);
+  const listPrefix = removed.manifestKey === null ? null : captureListPrefix(removed.manifestKey, removed.taskId);
+  if (listPrefix !== null) await deleteVersionsUnder(s3, removed.bucket, listPrefix, (v) => isCaptureObject(v.key, listPrefix));
 }

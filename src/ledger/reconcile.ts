@@ -2,8 +2,8 @@
 // correctness. Registers the captures that were reported but did not make it into the ledger —
 // reading the manifest failed, or writing the row did.
 //
-// It reads the capture_submissions rows that carry a manifest_key and have no archive yet
-// (with sinceDays, only those reported in the last n days) and fetches exactly those keys, at the
+// It reads the capture_submissions rows that carry a manifest_key and have no archive yet, nor
+// had one its owner deleted (with sinceDays, only those reported in the last n days) and fetches exactly those keys, at the
 // version the report named when it named one (as admission reads: what another capture worker
 // put over the key since is not read). It never lists the bucket and never rebuilds a key: the
 // key is what the level report recorded.
@@ -167,12 +167,21 @@ async function pendingRows(db: Db, at: { batchSize: number; since: Date | undefi
     .where('s.manifest_key', 'is not', null)
     .where((eb) =>
       eb.not(
-        eb.exists(
-          eb
-            .selectFrom('archives as a')
-            .select(sql`1`.as('one'))
-            .whereRef('a.task_id', '=', 's.task_id'),
-        ),
+        eb.or([
+          eb.exists(
+            eb
+              .selectFrom('archives as a')
+              .select(sql`1`.as('one'))
+              .whereRef('a.task_id', '=', 's.task_id'),
+          ),
+          // its archive was deleted (delete-archive.ts): it stays deleted
+          eb.exists(
+            eb
+              .selectFrom('archive_deletions as d')
+              .select(sql`1`.as('one'))
+              .whereRef('d.task_id', '=', 's.task_id'),
+          ),
+        ]),
       ),
     )
     .orderBy('s.task_id')

@@ -20,14 +20,17 @@ export interface Registration {
 /**
  * Registers captures as archives, each with `archive#parent capture_job:<crawlId>` queued in the
  * same transaction. Idempotent: a task already in the ledger is left as it is (ON CONFLICT DO
- * NOTHING) and gets no second set of tuples. The rows are copied in (COPY, about half Postgres's
+ * NOTHING) and gets no second set of tuples; a task whose archive its owner deleted is not registered
+ * again (both come back with created false). The rows are copied in (COPY, about half Postgres's
  * CPU) unless the ledger holds one of them already. Call it inside a transaction.
  */
 export async function registerCaptures(trx: Trx, items: { archive: ArchiveRecord; crawlId: string }[]): Promise<Registration[]> {
   if (items.length === 0) return [];
   // one row per task: a batch must not name the same task twice
   const byTask = new Map(items.map((i) => [i.archive.taskId, i]));
-  const unique = [...byTask.values()];
+  const deleted = await deletedTasks(trx, [...byTask.keys()]);
+  const unique = [...byTask.values()].filter((i) => !deleted.has(i.archive.taskId));
+  if (unique.length === 0) return [...byTask.keys()].map((taskId) => ({ taskId, archiveId: '', created: false }));
   const inserted = await copyOrElse(
     trx,
     () => copyArchives(trx, unique),
@@ -47,12 +50,26 @@ export async function registerCaptures(trx: Trx, items: { archive: ArchiveRecord
   const missing = unique.filter((i) => !created.has(i.archive.taskId)).map((i) => i.archive.taskId);
   const existing = missing.length === 0 ? [] : await trx.selectFrom('archives').select(['id', 'task_id']).where('task_id', 'in', missing).execute();
   const existingIds = new Map(existing.map((r) => [r.task_id, r.id]));
-  return unique.map((i) => {
+  return [...byTask.values()].map((i) => {
+    if (deleted.has(i.archive.taskId)) return { taskId: i.archive.taskId, archiveId: '', created: false };
     const id = created.get(i.archive.taskId);
     if (id !== undefined) return { taskId: i.archive.taskId, archiveId: id, created: true };
     // a (bucket, key) held by another task has no row for this task: report it as not created
     return { taskId: i.archive.taskId, archiveId: existingIds.get(i.archive.taskId) ?? '', created: false };
   });
+}
+
+/**
+ * The tasks whose archive its owner deleted (archive_deletions, delete-archive.ts): never registered
+ * again. Read after the caller wrote the tasks' submissions, whose rows a deletion locks first.
+ */
+async function deletedTasks(trx: Trx, taskIds: string[]): Promise<Set<string>> {
+  const rows = await trx
+    .selectFrom('archive_deletions')
+    .select('task_id')
+    .where('task_id', '=', sql<string>`any(${taskIds}::text[])`)
+    .execute();
+  return new Set(rows.map((r) => r.task_id));
 }
 
 /** Where archives are copied in (the bench's write floor copies the same). */

@@ -7,6 +7,7 @@ import type { Config } from '../../src/config/env.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { mapLimit } from '../../src/domain/map-limit.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
+import { deleteArchive } from '../../src/ledger/delete-archive.ts';
 import type { ObjectReader } from '../../src/s3/object-reader.ts';
 import { recordSubmissions, registerCapture, registerCaptures } from '../../src/ledger/register.ts';
 import { admissionCrawl, getCrawl, upsertLevelReport } from '../../src/store/crawls.ts';
@@ -316,6 +317,42 @@ describe('admitLevel', () => {
     const objects = rows.map((r) => `archive:${r.id}`);
     const tuples = await tdb.db.selectFrom('fga_outbox').select(['tuple_user', 'relation', 'object']).where('object', 'in', objects).orderBy('id').execute();
     expect(tuples).toEqual(rows.map((r) => ({ tuple_user: `capture_job:${crawlId}`, relation: 'parent', object: `archive:${r.id}` })));
+  });
+
+  it('registerCaptures: a task whose archive was deleted is not registered again, alone or in a batch', async () => {
+    const crawlId = await crawlWith(['https://a.test/d'], { maxDepth: 0, maxPages: 1 });
+    const archive = (n: number) => ({
+      taskId: `del-${n}-${crawlId}`,
+      bucket: config.s3.bucket,
+      objectKey: `del/${crawlId}/${n}.wacz`,
+      url: `https://a.test/d/${n}`,
+      finalUrl: null,
+      sha256: null,
+      size: n,
+      capturedAt: new Date().toISOString(),
+      provenance: {},
+    });
+    const items = (ns: number[]) => ns.map((n) => ({ archive: archive(n), crawlId }));
+    const first = await tdb.db.transaction().execute((trx) => registerCaptures(trx, items([1, 2])));
+    for (const r of first) expect(await deleteArchive({ db: tdb.db, s3 }, r.archiveId, 'alice')).toMatchObject({ kind: 'deleted' });
+    const alone = await tdb.db.transaction().execute((trx) => registerCaptures(trx, items([1])));
+    expect(alone).toEqual([{ taskId: archive(1).taskId, archiveId: '', created: false }]);
+    const batch = await tdb.db.transaction().execute((trx) => registerCaptures(trx, items([1, 2, 3])));
+    expect(batch.map((r) => [r.taskId, r.created, r.archiveId === ''])).toEqual([
+      [archive(1).taskId, false, true],
+      [archive(2).taskId, false, true],
+      [archive(3).taskId, true, false],
+    ]);
+    const rows = await tdb.db.selectFrom('archives').select('task_id').where('task_id', 'like', `del-%-${crawlId}`).execute();
+    expect(rows).toEqual([{ task_id: archive(3).taskId }]);
+    // and no second tuple for the deleted ones: one write each (their first registration's), and 3's
+    const queued = await tdb.db
+      .selectFrom('fga_outbox')
+      .select('object')
+      .where('tuple_user', '=', `capture_job:${crawlId}`)
+      .where('operation', '=', 'write')
+      .execute();
+    expect(queued.map((q) => q.object).sort()).toEqual([...first, batch[2]!].map((r) => `archive:${r.archiveId}`).sort());
   });
 
   it("recordSubmissions: a task of another crawl stays that crawl's; the batch's other tasks are written", async () => {

@@ -76,12 +76,15 @@ describe('archive_requires', () => {
     await register(c, 'acme', [page, seed]);
     expect((await tdb.db.selectFrom('archive_requires').selectAll().where('archive_id', '=', pageId).execute()).length).toBe(1);
 
-    expect(await deleteArchive({ db: tdb.db, s3 }, seedId)).toEqual({ kind: 'required', by: [{ id: pageId, url: page.url, objectKey: page.objectKey }] });
-    expect((await deleteArchive({ db: tdb.db, s3 }, pageId)).kind).toBe('deleted');
+    expect(await deleteArchive({ db: tdb.db, s3 }, seedId, 'alice')).toEqual({
+      kind: 'required',
+      by: [{ id: pageId, url: page.url, objectKey: page.objectKey }],
+    });
+    expect((await deleteArchive({ db: tdb.db, s3 }, pageId, 'alice')).kind).toBe('deleted');
     // the dependent's edges went with it
     expect(await archivesRequiring(tdb.db, seedId)).toEqual([]);
-    expect((await deleteArchive({ db: tdb.db, s3 }, seedId)).kind).toBe('deleted');
-    expect(await deleteArchive({ db: tdb.db, s3 }, seedId)).toEqual({ kind: 'missing' });
+    expect((await deleteArchive({ db: tdb.db, s3 }, seedId, 'alice')).kind).toBe('deleted');
+    expect(await deleteArchive({ db: tdb.db, s3 }, seedId, 'alice')).toEqual({ kind: 'missing' });
   });
 
   it("an edge naming another crawl's archive (another organization's) is never resolved and pins nothing", async () => {
@@ -93,7 +96,7 @@ describe('archive_requires', () => {
     const forgedId = (await register(ours, 'acme', [forged])).get(forged.taskId)!;
     expect(await requiredArchives(tdb.db, forgedId)).toEqual({ found: [], unresolved: 1 });
     expect(await archivesRequiring(tdb.db, victimId)).toEqual([]);
-    expect((await deleteArchive({ db: tdb.db, s3 }, victimId)).kind).toBe('deleted');
+    expect((await deleteArchive({ db: tdb.db, s3 }, victimId, 'alice')).kind).toBe('deleted');
   });
 
   it('a manifest naming its own key requires nothing', async () => {

@@ -142,7 +142,7 @@ describe('an archive pinned to the version its capture wrote', { timeout: 60_000
       .values({ task_id: randomUUID(), bucket, object_key: key, url: 'https://old.test/', captured_at: new Date(), provenance: {} })
       .returning('id')
       .executeTakeFirstOrThrow();
-    expect(await deleteArchive({ db: h.tdb.db, s3: h.s3 }, row.id)).toEqual({ kind: 'deleted', objectDeleted: true });
+    expect(await deleteArchive({ db: h.tdb.db, s3: h.s3 }, row.id, 'alice')).toEqual({ kind: 'deleted', objectDeleted: true });
     expect(await versionsOf(key, bucket)).toEqual({ versions: [], markers: 0 });
     expect((await versionsOf(`${key}.bak`, bucket)).versions).toEqual(['null']);
     await h.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: `${key}.bak`, VersionId: 'null' }));

@@ -16,7 +16,8 @@ import { run as search } from '../../bench/search.ts';
 import { run as signing } from '../../bench/signing.ts';
 import { coresApart, maskOf } from '../../bench/support-affinity.ts';
 import { serverProcesses } from '../../bench/support-cpu.ts';
-import { BENCH_PREFIX, deleteObjectsUnder, versionsUnder } from '../../bench/support-objects.ts';
+import { BENCH_PREFIX, deleteObjectsUnder } from '../../bench/support-objects.ts';
+import { versionsUnder } from '../../src/s3/delete-versions.ts';
 import { createBenchDatabase } from '../../bench/support-crawl.ts';
 import { createS3 } from '../../src/s3/client.ts';
 import { testConfig } from '../support/config.ts';
@@ -39,7 +40,7 @@ afterAll(() => s3.destroy());
 async function keysUnder(prefix: string, since?: Date): Promise<string[]> {
   const keys: string[] = [];
   for await (const page of versionsUnder(s3, config.s3.bucket, prefix)) {
-    for (const o of page) if (since === undefined || o.LastModified! >= since) keys.push(o.Key);
+    for (const o of page) if (since === undefined || o.lastModified! >= since) keys.push(o.key);
   }
   return keys;
 }

@@ -13,6 +13,7 @@ import { RECONCILE_WORKFLOW } from '../../temporal.config.ts';
 import type { PageReport } from '../../src/domain/contract.ts';
 import { canView } from '../../src/fga/authorize.ts';
 import { admitLevel } from '../../src/ledger/admit-level.ts';
+import { deleteArchive } from '../../src/ledger/delete-archive.ts';
 import { readManifest } from '../../src/ledger/manifest-read.ts';
 import { reconcile } from '../../src/ledger/reconcile.ts';
 import { createS3 } from '../../src/s3/client.ts';
@@ -275,6 +276,41 @@ describe('reconcile', () => {
       // no version reported: the key as it is now, the forgery (why the flow reports versions)
       [unversioned.taskId!]: forgedKey(unversioned),
     });
+  });
+
+  it('an archive its owner deleted stays deleted: reconcile does not register its capture again', async () => {
+    const { pages } = await levelAdmittedWhileS3Down('alice', [
+      { path: '/kept', make: (url, prefix) => writeCapture(h.s3, h.bucket, prefix, { url }) },
+      { path: '/deleted', make: (url, prefix) => writeCapture(h.s3, h.bucket, prefix, { url }) },
+    ]);
+    expect(await reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket })).toMatchObject({ pending: 2, registered: 2 });
+    const idOf = async (p: string) => (await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', pages[p]!.taskId!).executeTakeFirst())?.id;
+    const deleted = (await idOf('/deleted'))!;
+    expect(await deleteArchive({ db: h.tdb.db, s3: h.s3 }, deleted, 'alice')).toEqual({ kind: 'deleted', objectDeleted: true });
+    // its submission still carries the manifest key, and no archive: exactly what reconcile reads
+    expect(await h.tdb.db.selectFrom('capture_submissions').select('manifest_key').where('task_id', '=', pages['/deleted']!.taskId!).execute()).toEqual([
+      { manifest_key: pages['/deleted']!.manifestKey },
+    ]);
+    const again = await reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket });
+    expect(again).toMatchObject({ pending: 0, registered: 0, missing: 0 });
+    expect(await idOf('/deleted')).toBeUndefined();
+    expect(await idOf('/kept')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('a deletion the bucket could not follow stands, says what it left, and stays deleted', async () => {
+    const { pages } = await levelAdmittedWhileS3Down('alice', [{ path: '/a', make: (url, prefix) => writeCapture(h.s3, h.bucket, prefix, { url }) }]);
+    expect(await reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket })).toMatchObject({ registered: 1 });
+    const taskId = pages['/a']!.taskId!;
+    const { id } = await h.tdb.db.selectFrom('archives').select('id').where('task_id', '=', taskId).executeTakeFirstOrThrow();
+    const logged: string[] = [];
+    expect(await deleteArchive({ db: h.tdb.db, s3: deadS3, log: (m) => logged.push(m) }, id, 'alice')).toEqual({ kind: 'deleted', objectDeleted: false });
+    expect(await h.tdb.db.selectFrom('archives').select('id').where('id', '=', id).execute()).toEqual([]);
+    const [row] = await h.tdb.db.selectFrom('archive_deletions').select(['archive_id', 'deleted_by', 'cleanup_error']).where('task_id', '=', taskId).execute();
+    expect(row).toMatchObject({ archive_id: id, deleted_by: 'alice', cleanup_error: expect.stringMatching(/^objects: /) });
+    expect(logged).toEqual([expect.stringContaining(`archive ${id} deleted from the ledger; left behind: objects: `)]);
+    // the manifest is still in the bucket, and still the archive is not registered again
+    expect((await readManifest(h.s3, h.bucket, pages['/a']!.manifestKey!)).kind).toBe('ok');
+    expect(await reconcile({ db: h.tdb.db, s3: h.s3, bucket: h.bucket })).toMatchObject({ pending: 0, registered: 0 });
   });
 
   it('--since-days: only captures reported in the last n days', async () => {

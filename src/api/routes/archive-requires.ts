@@ -19,7 +19,9 @@ const archiveRequiresRoutes: FastifyPluginAsyncTypebox<{ archives: ArchiveServic
       schema: {
         summary: 'Delete an archive',
         description:
-          'can_view and can_delete at HIGHER_CONSISTENCY. An unknown id and one you may not see give the same 404; one you may see but not delete is 403; one other archives require is 409 naming them.',
+          'can_view and can_delete at HIGHER_CONSISTENCY. An unknown id and one you may not see give the same 404; one you may see but not delete is 403; one other archives require is 409 naming them. ' +
+          'Deleting removes every version of every object its capture wrote (the WACZ, screenshot, rendered html and mhtml, links and manifest), its pages in the search index, and its tuples, shares included; ' +
+          'reconcile and a level reported again never register it anew. `objectDeleted: false` says the bucket kept some of it (the deletion stands; archive_deletions.cleanup_error says what).',
         tags: ['archives'],
         params: UuidParams,
         body: NoBody,

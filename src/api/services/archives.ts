@@ -14,6 +14,7 @@ import { deleteArchive } from '../../ledger/delete-archive.ts';
 import { requiredArchives } from '../../store/archive-requires.ts';
 import { archiveLocations, archiveThumbnail, findArchive } from '../../store/archives.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../errors.ts';
+import type { SearchIndex } from '../../search/client.ts';
 import type { UrlSigner } from '../presign.ts';
 import { listArchives, type ArchivePage } from './archive-listing.ts';
 
@@ -27,6 +28,8 @@ export interface ArchiveServiceDeps {
   s3: S3Client;
   /** a presigned GET signing only `host`, so a plain HTTP client can use it */
   signer: UrlSigner;
+  /** present when search is configured: a deleted archive's pages leave the index */
+  search?: SearchIndex;
 }
 
 export interface RequiredUrls {
@@ -76,7 +79,7 @@ function requiredByConflict(id: string, by: { id: string; url: string; objectKey
 }
 
 export function createArchiveService(deps: ArchiveServiceDeps): ArchiveService {
-  const { db, fga, s3, signer } = deps;
+  const { db, fga, s3, signer, search } = deps;
   // Each signing request's row, looked up in one query with the others in flight (as its decision
   // is asked in one BatchCheck): read after the request arrived, never cached, so an archive
   // deleted a moment ago is not found.
@@ -111,7 +114,7 @@ export function createArchiveService(deps: ArchiveServiceDeps): ArchiveService {
       const [viewable, deletable, row] = await Promise.all([canView(fga, identity, id), canDelete(fga, identity, id), findArchive(db, id)]);
       if (!viewable || row === undefined) throw new NotFoundError();
       if (!deletable) throw new ForbiddenError('you may view this archive but not delete it: only the owner of its crawl may');
-      const outcome = await deleteArchive({ db, s3, log: (m) => log.warn(m) }, id);
+      const outcome = await deleteArchive({ db, s3, fga, ...(search !== undefined ? { search } : {}), log: (m) => log.warn(m) }, id, identity.subject);
       if (outcome.kind === 'missing') throw new NotFoundError();
       if (outcome.kind === 'required') throw requiredByConflict(id, outcome.by);
       log.info({ archiveId: id, subject: identity.subject }, 'deleted archive');
