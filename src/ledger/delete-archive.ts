@@ -59,12 +59,7 @@ export async function deleteArchive(deps: DeleteArchiveDeps, id: string, deleted
   return { kind: 'deleted', objectDeleted: !problems.some((p) => p.part === 'objects') };
 }
 
-async function removeFromLedger(
-  trx: Trx,
-  id: string,
-  deletedBy: string,
-  held: Tuple[],
-): Promise<Removed | { kind: 'missing' } | { kind: 'required'; by: RequiringArchive[] }> {
+async function removeFromLedger(trx: Trx, id: string, deletedBy: string, held: Tuple[]): Promise<Removed | Exclude<DeleteOutcome, { kind: 'deleted' }>> {
   const task = await trx.selectFrom('archives').select('task_id').where('id', '=', id).executeTakeFirst();
   if (task === undefined) return { kind: 'missing' };
   const sub = await trx
@@ -121,7 +116,9 @@ async function cleanUp(deps: DeleteArchiveDeps, id: string, removed: Removed): P
 
 /** Every version of the WACZ, and of each object the capture wrote beside its manifest (never a key the manifest names). */
 async function deleteObjects(s3: S3Client, removed: Removed): Promise<void> {
-  await deleteVersionsUnder(s3, removed.bucket, removed.key, (v) => v.key === removed.key);
   const listPrefix = removed.manifestKey === null ? null : captureListPrefix(removed.manifestKey, removed.taskId);
+  // the flow's WACZ is one of them; an archive registered otherwise has its key of its own
+  if (listPrefix === null || !isCaptureObject(removed.key, listPrefix))
+    await deleteVersionsUnder(s3, removed.bucket, removed.key, (v) => v.key === removed.key);
   if (listPrefix !== null) await deleteVersionsUnder(s3, removed.bucket, listPrefix, (v) => isCaptureObject(v.key, listPrefix));
 }

@@ -79,9 +79,18 @@ function levelHolding(body: DispatchBody, pages: number): Promise<LevelState> {
   );
 }
 
-/** The pages a slice workflow was started with, as its first history event says. */
+/**
+ * The pages a slice workflow was started with, as its first history event says. The level's state
+ * names a slice as soon as its workflow task asks to start it, before Temporal has started it: the
+ * history is asked for until there is one.
+ */
 async function sliceInput(levelId: string, slice: number): Promise<SliceInput> {
-  const history = await client.workflow.getHandle(sliceWorkflowId(levelId, slice)).fetchHistory();
+  const handle = client.workflow.getHandle(sliceWorkflowId(levelId, slice));
+  const history = await eventually(
+    () => handle.fetchHistory().catch((err: unknown) => (err instanceof Error && /NOT_FOUND/.test(err.message) ? undefined : Promise.reject(err))),
+    30_000,
+    `slice ${slice} of ${levelId} started`,
+  );
   const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
   return client.options.loadedDataConverter.payloadConverter.fromPayload(started.input!.payloads![0]!);
 }
